@@ -1,0 +1,145 @@
+#include "core/dispatcherconfig.h"
+
+#include "core/webhooksigner.h"
+
+#include <QFileInfo>
+#include <QStringList>
+
+namespace outbox::core {
+
+namespace {
+
+Result<void> refuse(const QString &message) {
+    return Result<void>::failure(ErrorKind::Invalid, message);
+}
+
+QString showUrl(const QUrl &url) {
+    return url.toString(QUrl::RemovePassword);
+}
+
+Result<void> checkPositive(const char *flag, int value, const char *example) {
+    if (value >= 1)
+        return {};
+    return refuse(QLatin1String(flag) % QStringLiteral(" must be at least 1 (got ") %
+                  QString::number(value) % QStringLiteral("); use e.g. ") % QLatin1String(flag) %
+                  QLatin1Char(' ') % QLatin1String(example));
+}
+
+Result<void> checkPositive(const char *flag, Millis value, const char *example) {
+    if (value.count() > 0)
+        return {};
+    return refuse(QLatin1String(flag) % QStringLiteral(" must be longer than 0 (got ") %
+                  formatDuration(value) % QStringLiteral("); use e.g. ") % QLatin1String(flag) %
+                  QLatin1Char(' ') % QLatin1String(example));
+}
+
+} // namespace
+
+Result<void> DispatcherConfig::validate() const {
+    if (runnerUrl.isEmpty())
+        return refuse(QStringLiteral("--runner-url is missing; give the runner endpoint, e.g. "
+                                     "--runner-url http://localhost:8080/events"));
+    const QString scheme = runnerUrl.scheme().toLower();
+    if (!runnerUrl.isValid() ||
+        (scheme != QLatin1String("http") && scheme != QLatin1String("https")))
+        return refuse(QStringLiteral("--runner-url \"") % showUrl(runnerUrl) %
+                      QStringLiteral("\" is not an http or https URL; use e.g. "
+                                     "--runner-url http://localhost:8080/events"));
+    if (runnerUrl.host().isEmpty())
+        return refuse(QStringLiteral("--runner-url \"") % showUrl(runnerUrl) %
+                      QStringLiteral("\" has no host; use e.g. "
+                                     "--runner-url http://localhost:8080/events"));
+
+    for (auto check : {checkPositive("--batch-size", batchSize, "100"),
+                       checkPositive("--concurrency", concurrency, "64"),
+                       checkPositive("--max-attempts", maxAttempts, "10"),
+                       checkPositive("--lease", lease, "30s"),
+                       checkPositive("--poll-interval", pollInterval, "1s"),
+                       checkPositive("--base-delay", baseDelay, "1s"),
+                       checkPositive("--max-delay", maxDelay, "5m"),
+                       checkPositive("--request-timeout", requestTimeout, "10s")}) {
+        if (!check)
+            return check;
+    }
+    if (shutdownGrace.count() < 0)
+        return refuse(QStringLiteral("--shutdown-grace must not be negative (got ") %
+                      formatDuration(shutdownGrace) %
+                      QStringLiteral("); use 0s to stop without waiting, or e.g. 10s"));
+
+    // Three polls per lease: a worker that misses one wake-up still finds
+    // expired leases of crashed workers well within a lease period.
+    if (pollInterval > lease / 3)
+        return refuse(QStringLiteral("--poll-interval (") % formatDuration(pollInterval) %
+                      QStringLiteral(") must be at most a third of --lease (") %
+                      formatDuration(lease) % QStringLiteral("); lower --poll-interval to ") %
+                      formatDuration(lease / 3) % QStringLiteral(" or less, or raise --lease"));
+    // A request still running when the lease ends could be delivered twice
+    // at once by another worker.
+    if (requestTimeout >= lease)
+        return refuse(QStringLiteral("--request-timeout (") % formatDuration(requestTimeout) %
+                      QStringLiteral(") must be shorter than --lease (") % formatDuration(lease) %
+                      QStringLiteral("); lower --request-timeout or raise --lease"));
+    if (baseDelay > maxDelay)
+        return refuse(QStringLiteral("--base-delay (") % formatDuration(baseDelay) %
+                      QStringLiteral(") must not exceed --max-delay (") % formatDuration(maxDelay) %
+                      QStringLiteral("); lower --base-delay or raise --max-delay"));
+
+    for (int status : permanentStatuses) {
+        // 2xx means delivered; below 300 or above 599 is not an HTTP error.
+        if (status < 300 || status > 599)
+            return refuse(QStringLiteral("--permanent-status ") % QString::number(status) %
+                          QStringLiteral(" is not an HTTP error status; use a status from 300 to "
+                                         "599, e.g. --permanent-status 410"));
+    }
+
+    if (const auto signer = WebhookSigner::fromSecrets(secrets); !signer)
+        return refuse(signer.errorMessage());
+    if (bearerToken.contains(QLatin1Char('\n')) || bearerToken.contains(QLatin1Char('\r')))
+        return refuse(QStringLiteral("the bearer token contains a line break; store it on one "
+                                     "line"));
+    if (!caFile.isEmpty()) {
+        const QFileInfo info(caFile);
+        if (!info.isFile() || !info.isReadable())
+            return refuse(QStringLiteral("the CA bundle \"") % caFile %
+                          QStringLiteral("\" is not a readable file; give the path of a PEM "
+                                         "file"));
+    }
+    return {};
+}
+
+QString DispatcherConfig::describe() const {
+    QStringList statuses;
+    for (int status : permanentStatuses)
+        statuses << QString::number(status);
+    QStringList parts{
+        QStringLiteral("runner-url=") % showUrl(runnerUrl),
+        QStringLiteral("batch-size=") % QString::number(batchSize),
+        QStringLiteral("concurrency=") % QString::number(concurrency),
+        QStringLiteral("lease=") % formatDuration(lease),
+        QStringLiteral("poll-interval=") % formatDuration(pollInterval),
+        QStringLiteral("max-attempts=") % QString::number(maxAttempts),
+        QStringLiteral("base-delay=") % formatDuration(baseDelay),
+        QStringLiteral("max-delay=") % formatDuration(maxDelay),
+        QStringLiteral("request-timeout=") % formatDuration(requestTimeout),
+        QStringLiteral("shutdown-grace=") % formatDuration(shutdownGrace),
+        QStringLiteral("permanent-status=") %
+            (statuses.isEmpty() ? QStringLiteral("none") : statuses.join(QLatin1Char(','))),
+        QStringLiteral("namespace=") % (nameSpace.isEmpty() ? QStringLiteral("(all)") : nameSpace),
+        QStringLiteral("worker-id=") % (workerId.isNull()
+                                            ? QStringLiteral("(generated)")
+                                            : workerId.toString(QUuid::WithoutBraces)),
+        // Only whether and how many: never the values.
+        QStringLiteral("signing=") %
+            (secrets.isEmpty() ? QStringLiteral("off")
+                               : QStringLiteral("on(") % QString::number(secrets.size()) %
+                                     (secrets.size() == 1 ? QStringLiteral(" secret)")
+                                                          : QStringLiteral(" secrets)"))),
+        QStringLiteral("bearer-token=") %
+            (bearerToken.isEmpty() ? QStringLiteral("off") : QStringLiteral("on")),
+    };
+    if (!caFile.isEmpty())
+        parts << QStringLiteral("ca-file=") % caFile;
+    return parts.join(QLatin1Char(' '));
+}
+
+} // namespace outbox::core

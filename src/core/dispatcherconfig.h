@@ -1,0 +1,41 @@
+#pragma once
+
+#include "core/duration.h"
+#include "core/result.h"
+
+#include <QList>
+#include <QString>
+#include <QUrl>
+#include <QUuid>
+
+namespace outbox::core {
+
+// Everything a dispatcher needs to run. Secrets are held here only in memory
+// and never rendered by describe().
+struct DispatcherConfig {
+    QUrl runnerUrl;
+    QStringList secrets;   // Standard Webhooks secrets (rotation: several)
+    QString bearerToken;   // optional Authorization: Bearer
+    QString caFile;        // optional extra CA bundle for https
+    int batchSize = 100;
+    int concurrency = 64;  // HTTP requests in flight
+    Millis lease{30000};
+    Millis pollInterval{1000};
+    int maxAttempts = 10;
+    Millis baseDelay{1000};
+    Millis maxDelay{300000};
+    Millis requestTimeout{10000};
+    Millis shutdownGrace{10000};
+    QUuid workerId;        // null = generate at start
+    QString nameSpace;     // empty = all namespaces
+    QList<int> permanentStatuses{410}; // HTTP statuses that dead-letter at once
+
+    // Refuses: non-http(s) URL, sizes < 1, poll_interval > lease/3,
+    // request_timeout >= lease, base > max, ... with a message naming the
+    // option (as the command-line flag, e.g. --poll-interval) and the fix.
+    Result<void> validate() const;
+    // One line for logs: every setting except secrets/token.
+    QString describe() const;
+};
+
+} // namespace outbox::core

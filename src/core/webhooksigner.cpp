@@ -1,0 +1,141 @@
+#include "core/webhooksigner.h"
+
+#include <QCryptographicHash>
+#include <QFile>
+#include <QMessageAuthenticationCode>
+
+#include <algorithm>
+
+namespace outbox::core {
+
+namespace {
+
+QByteArray mac(const QByteArray &key, QByteArrayView id, qint64 timestamp, QByteArrayView body) {
+    QMessageAuthenticationCode code(QCryptographicHash::Sha256, key);
+    code.addData(id.data(), id.size());
+    code.addData(".", 1);
+    code.addData(QByteArray::number(timestamp));
+    code.addData(".", 1);
+    code.addData(body.data(), body.size());
+    return code.result();
+}
+
+// Compares without an early exit so that the time taken does not reveal how
+// much of a forged signature was right.
+bool constantTimeEquals(QByteArrayView a, QByteArrayView b) {
+    if (a.size() != b.size())
+        return false;
+    unsigned char diff = 0;
+    for (qsizetype i = 0; i < a.size(); ++i)
+        diff |= uchar(a[i]) ^ uchar(b[i]);
+    return diff == 0;
+}
+
+} // namespace
+
+Result<WebhookSigner> WebhookSigner::fromSecrets(const QStringList &secrets) {
+    WebhookSigner signer;
+    for (qsizetype i = 0; i < secrets.size(); ++i) {
+        // Messages say which secret by position: the text itself is never
+        // repeated back.
+        const QString which = secrets.size() == 1
+                                  ? QStringLiteral("the webhook secret")
+                                  : QStringLiteral("webhook secret #") % QString::number(i + 1);
+        QString text = secrets.at(i).trimmed();
+        if (text.startsWith(QLatin1String("whsec_")))
+            text = text.mid(6);
+        if (text.isEmpty())
+            return Result<WebhookSigner>::failure(
+                ErrorKind::Invalid,
+                which % QStringLiteral(" is empty; use whsec_ followed by base64 key bytes"));
+        const auto decoded = QByteArray::fromBase64Encoding(
+            text.toLatin1(), QByteArray::AbortOnBase64DecodingErrors);
+        const bool ascii =
+            std::all_of(text.begin(), text.end(), [](QChar c) { return c.unicode() < 0x80; });
+        if (!ascii || !decoded || decoded.decoded.isEmpty())
+            return Result<WebhookSigner>::failure(
+                ErrorKind::Invalid,
+                which % QStringLiteral(" is not valid base64 after the whsec_ prefix; copy it "
+                                       "again from the runner's configuration"));
+        signer.m_keys.append(decoded.decoded);
+    }
+    return signer;
+}
+
+Result<WebhookSigner> WebhookSigner::fromFile(const QString &path) {
+    QFile file(path);
+    if (!file.open(QIODevice::ReadOnly | QIODevice::Text))
+        return Result<WebhookSigner>::failure(
+            ErrorKind::Invalid, QStringLiteral("cannot read the webhook secret file "
+                                               "\"") %
+                                    path % QStringLiteral("\": ") % file.errorString());
+    QStringList secrets;
+    QList<int> lineNumbers;
+    int lineNumber = 0;
+    while (!file.atEnd()) {
+        ++lineNumber;
+        const QString line = QString::fromUtf8(file.readLine()).trimmed();
+        if (line.isEmpty())
+            continue;
+        secrets << line;
+        lineNumbers << lineNumber;
+    }
+    if (file.error() != QFileDevice::NoError)
+        return Result<WebhookSigner>::failure(
+            ErrorKind::Invalid, QStringLiteral("cannot read the webhook secret file "
+                                               "\"") %
+                                    path % QStringLiteral("\": ") % file.errorString());
+    if (secrets.isEmpty())
+        return Result<WebhookSigner>::failure(
+            ErrorKind::Invalid, QStringLiteral("the webhook secret file \"") % path %
+                                    QStringLiteral("\" contains no secret; put one whsec_... "
+                                                   "secret per line"));
+
+    WebhookSigner signer;
+    for (qsizetype i = 0; i < secrets.size(); ++i) {
+        auto one = fromSecrets({secrets.at(i)});
+        if (!one)
+            return Result<WebhookSigner>::failure(
+                ErrorKind::Invalid,
+                QStringLiteral("the webhook secret file \"") % path % QStringLiteral("\", line ") %
+                    QString::number(lineNumbers.at(i)) % QStringLiteral(": ") % one.errorMessage());
+        signer.m_keys.append(one->m_keys);
+    }
+    return signer;
+}
+
+QByteArray WebhookSigner::sign(QByteArrayView id, qint64 timestamp, QByteArrayView body) const {
+    QByteArray header;
+    for (const QByteArray &key : m_keys) {
+        if (!header.isEmpty())
+            header += ' ';
+        header += "v1," + mac(key, id, timestamp, body).toBase64();
+    }
+    return header;
+}
+
+bool WebhookSigner::verify(QByteArrayView id, qint64 timestamp, QByteArrayView body,
+                           QByteArrayView header) const {
+    if (m_keys.isEmpty())
+        return false;
+    QList<QByteArray> expected;
+    expected.reserve(m_keys.size());
+    for (const QByteArray &key : m_keys)
+        expected << mac(key, id, timestamp, body);
+
+    for (const QByteArray &entry : header.toByteArray().split(' ')) {
+        if (!entry.startsWith("v1,"))
+            continue;
+        const auto decoded =
+            QByteArray::fromBase64Encoding(entry.mid(3), QByteArray::AbortOnBase64DecodingErrors);
+        if (!decoded)
+            continue;
+        for (const QByteArray &candidate : expected) {
+            if (constantTimeEquals(decoded.decoded, candidate))
+                return true;
+        }
+    }
+    return false;
+}
+
+} // namespace outbox::core
