@@ -212,7 +212,14 @@ BEGIN
 END
 $$;
 
--- SECURITY DEFINER: pin the search path to the one used at migration time,
--- and let only roles granted it (sql/roles.sql) or the owner enqueue.
-ALTER FUNCTION outbox_enqueue(text, text, jsonb, text, uuid, text, text) SET search_path FROM CURRENT;
+-- SECURITY DEFINER: pin the search path to the schema the outbox was created
+-- in, with pg_temp explicitly last (otherwise it is searched first and a
+-- caller's temporary table could shadow outbox_events), and let only roles
+-- granted it (sql/roles.sql) or the owner enqueue.
+DO $$
+BEGIN
+    EXECUTE format('ALTER FUNCTION outbox_enqueue(text, text, jsonb, text, uuid, text, text) '
+                   'SET search_path = %I, pg_temp', current_schema());
+END
+$$;
 REVOKE ALL ON FUNCTION outbox_enqueue(text, text, jsonb, text, uuid, text, text) FROM PUBLIC;

@@ -1,0 +1,414 @@
+#include "store/database.h"
+
+#include <QAtomicInteger>
+#include <QLoggingCategory>
+#include <QRegularExpression>
+#include <QSqlDriver>
+#include <QStringList>
+#include <QVariant>
+
+namespace {
+Q_LOGGING_CATEGORY(lcDatabase, "outbox.store")
+} // namespace
+
+namespace outbox::store {
+
+namespace {
+
+using core::ErrorKind;
+
+const QString kDriver = QStringLiteral("QPSQL");
+
+// QPSQL appends "(SQLSTATE)" to the server's text and libpq ends messages
+// with a newline; both are noise in a message meant for a person.
+QString cleanText(const QSqlError &error) {
+    QString text = error.databaseText().trimmed();
+    if (text.isEmpty()) {
+        text = error.driverText().trimmed();
+    }
+    const QString code = error.nativeErrorCode();
+    if (!code.isEmpty()) {
+        const QString suffix = QLatin1Char('(') + code + QLatin1Char(')');
+        if (text.endsWith(suffix)) {
+            text.chop(suffix.size());
+            text = text.trimmed();
+        }
+    }
+    // libpq: 'connection to server at "h", port 5432 failed: FATAL:  role "x"
+    // does not exist' plus a second line guessing at the cause; the caller
+    // already says where and what to check.
+    static const QRegularExpression severity(QStringLiteral("^(ERROR|FATAL|PANIC):\\s+"));
+    static const QString failed = QStringLiteral(" failed: ");
+    QStringList lines;
+    for (const QString &line : text.split(QLatin1Char('\n'), Qt::SkipEmptyParts)) {
+        QString l = line.trimmed();
+        if (l.startsWith(QLatin1String("connection to server")) && l.contains(failed)) {
+            l = l.mid(l.lastIndexOf(failed) + failed.size());
+        }
+        l.remove(severity);
+        if (l.startsWith(QLatin1String("Is the server running"))) {
+            continue;
+        }
+        if (!l.isEmpty()) {
+            lines << l;
+        }
+    }
+    return lines.join(QStringLiteral("; "));
+}
+
+bool containsAny(const QString &text, std::initializer_list<const char *> needles) {
+    for (const char *needle : needles) {
+        if (text.contains(QLatin1String(needle), Qt::CaseInsensitive)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+bool isUnreachable(const QString &text) {
+    return containsAny(
+        text, {"connection refused", "could not connect", "no such file or directory",
+               "could not translate host name", "name or service not known", "no route to host",
+               "network is unreachable", "timeout expired", "timed out", "is the server running"});
+}
+
+// Where libpq will connect, for the "cannot connect" message. Empty fields
+// fall back to libpq's environment defaults, like libpq itself does.
+QString describeServer(const core::ConnInfo &info) {
+    QString host = info.host;
+    if (host.isEmpty()) {
+        host = qEnvironmentVariable("PGHOST");
+    }
+    QString port = info.port > 0 ? QString::number(info.port) : qEnvironmentVariable("PGPORT");
+    if (port.isEmpty()) {
+        port = QStringLiteral("5432");
+    }
+    if (host.isEmpty()) {
+        return QStringLiteral("the local socket (port %1)").arg(port);
+    }
+    if (host.startsWith(QLatin1Char('/')) || host.startsWith(QLatin1Char('@'))) {
+        return QStringLiteral("socket directory %1 (port %2)").arg(host, port);
+    }
+    return host + QLatin1Char(':') + port;
+}
+
+core::Error connectError(const QSqlError &error, const core::ConnInfo &info) {
+    const QString reason = cleanText(error);
+    const QString where = describeServer(info);
+    if (containsAny(reason, {"password authentication failed", "no password supplied",
+                             "password is required", "authentication failed"})) {
+        return {ErrorKind::Invalid,
+                QStringLiteral("PostgreSQL at %1 rejected the login: %2 — check the user and "
+                               "password in --db / OUTBOX_DB, PGPASSWORD or ~/.pgpass")
+                    .arg(where, reason)};
+    }
+    if (reason.contains(QLatin1String("role \"")) &&
+        reason.contains(QLatin1String("does not exist"))) {
+        return {ErrorKind::Invalid,
+                QStringLiteral("PostgreSQL at %1: %2 — set user= in --db / OUTBOX_DB to an "
+                               "existing role")
+                    .arg(where, reason)};
+    }
+    if (reason.contains(QLatin1String("database \"")) &&
+        reason.contains(QLatin1String("does not exist"))) {
+        return {ErrorKind::Invalid,
+                QStringLiteral("PostgreSQL at %1: %2 — create it (createdb) or set dbname= in "
+                               "--db / OUTBOX_DB")
+                    .arg(where, reason)};
+    }
+    if (containsAny(reason,
+                    {"permission denied", "not permitted to log in", "no pg_hba.conf entry"})) {
+        return {ErrorKind::PermissionDenied,
+                QStringLiteral("PostgreSQL at %1 refused the connection: %2").arg(where, reason)};
+    }
+    if (containsAny(reason, {"invalid connection option", "invalid sslmode", "invalid port",
+                             "invalid integer value", "missing \"=\""})) {
+        return {
+            ErrorKind::Invalid,
+            QStringLiteral("invalid connection settings: %1 — fix --db / OUTBOX_DB").arg(reason)};
+    }
+    if (isUnreachable(reason) || reason.isEmpty()) {
+        return {ErrorKind::Unavailable,
+                QStringLiteral("cannot connect to PostgreSQL at %1: %2 — is the server running? "
+                               "check --db / OUTBOX_DB")
+                    .arg(where, reason.isEmpty() ? QStringLiteral("no reason given") : reason)};
+    }
+    return {ErrorKind::Unavailable,
+            QStringLiteral("cannot connect to PostgreSQL at %1: %2").arg(where, reason)};
+}
+
+} // namespace
+
+core::Result<QSqlDatabase> openDatabase(const core::ConnInfo &info, const QString &connectionName) {
+    if (!QSqlDatabase::isDriverAvailable(kDriver)) {
+        return core::Error{ErrorKind::Unavailable,
+                           QStringLiteral("the Qt PostgreSQL driver (QPSQL) is not installed — "
+                                          "install the Qt 6 PostgreSQL plugin (Debian: "
+                                          "libqt6sql6-psql)")};
+    }
+    if (QSqlDatabase::contains(connectionName)) {
+        closeDatabase(connectionName);
+    }
+    QSqlDatabase db = QSqlDatabase::addDatabase(kDriver, connectionName);
+    if (!info.host.isEmpty()) {
+        db.setHostName(info.host);
+    }
+    if (info.port > 0) {
+        db.setPort(info.port);
+    }
+    if (!info.dbname.isEmpty()) {
+        db.setDatabaseName(info.dbname);
+    }
+    if (!info.user.isEmpty()) {
+        db.setUserName(info.user);
+    }
+    if (!info.password.isEmpty()) {
+        db.setPassword(info.password);
+    }
+    db.setConnectOptions(info.qtConnectOptions());
+    if (!db.open()) {
+        auto error = connectError(db.lastError(), info);
+        qCDebug(lcDatabase) << "connect failed:" << error.message;
+        db = QSqlDatabase();
+        QSqlDatabase::removeDatabase(connectionName);
+        return error;
+    }
+    return db;
+}
+
+void closeDatabase(const QString &connectionName) {
+    if (!QSqlDatabase::contains(connectionName)) {
+        return;
+    }
+    {
+        QSqlDatabase db = QSqlDatabase::database(connectionName, false);
+        db.close();
+    }
+    QSqlDatabase::removeDatabase(connectionName);
+}
+
+QString uniqueConnectionName(const QString &prefix) {
+    // A process-wide counter is the one piece of shared state here: names
+    // must be unique across threads, and QSqlDatabase's registry is global.
+    static QAtomicInteger<quint64> counter;
+    return prefix + QLatin1Char('-') + QString::number(counter.fetchAndAddRelaxed(1) + 1);
+}
+
+bool isConnectionLost(const QSqlError &error) {
+    if (error.type() == QSqlError::NoError) {
+        return false;
+    }
+    const QString code = error.nativeErrorCode();
+    if (code.startsWith(QLatin1String("08")) || code == QLatin1String("57P01") ||
+        code == QLatin1String("57P02") || code == QLatin1String("57P03")) {
+        return true;
+    }
+    const QString text = error.databaseText() + QLatin1Char(' ') + error.driverText();
+    return containsAny(text, {"server closed the connection", "no connection to the server",
+                              "terminating connection", "connection not open",
+                              "could not send data to server", "could not receive data from server",
+                              "connection to server was lost", "database not open"});
+}
+
+core::Error toError(const QSqlError &error, const QString &context) {
+    const QString prefix = context.isEmpty() ? QString() : context + QStringLiteral(": ");
+    const QString text = cleanText(error);
+    const QString code = error.nativeErrorCode();
+    if (isConnectionLost(error)) {
+        return {ErrorKind::Unavailable,
+                prefix + QStringLiteral("lost the connection to PostgreSQL (%1) — check that the "
+                                        "server is running; the connection must be re-opened")
+                             .arg(text.isEmpty() ? QStringLiteral("connection closed") : text)};
+    }
+    if (code == QLatin1String("42501")) {
+        return {
+            ErrorKind::PermissionDenied,
+            prefix + text +
+                QStringLiteral(" — the database role lacks this privilege; grant it the "
+                               "matching outbox_* role (see `outboxctl migrate --with-roles`)")};
+    }
+    if (error.type() == QSqlError::ConnectionError && isUnreachable(text)) {
+        return {ErrorKind::Unavailable,
+                prefix + QStringLiteral("cannot connect to PostgreSQL: ") + text +
+                    QStringLiteral(" — is the server running? check --db / OUTBOX_DB")};
+    }
+    if (code == QLatin1String("22023") || code == QLatin1String("22P02") ||
+        code == QLatin1String("23514") || code == QLatin1String("23502")) {
+        // invalid_parameter_value, invalid text representation (e.g. bad
+        // JSON), check and not-null violations: the input was wrong.
+        return {ErrorKind::Invalid, prefix + text};
+    }
+    if (code == QLatin1String("42P01") || code == QLatin1String("42883")) {
+        return {
+            ErrorKind::Invalid,
+            prefix + text +
+                QStringLiteral(" — the outbox schema is missing or old: run `outboxctl migrate`")};
+    }
+    if (code == QLatin1String("40001") || code == QLatin1String("40P01")) {
+        return {ErrorKind::Conflict, prefix + text + QStringLiteral(" — retry the operation")};
+    }
+    return {ErrorKind::Failed,
+            prefix + (text.isEmpty() ? QStringLiteral("unknown database error") : text)};
+}
+
+core::Result<void> execPrepared(QSqlQuery &query, const QString &context) {
+    if (!query.exec()) {
+        return toError(query.lastError(), context);
+    }
+    return {};
+}
+
+core::Result<QSqlQuery> exec(QSqlDatabase db, const QString &sql, const QVariantList &values,
+                             const QString &context) {
+    QSqlQuery query(db);
+    if (values.isEmpty()) {
+        // The simple protocol: multi-statement text and no server-side
+        // PREPARE round trip.
+        if (!query.exec(sql)) {
+            return toError(query.lastError(), context);
+        }
+        return query;
+    }
+    if (!query.prepare(sql)) {
+        return toError(query.lastError(), context);
+    }
+    for (qsizetype i = 0; i < values.size(); ++i) {
+        query.bindValue(int(i), values.at(i));
+    }
+    if (!query.exec()) {
+        return toError(query.lastError(), context);
+    }
+    return query;
+}
+
+namespace {
+
+bool isIdentifierChar(QChar c) {
+    return c.isLetterOrNumber() || c == QLatin1Char('_') || c == QLatin1Char('$');
+}
+
+// Index just past the literal/identifier that starts at `start` with `quote`;
+// a doubled quote is an escaped quote, and E'' strings also escape with '\'.
+qsizetype skipQuoted(const QString &text, qsizetype start, QChar quote, bool backslashEscapes) {
+    const qsizetype n = text.size();
+    qsizetype i = start + 1;
+    while (i < n) {
+        const QChar c = text.at(i);
+        if (backslashEscapes && c == QLatin1Char('\\')) {
+            i += 2;
+            continue;
+        }
+        if (c == quote) {
+            if (i + 1 < n && text.at(i + 1) == quote) {
+                i += 2;
+                continue;
+            }
+            return i + 1;
+        }
+        ++i;
+    }
+    return n;
+}
+
+// The $tag$ that opens a dollar-quoted string at `start`, or empty.
+QString dollarTag(const QString &text, qsizetype start) {
+    if (start > 0 && isIdentifierChar(text.at(start - 1))) {
+        return {}; // part of an identifier such as a$b, not a quote
+    }
+    qsizetype i = start + 1;
+    while (i < text.size() && text.at(i) != QLatin1Char('$')) {
+        const QChar c = text.at(i);
+        const bool valid = c == QLatin1Char('_') || c.isLetter() || (i > start + 1 && c.isDigit());
+        if (!valid) {
+            return {}; // e.g. $1, a positional parameter
+        }
+        ++i;
+    }
+    if (i >= text.size()) {
+        return {};
+    }
+    return text.mid(start, i - start + 1);
+}
+
+} // namespace
+
+QStringList splitSqlScript(const QString &script) {
+    QStringList statements;
+    QString current;
+    bool meaningful = false;
+    const auto flush = [&] {
+        if (meaningful) {
+            statements << current.trimmed();
+        }
+        current.clear();
+        meaningful = false;
+    };
+    const qsizetype n = script.size();
+    qsizetype i = 0;
+    while (i < n) {
+        const QChar c = script.at(i);
+        const QChar next = i + 1 < n ? script.at(i + 1) : QChar();
+        if (c == QLatin1Char('-') && next == QLatin1Char('-')) {
+            const qsizetype end = script.indexOf(QLatin1Char('\n'), i);
+            i = end < 0 ? n : end;
+            current += QLatin1Char(' ');
+        } else if (c == QLatin1Char('/') && next == QLatin1Char('*')) {
+            int depth = 0; // PostgreSQL block comments nest
+            while (i < n) {
+                if (script.at(i) == QLatin1Char('/') && i + 1 < n &&
+                    script.at(i + 1) == QLatin1Char('*')) {
+                    ++depth;
+                    i += 2;
+                } else if (script.at(i) == QLatin1Char('*') && i + 1 < n &&
+                           script.at(i + 1) == QLatin1Char('/')) {
+                    i += 2;
+                    if (--depth == 0) {
+                        break;
+                    }
+                } else {
+                    ++i;
+                }
+            }
+            current += QLatin1Char(' ');
+        } else if (c == QLatin1Char('\'') || c == QLatin1Char('"')) {
+            const bool escaped =
+                c == QLatin1Char('\'') && i > 0 &&
+                (script.at(i - 1) == QLatin1Char('E') || script.at(i - 1) == QLatin1Char('e')) &&
+                (i < 2 || !isIdentifierChar(script.at(i - 2)));
+            const qsizetype end = skipQuoted(script, i, c, escaped);
+            current += QStringView(script).mid(i, end - i);
+            meaningful = true;
+            i = end;
+        } else if (c == QLatin1Char('$') && !dollarTag(script, i).isEmpty()) {
+            const QString tag = dollarTag(script, i);
+            const qsizetype close = script.indexOf(tag, i + tag.size());
+            const qsizetype end = close < 0 ? n : close + tag.size();
+            current += QStringView(script).mid(i, end - i);
+            meaningful = true;
+            i = end;
+        } else if (c == QLatin1Char(';')) {
+            flush();
+            ++i;
+        } else {
+            current += c;
+            meaningful = meaningful || !c.isSpace();
+            ++i;
+        }
+    }
+    flush();
+    return statements;
+}
+
+core::Result<void> execScript(QSqlDatabase db, const QString &script, const QString &context) {
+    for (const QString &statement : splitSqlScript(script)) {
+        QSqlQuery query(db);
+        if (!query.exec(statement)) {
+            const QString firstLine = statement.section(QLatin1Char('\n'), 0, 0).trimmed();
+            return toError(query.lastError(),
+                           context + QStringLiteral(" (in the statement \"%1\")").arg(firstLine));
+        }
+    }
+    return {};
+}
+
+} // namespace outbox::store

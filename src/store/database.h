@@ -1,0 +1,54 @@
+#pragma once
+
+#include "core/conninfo.h"
+#include "core/result.h"
+
+#include <QSqlDatabase>
+#include <QSqlError>
+#include <QSqlQuery>
+#include <QString>
+#include <QStringList>
+
+namespace outbox::store {
+
+// QPSQL connections. A QSqlDatabase may only be used in the thread that
+// opened it: every worker opens its own with a unique connection name.
+
+// Adds and opens a QPSQL connection named `connectionName`. Errors are
+// classified (Unavailable for refused/unreachable/timeout, Invalid for a
+// bad database/user/password, PermissionDenied) and never echo the password.
+core::Result<QSqlDatabase> openDatabase(const core::ConnInfo &info, const QString &connectionName);
+// Closes and removes the named connection (safe if it does not exist).
+void closeDatabase(const QString &connectionName);
+// A unique connection name with the given prefix, e.g. "dispatcher-3".
+QString uniqueConnectionName(const QString &prefix);
+
+// Turns a QSqlError into a core::Error with a readable message and kind.
+core::Error toError(const QSqlError &error, const QString &context);
+// True when the error means the connection is gone (reconnect, then retry).
+bool isConnectionLost(const QSqlError &error);
+
+// Runs a prepared query (bound values already added) and maps failures.
+core::Result<void> execPrepared(QSqlQuery &query, const QString &context);
+// Prepares and runs `sql` with positional values. Without values it runs as
+// a simple query. One statement per call: QPSQL (Qt 6.4) reports only the
+// first statement's outcome of a multi-statement text and silently drops
+// later errors — use execScript() for scripts.
+core::Result<QSqlQuery> exec(QSqlDatabase db, const QString &sql, const QVariantList &values = {},
+                             const QString &context = {});
+
+// Splits an SQL script into statements at top-level semicolons, honouring
+// quotes, E'' strings, quoted identifiers, $tag$ bodies and comments.
+// Statements that are only whitespace/comments are dropped.
+QStringList splitSqlScript(const QString &script);
+// Runs every statement of `script` in order; stops at the first error, whose
+// message names the statement's first line.
+core::Result<void> execScript(QSqlDatabase db, const QString &script, const QString &context);
+
+// Runs `body` inside BEGIN/COMMIT; rolls back when it returns an error.
+template <typename Body>
+auto inTransaction(QSqlDatabase db, const QString &context, Body &&body) -> decltype(body());
+
+} // namespace outbox::store
+
+#include "store/database_impl.h"

@@ -1,0 +1,257 @@
+#include "store/eventfilter.h"
+
+#include <QRegularExpression>
+#include <QStringList>
+
+#include <algorithm>
+
+namespace outbox::store {
+
+namespace {
+
+// The error-signature rules, applied in order. The same pattern and
+// replacement strings are used by QRegularExpression (PCRE2) and by
+// PostgreSQL's regexp_replace (ARE), so they keep to the subset where both
+// engines agree: explicit ASCII classes instead of \d \s \w \b (whose meaning
+// depends on Unicode mode and locale), no alternation (PCRE takes the first
+// alternative, PostgreSQL the longest match), and every pattern has exactly
+// one possible match at a given start position, so leftmost-first and
+// leftmost-longest pick the same text. Token boundaries are a consumed
+// non-word character (given back with \1) plus a negative lookahead; a space
+// is prepended first so that a token at the very start has a boundary too.
+struct Rule {
+    const char *pattern;
+    const char *replacement;
+};
+
+constexpr Rule kRules[] = {
+    // Quoted values: "..." anywhere, '...' only where the quote does not end
+    // a word (so the apostrophe in "can't" does not start a quote).
+    {R"("[^"\n]*")", R"("?")"},
+    {R"(([^0-9A-Za-z_])'[^'\n]*')", R"(\1'?')"},
+    {R"([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})", "<uuid>"},
+    {R"(([^0-9A-Za-z_])0[xX][0-9a-fA-F]+(?![0-9A-Za-z_]))", R"(\1<hex>)"},
+    // Hex tokens (trace ids, hashes): 8+ hex digits with at least one digit
+    // and one letter, so that plain words ("deadbeef") and plain numbers stay
+    // apart; plain numbers are the next rule's job.
+    {R"(([^0-9A-Za-z_])(?=[0-9a-fA-F]*[0-9])(?=[0-9a-fA-F]*[a-fA-F])[0-9a-fA-F]{8,}(?![0-9A-Za-z_]))",
+     R"(\1<hex>)"},
+    // Numbers, decimals and dotted runs such as IPv4 addresses and versions.
+    {R"([0-9]+(?:\.[0-9]+)*)", "<n>"},
+    {"[ \\t\\n\\r\\f]+", " "},
+};
+
+// A PostgreSQL E'' literal: independent of standard_conforming_strings.
+QString sqlEscapedLiteral(const QString &text) {
+    QString escaped = text;
+    escaped.replace(QLatin1Char('\\'), QLatin1String("\\\\"));
+    escaped.replace(QLatin1Char('\''), QLatin1String("''"));
+    return QLatin1String("E'") + escaped + QLatin1Char('\'');
+}
+
+QString likeEscaped(const QString &text) {
+    QString escaped = text;
+    escaped.replace(QLatin1Char('\\'), QLatin1String("\\\\"));
+    escaped.replace(QLatin1Char('%'), QLatin1String("\\%"));
+    escaped.replace(QLatin1Char('_'), QLatin1String("\\_"));
+    return escaped;
+}
+
+QString containsPattern(const QString &text) {
+    return QLatin1Char('%') + likeEscaped(text) + QLatin1Char('%');
+}
+
+// Values in describe(): bare when they are a simple token, else quoted.
+bool isPlain(QChar c) {
+    return c.isLetterOrNumber() || c == QLatin1Char('.') || c == QLatin1Char('-') ||
+           c == QLatin1Char('_') || c == QLatin1Char('/') || c == QLatin1Char(':');
+}
+
+QString shown(const QString &value) {
+    if (!value.isEmpty() && std::all_of(value.begin(), value.end(), isPlain))
+        return value;
+    QString escaped = value;
+    escaped.replace(QLatin1Char('\''), QLatin1String("''"));
+    return QLatin1Char('\'') + escaped + QLatin1Char('\'');
+}
+
+QString quotedAlways(const QString &value) {
+    QString escaped = value;
+    escaped.replace(QLatin1Char('\''), QLatin1String("''"));
+    return QLatin1Char('\'') + escaped + QLatin1Char('\'');
+}
+
+QString shownTime(const QDateTime &time) {
+    const QDateTime utc = time.toUTC();
+    return utc.toString(utc.time().msec() == 0 ? Qt::ISODate : Qt::ISODateWithMs);
+}
+
+QString uuidText(const QUuid &id) {
+    return id.toString(QUuid::WithoutBraces);
+}
+
+} // namespace
+
+bool EventFilter::isEmpty() const {
+    return *this == EventFilter{};
+}
+
+QString EventFilter::describe() const {
+    QStringList parts;
+    if (status)
+        parts << QLatin1String("status=") + core::statusName(*status);
+    if (retrying)
+        parts << (*retrying ? QStringLiteral("retrying") : QStringLiteral("first-attempt"));
+    if (!nameSpace.isEmpty())
+        parts << QLatin1String("namespace=") + shown(nameSpace);
+    if (!topic.isEmpty())
+        parts << QLatin1String("topic=") + shown(topic);
+    if (tenantId)
+        parts << QLatin1String("tenant=") + uuidText(*tenantId);
+    if (!dedupeKey.isEmpty())
+        parts << QLatin1String("dedupe_key=") + shown(dedupeKey);
+    if (!ids.isEmpty()) {
+        // The audit keeps every touched id in outbox_audit_events; the text
+        // only has to stay readable.
+        constexpr qsizetype shownIds = 3;
+        QStringList listed;
+        for (qsizetype i = 0; i < ids.size() && i < shownIds; ++i)
+            listed << uuidText(ids.at(i));
+        QString idList = QLatin1String("ids=") + listed.join(QLatin1Char(','));
+        if (ids.size() > shownIds)
+            idList += QStringLiteral(" (+%1 more)").arg(ids.size() - shownIds);
+        parts << idList;
+    }
+    if (!errorContains.isEmpty())
+        parts << QLatin1String("error~") + quotedAlways(errorContains);
+    if (!errorSignature.isEmpty())
+        parts << QLatin1String("signature=") + quotedAlways(errorSignature);
+    if (!text.isEmpty())
+        parts << QLatin1String("text~") + quotedAlways(text);
+    if (createdFrom.isValid())
+        parts << QLatin1String("created>=") + shownTime(createdFrom);
+    if (createdTo.isValid())
+        parts << QLatin1String("created<") + shownTime(createdTo);
+    if (olderThan)
+        parts << QLatin1String("older than ") + core::formatDuration(*olderThan);
+    if (parts.isEmpty())
+        return QStringLiteral("all events");
+    return parts.join(QLatin1Char(' '));
+}
+
+SqlCondition toSqlCondition(const EventFilter &filter, const QString &alias) {
+    const QString prefix = alias.isEmpty() ? QString() : alias + QLatin1Char('.');
+    const auto col = [&prefix](const char *name) -> QString {
+        return prefix + QLatin1String(name);
+    };
+
+    QStringList conditions;
+    QVariantList values;
+    if (filter.status) {
+        conditions << col("status") + QLatin1String(" = ?");
+        values << core::statusName(*filter.status);
+    }
+    if (filter.retrying) {
+        // "Retrying" is a kind of pending row: with another status the filter
+        // matches nothing, which is what the contradiction asks for.
+        conditions << col("status") + QLatin1String(" = 'pending' AND ") + col("attempts") +
+                          (*filter.retrying ? QLatin1String(" > 0") : QLatin1String(" = 0"));
+    }
+    if (!filter.nameSpace.isEmpty()) {
+        conditions << col("namespace") + QLatin1String(" = ?");
+        values << filter.nameSpace;
+    }
+    if (!filter.topic.isEmpty()) {
+        conditions << col("topic") + QLatin1String(" = ?");
+        values << filter.topic;
+    }
+    if (filter.tenantId) {
+        conditions << col("tenant_id") + QLatin1String(" = ?::uuid");
+        values << uuidText(*filter.tenantId);
+    }
+    if (!filter.dedupeKey.isEmpty()) {
+        conditions << col("dedupe_key") + QLatin1String(" = ?");
+        values << filter.dedupeKey;
+    }
+    if (!filter.ids.isEmpty()) {
+        // Formatted uuids contain only hex digits and dashes: safe inside an
+        // array literal, and one bound value however long the selection.
+        QStringList texts;
+        texts.reserve(filter.ids.size());
+        for (const QUuid &id : filter.ids)
+            texts << uuidText(id);
+        conditions << col("id") + QLatin1String(" = ANY(?::uuid[])");
+        values << QString(QLatin1Char('{') + texts.join(QLatin1Char(',')) + QLatin1Char('}'));
+    }
+    if (!filter.errorContains.isEmpty()) {
+        conditions << col("last_error") + QLatin1String(" ILIKE ? ESCAPE E'\\\\'");
+        values << containsPattern(filter.errorContains);
+    }
+    if (!filter.errorSignature.isEmpty()) {
+        conditions << errorSignatureSql(col("last_error")) + QLatin1String(" = ?");
+        values << filter.errorSignature;
+    }
+    if (!filter.text.isEmpty()) {
+        // Ids are shown (and pasted) in lower case, with or without braces.
+        QString idPrefix = filter.text.trimmed().toLower();
+        if (idPrefix.startsWith(QLatin1Char('{')))
+            idPrefix.remove(0, 1);
+        if (idPrefix.endsWith(QLatin1Char('}')))
+            idPrefix.chop(1);
+        conditions << QLatin1Char('(') + col("id") + QLatin1String("::text LIKE ? ESCAPE E'\\\\'") +
+                          QLatin1String(" OR ") + col("dedupe_key") +
+                          QLatin1String(" ILIKE ? ESCAPE E'\\\\'") + QLatin1String(" OR ") +
+                          col("topic") + QLatin1String(" ILIKE ? ESCAPE E'\\\\'") +
+                          QLatin1String(" OR ") + col("last_error") +
+                          QLatin1String(" ILIKE ? ESCAPE E'\\\\')");
+        const QString pattern = containsPattern(filter.text);
+        values << QString(likeEscaped(idPrefix) + QLatin1Char('%')) << pattern << pattern
+               << pattern;
+    }
+    if (filter.createdFrom.isValid()) {
+        conditions << col("created_at") + QLatin1String(" >= ?");
+        values << filter.createdFrom;
+    }
+    if (filter.createdTo.isValid()) {
+        conditions << col("created_at") + QLatin1String(" < ?");
+        values << filter.createdTo;
+    }
+    if (filter.olderThan) {
+        conditions << col("updated_at") +
+                          QLatin1String(" < now() - ?::bigint * interval '1 millisecond'");
+        values << qint64(filter.olderThan->count());
+    }
+    if (conditions.isEmpty())
+        return {QStringLiteral("TRUE"), {}};
+    return {QLatin1Char('(') + conditions.join(QLatin1String(") AND (")) + QLatin1Char(')'),
+            values};
+}
+
+QString errorSignature(const QString &error) {
+    QString signature = QLatin1Char(' ') + error;
+    for (const Rule &rule : kRules) {
+        const QRegularExpression re(QLatin1String(rule.pattern));
+        signature.replace(re, QLatin1String(rule.replacement));
+    }
+    // Only U+0020: QString::trimmed() would also drop Unicode spaces that the
+    // SQL side's btrim(x, ' ') keeps.
+    qsizetype begin = 0;
+    qsizetype end = signature.size();
+    while (begin < end && signature.at(begin) == QLatin1Char(' '))
+        ++begin;
+    while (end > begin && signature.at(end - 1) == QLatin1Char(' '))
+        --end;
+    return signature.mid(begin, end - begin);
+}
+
+QString errorSignatureSql(const QString &column) {
+    QString sql = QLatin1String("(' ' || ") + column + QLatin1Char(')');
+    for (const Rule &rule : kRules) {
+        sql = QLatin1String("regexp_replace(") + sql + QLatin1String(", ") +
+              sqlEscapedLiteral(QLatin1String(rule.pattern)) + QLatin1String(", ") +
+              sqlEscapedLiteral(QLatin1String(rule.replacement)) + QLatin1String(", 'g')");
+    }
+    return QLatin1String("btrim(") + sql + QLatin1String(", ' ')");
+}
+
+} // namespace outbox::store

@@ -1,0 +1,57 @@
+#pragma once
+
+#include "core/duration.h"
+#include "core/status.h"
+
+#include <QDateTime>
+#include <QList>
+#include <QString>
+#include <QUuid>
+#include <QVariantList>
+
+#include <optional>
+
+namespace outbox::store {
+
+// What an operator or a view targets. Empty fields do not filter. Every
+// value reaches SQL as a bound parameter, never spliced into the text.
+struct EventFilter {
+    std::optional<core::Status> status;
+    std::optional<bool> retrying;      // pending with attempts > 0 (true) / = 0 (false)
+    QString nameSpace;                 // exact
+    QString topic;                     // exact
+    std::optional<QUuid> tenantId;
+    QString dedupeKey;                 // exact
+    QList<QUuid> ids;                  // exact ids (a selection)
+    QString errorContains;             // case-insensitive substring of last_error
+    QString errorSignature;            // exact normalised signature (see errorSignature())
+    QString text;                      // id prefix, or substring of dedupe key, topic, last_error
+    QDateTime createdFrom;             // inclusive
+    QDateTime createdTo;               // exclusive
+    std::optional<core::Millis> olderThan; // updated_at < now() - olderThan (purge by age)
+
+    bool isEmpty() const;
+    // A short human description for confirmations and the audit log, e.g.
+    // "status=dead namespace=billing error~'timeout' older than 7d".
+    QString describe() const;
+
+    friend bool operator==(const EventFilter &, const EventFilter &) = default;
+};
+
+// A WHERE condition with positional (?) placeholders and its values.
+struct SqlCondition {
+    QString sql; // "TRUE" for an empty filter
+    QVariantList values;
+};
+
+// `alias` prefixes the columns ("e" -> "e.status").
+SqlCondition toSqlCondition(const EventFilter &filter, const QString &alias = {});
+
+// Groups errors that differ only in ids and numbers: uuids, hex strings,
+// numbers and quoted values are replaced by placeholders and whitespace is
+// folded; the same function exists in SQL (errorSignatureSql) so that
+// grouping happens in the database.
+QString errorSignature(const QString &error);
+QString errorSignatureSql(const QString &column);
+
+} // namespace outbox::store

@@ -1,0 +1,461 @@
+#include "store/outboxstore.h"
+
+#include "store/database.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QLoggingCategory>
+#include <QSet>
+#include <QVariant>
+
+#include <algorithm>
+#include <chrono>
+
+namespace {
+Q_LOGGING_CATEGORY(lcOutboxStore, "outbox.store.outbox")
+} // namespace
+
+namespace outbox::store {
+
+namespace {
+
+using core::ErrorKind;
+
+// last_error and outbox_attempts.error keep an excerpt, not whole bodies.
+constexpr int kMaxErrorChars = 2000;
+// Caps a caller's delay far below interval overflow; nobody waits longer.
+constexpr qint64 kMaxDelayMs = qint64(10) * 365 * 24 * 3600 * 1000;
+
+QString uuidText(const QUuid &id) {
+    return id.toString(QUuid::WithoutBraces);
+}
+
+QVariant optionalText(const std::optional<QString> &value) {
+    return value ? QVariant(*value) : QVariant(QMetaType::fromType<QString>());
+}
+
+std::optional<QString> textOrNull(const QVariant &value) {
+    if (value.isNull()) {
+        return std::nullopt;
+    }
+    return value.toString();
+}
+
+std::optional<QUuid> uuidOrNull(const QVariant &value) {
+    if (value.isNull()) {
+        return std::nullopt;
+    }
+    return QUuid::fromString(value.toString());
+}
+
+// PostgreSQL text cannot hold U+0000 (jsonb refuses "\u0000"), and a runner's
+// response body may contain anything.
+QString sanitizeError(const QString &error) {
+    QString text = error;
+    text.remove(QChar(0));
+    if (text.size() > kMaxErrorChars) {
+        text.truncate(kMaxErrorChars);
+        if (text.back().isHighSurrogate()) {
+            text.chop(1);
+        }
+        text += QStringLiteral("…");
+    }
+    return text;
+}
+
+QString jsonText(const QJsonArray &rows) {
+    return QString::fromUtf8(QJsonDocument(rows).toJson(QJsonDocument::Compact));
+}
+
+// Claim: the CTE picks and locks the rows, the UPDATE takes exactly those;
+// a LIMIT inside `WHERE id IN (...)` could be re-evaluated and over-claim.
+// RETURNING has no defined order, hence the outer SELECT.
+QString claimSql(bool byNamespace) {
+    return QStringLiteral("WITH c AS ("
+                          " SELECT id FROM outbox_events"
+                          " WHERE status IN ('pending', 'processing')"
+                          "   AND ((status = 'pending' AND next_attempt_at <= now())"
+                          "     OR (status = 'processing' AND locked_until < now()))"
+                          "   AND attempts < ?::integer") +
+           (byNamespace ? QStringLiteral(" AND namespace = ?::text") : QString()) +
+           QStringLiteral(
+               " ORDER BY created_at, id"
+               " LIMIT ?::integer"
+               " FOR UPDATE SKIP LOCKED),"
+               " u AS ("
+               " UPDATE outbox_events e"
+               " SET status = 'processing', attempts = e.attempts + 1, locked_by = ?::uuid,"
+               "     locked_until = now() + ?::bigint * interval '1 millisecond', updated_at = "
+               "now()"
+               " FROM c WHERE e.id = c.id"
+               " RETURNING e.id, e.namespace, e.topic, e.tenant_id, e.dedupe_key, e.aggregate_type,"
+               "           e.aggregate_id, e.payload::text AS payload, e.attempts, e.created_at,"
+               "           e.locked_until)"
+               " SELECT * FROM u ORDER BY created_at, id");
+}
+
+// Ack keeps last_error: "delivered after 3 failures, the last one was X" is
+// useful history for an operator, and outbox_attempts has the rest.
+const QString kAckSql = QStringLiteral(
+    "WITH x AS (SELECT * FROM jsonb_to_recordset(?::jsonb) AS x(id uuid, attempts integer))"
+    " UPDATE outbox_events e"
+    " SET status = 'delivered', delivered_at = now(), locked_by = NULL, locked_until = NULL,"
+    "     updated_at = now()"
+    " FROM x"
+    " WHERE e.id = x.id AND e.attempts = x.attempts AND e.locked_by = ?::uuid"
+    "   AND e.status = 'processing'"
+    " RETURNING e.id");
+
+// The failure history row is written by the same statement as the state
+// change, so a fenced-out nack leaves no trace and an applied one always has
+// its history.
+const QString kNackSql = QStringLiteral(
+    "WITH x AS (SELECT * FROM jsonb_to_recordset(?::jsonb) AS x(id uuid, attempts integer,"
+    "           error text, delay_ms bigint, permanent boolean, http_status integer,"
+    "           duration_ms bigint)),"
+    " u AS ("
+    " UPDATE outbox_events e"
+    " SET status = CASE WHEN x.permanent OR e.attempts >= ?::integer THEN 'dead' ELSE 'pending' "
+    "END,"
+    "     next_attempt_at = CASE WHEN x.permanent OR e.attempts >= ?::integer THEN now()"
+    "                            ELSE now() + x.delay_ms * interval '1 millisecond' END,"
+    "     last_error = x.error, locked_by = NULL, locked_until = NULL, updated_at = now()"
+    " FROM x"
+    " WHERE e.id = x.id AND e.attempts = x.attempts AND e.locked_by = ?::uuid"
+    "   AND e.status = 'processing'"
+    " RETURNING e.id, e.attempts, x.error, x.http_status, x.duration_ms),"
+    " a AS ("
+    " INSERT INTO outbox_attempts (event_id, attempt, worker_id, http_status, duration_ms, error)"
+    " SELECT u.id, u.attempts, ?::uuid, u.http_status, u.duration_ms, u.error FROM u)"
+    " SELECT id FROM u");
+
+// A release that made no request gives the attempt back: shutting down must
+// not bring an event closer to dead.
+const QString kReleaseSql = QStringLiteral(
+    "WITH x AS (SELECT * FROM jsonb_to_recordset(?::jsonb) AS x(id uuid, attempts integer,"
+    "           attempt_made boolean))"
+    " UPDATE outbox_events e"
+    " SET status = 'pending', next_attempt_at = now(), locked_by = NULL, locked_until = NULL,"
+    "     attempts = CASE WHEN x.attempt_made THEN e.attempts ELSE greatest(e.attempts - 1, 0) END,"
+    "     updated_at = now()"
+    " FROM x"
+    " WHERE e.id = x.id AND e.attempts = x.attempts AND e.locked_by = ?::uuid"
+    "   AND e.status = 'processing'"
+    " RETURNING e.id");
+
+// The SET expressions see the old row, so the message can tell an expired
+// last lease apart and keep the previous error.
+QString sweepSql(bool byNamespace) {
+    return QStringLiteral(
+               "UPDATE outbox_events"
+               " SET status = 'dead', locked_by = NULL, locked_until = NULL, updated_at = now(),"
+               "     last_error = 'dead: reached max attempts (' || ?::integer || ')'"
+               "         || CASE WHEN status = 'processing'"
+               "                 THEN '; the lease of the last attempt expired without an ack or "
+               "nack'"
+               "                 ELSE '' END"
+               "         || coalesce('; previous error: ' || last_error, '')"
+               " WHERE attempts >= ?::integer"
+               "   AND (status = 'pending' OR (status = 'processing' AND locked_until < now()))") +
+           (byNamespace ? QStringLiteral(" AND namespace = ?::text") : QString());
+}
+
+// NULL when nothing is pending (greatest() would turn that NULL into 0).
+QString nextDueSql(bool byNamespace) {
+    return QStringLiteral(
+               "SELECT ceil(extract(epoch FROM min(next_attempt_at) - now()) * 1000)::bigint"
+               " FROM outbox_events WHERE status = 'pending'") +
+           (byNamespace ? QStringLiteral(" AND namespace = ?::text") : QString());
+}
+
+const QString kEnqueueSql = QStringLiteral(
+    "SELECT id, inserted FROM outbox_enqueue(?::text, ?::text, ?::jsonb, ?::text, ?::uuid, ?::text,"
+    " ?::text)");
+
+FencedResult fenced(QSqlQuery &query, const QList<QUuid> &requested) {
+    QSet<QUuid> applied;
+    while (query.next()) {
+        applied.insert(QUuid::fromString(query.value(0).toString()));
+    }
+    FencedResult result;
+    result.applied = int(applied.size());
+    QSet<QUuid> reported;
+    for (const QUuid &id : requested) {
+        if (!applied.contains(id) && !reported.contains(id)) {
+            result.fencedOut << id;
+            reported.insert(id);
+        }
+    }
+    return result;
+}
+
+} // namespace
+
+// One prepared statement per kind, created on first use and reused: the
+// server plans each once per session.
+struct OutboxStore::Prepared {
+    struct Slot {
+        QSqlQuery query;
+        bool ready = false;
+    };
+    Slot enqueue;
+    Slot claimAll;
+    Slot claimNamespace;
+    Slot ack;
+    Slot nack;
+    Slot release;
+    Slot sweepAll;
+    Slot sweepNamespace;
+    Slot nextDueAll;
+    Slot nextDueNamespace;
+};
+
+namespace {
+
+core::Result<QSqlQuery *> prepared(QSqlDatabase db, auto &slot, const QString &sql,
+                                   const QString &context) {
+    if (!slot.ready) {
+        slot.query = QSqlQuery(db);
+        if (!slot.query.prepare(sql)) {
+            return toError(slot.query.lastError(), context);
+        }
+        slot.ready = true;
+    }
+    return &slot.query;
+}
+
+template <typename Slot>
+core::Result<QSqlQuery *> run(QSqlDatabase db, Slot &slot, const QString &sql,
+                              const QVariantList &values, const QString &context) {
+    auto query = prepared(db, slot, sql, context);
+    if (!query.ok()) {
+        return query;
+    }
+    QSqlQuery *q = query.value();
+    for (qsizetype i = 0; i < values.size(); ++i) {
+        q->bindValue(int(i), values.at(i));
+    }
+    if (!q->exec()) {
+        const auto error = q->lastError();
+        if (isConnectionLost(error)) {
+            // The server-side statement died with the session; a new
+            // connection needs a new PREPARE.
+            slot.ready = false;
+        }
+        return toError(error, context);
+    }
+    return q;
+}
+
+} // namespace
+
+OutboxStore::OutboxStore(QSqlDatabase db)
+    : m_db(std::move(db))
+    , m_prepared(std::make_unique<Prepared>()) {}
+
+OutboxStore::~OutboxStore() = default;
+
+core::Result<EnqueueResult> OutboxStore::enqueue(const EnqueueRequest &request) {
+    const QVariantList values{
+        request.nameSpace,
+        request.topic,
+        QString::fromUtf8(request.payload),
+        optionalText(request.dedupeKey),
+        request.tenantId ? QVariant(uuidText(*request.tenantId))
+                         : QVariant(QMetaType::fromType<QString>()),
+        optionalText(request.aggregateType),
+        optionalText(request.aggregateId),
+    };
+    auto query =
+        run(m_db, m_prepared->enqueue, kEnqueueSql, values, QStringLiteral("enqueueing an event"));
+    if (!query.ok()) {
+        return query.error();
+    }
+    QSqlQuery *q = query.value();
+    if (!q->next()) {
+        return core::Error{ErrorKind::Failed,
+                           QStringLiteral("enqueueing an event: outbox_enqueue returned no row")};
+    }
+    EnqueueResult result;
+    result.id = QUuid::fromString(q->value(0).toString());
+    result.inserted = q->value(1).toBool();
+    q->finish();
+    return result;
+}
+
+core::Result<QList<ClaimedEvent>> OutboxStore::claimBatch(const QUuid &workerId,
+                                                          const ClaimOptions &options) {
+    if (options.batchSize <= 0 || options.maxAttempts <= 0 || options.lease.count() <= 0) {
+        return core::Error{
+            ErrorKind::Invalid,
+            QStringLiteral("claiming events: batch size, max attempts and lease must be "
+                           "positive (got %1, %2, %3 ms)")
+                .arg(options.batchSize)
+                .arg(options.maxAttempts)
+                .arg(options.lease.count())};
+    }
+    const bool byNamespace = !options.nameSpace.isEmpty();
+    QVariantList values{options.maxAttempts};
+    if (byNamespace) {
+        values << options.nameSpace;
+    }
+    values << options.batchSize << uuidText(workerId) << qint64(options.lease.count());
+    auto query = run(m_db, byNamespace ? m_prepared->claimNamespace : m_prepared->claimAll,
+                     claimSql(byNamespace), values, QStringLiteral("claiming events"));
+    if (!query.ok()) {
+        return query.error();
+    }
+    QSqlQuery *q = query.value();
+    QList<ClaimedEvent> events;
+    while (q->next()) {
+        ClaimedEvent event;
+        event.id = QUuid::fromString(q->value(0).toString());
+        event.nameSpace = q->value(1).toString();
+        event.topic = q->value(2).toString();
+        event.tenantId = uuidOrNull(q->value(3));
+        event.dedupeKey = textOrNull(q->value(4));
+        event.aggregateType = textOrNull(q->value(5));
+        event.aggregateId = textOrNull(q->value(6));
+        event.payload = q->value(7).toString().toUtf8();
+        event.attempts = q->value(8).toInt();
+        event.createdAt = q->value(9).toDateTime();
+        event.lockedUntil = q->value(10).toDateTime();
+        events << event;
+    }
+    q->finish();
+    return events;
+}
+
+core::Result<FencedResult> OutboxStore::ack(const QUuid &workerId, const QList<Ack> &acks) {
+    if (acks.isEmpty()) {
+        return FencedResult{};
+    }
+    QJsonArray rows;
+    QList<QUuid> ids;
+    for (const Ack &a : acks) {
+        rows.append(QJsonObject{{QStringLiteral("id"), uuidText(a.id)},
+                                {QStringLiteral("attempts"), a.attempts}});
+        ids << a.id;
+    }
+    auto query = run(m_db, m_prepared->ack, kAckSql, {jsonText(rows), uuidText(workerId)},
+                     QStringLiteral("acknowledging delivered events"));
+    if (!query.ok()) {
+        return query.error();
+    }
+    auto result = fenced(*query.value(), ids);
+    query.value()->finish();
+    if (!result.fencedOut.isEmpty()) {
+        qCInfo(lcOutboxStore) << result.fencedOut.size()
+                              << "ack(s) fenced out: the lease moved to another worker or attempt";
+    }
+    return result;
+}
+
+core::Result<FencedResult> OutboxStore::nack(const QUuid &workerId, const QList<Nack> &nacks,
+                                             int maxAttempts) {
+    if (nacks.isEmpty()) {
+        return FencedResult{};
+    }
+    QJsonArray rows;
+    QList<QUuid> ids;
+    for (const Nack &n : nacks) {
+        QJsonObject row{
+            {QStringLiteral("id"), uuidText(n.id)},
+            {QStringLiteral("attempts"), n.attempts},
+            {QStringLiteral("error"), sanitizeError(n.error)},
+            {QStringLiteral("delay_ms"), std::clamp<qint64>(n.delay.count(), 0, kMaxDelayMs)},
+            {QStringLiteral("permanent"), n.permanent},
+            {QStringLiteral("duration_ms"), std::max<qint64>(n.duration.count(), 0)},
+        };
+        if (n.httpStatus) {
+            row.insert(QStringLiteral("http_status"), *n.httpStatus);
+        }
+        rows.append(row);
+        ids << n.id;
+    }
+    const QString worker = uuidText(workerId);
+    auto query = run(m_db, m_prepared->nack, kNackSql,
+                     {jsonText(rows), maxAttempts, maxAttempts, worker, worker},
+                     QStringLiteral("recording failed deliveries"));
+    if (!query.ok()) {
+        return query.error();
+    }
+    auto result = fenced(*query.value(), ids);
+    query.value()->finish();
+    if (!result.fencedOut.isEmpty()) {
+        qCInfo(lcOutboxStore) << result.fencedOut.size()
+                              << "nack(s) fenced out: the lease moved to another worker or attempt";
+    }
+    return result;
+}
+
+core::Result<FencedResult> OutboxStore::release(const QUuid &workerId,
+                                                const QList<Release> &releases) {
+    if (releases.isEmpty()) {
+        return FencedResult{};
+    }
+    QJsonArray rows;
+    QList<QUuid> ids;
+    for (const Release &r : releases) {
+        rows.append(QJsonObject{{QStringLiteral("id"), uuidText(r.id)},
+                                {QStringLiteral("attempts"), r.attempts},
+                                {QStringLiteral("attempt_made"), r.attemptMade}});
+        ids << r.id;
+    }
+    auto query = run(m_db, m_prepared->release, kReleaseSql, {jsonText(rows), uuidText(workerId)},
+                     QStringLiteral("releasing leased events"));
+    if (!query.ok()) {
+        return query.error();
+    }
+    auto result = fenced(*query.value(), ids);
+    query.value()->finish();
+    return result;
+}
+
+core::Result<qint64> OutboxStore::deadSweep(int maxAttempts, const QString &nameSpace) {
+    if (maxAttempts <= 0) {
+        return core::Error{
+            ErrorKind::Invalid,
+            QStringLiteral("dead sweep: max attempts must be positive (got %1)").arg(maxAttempts)};
+    }
+    const bool byNamespace = !nameSpace.isEmpty();
+    QVariantList values{maxAttempts, maxAttempts};
+    if (byNamespace) {
+        values << nameSpace;
+    }
+    auto query =
+        run(m_db, byNamespace ? m_prepared->sweepNamespace : m_prepared->sweepAll,
+            sweepSql(byNamespace), values, QStringLiteral("moving exhausted events to dead"));
+    if (!query.ok()) {
+        return query.error();
+    }
+    const qint64 swept = query.value()->numRowsAffected();
+    query.value()->finish();
+    if (swept > 0) {
+        qCInfo(lcOutboxStore) << swept << "event(s) reached max attempts and are now dead";
+    }
+    return swept;
+}
+
+core::Result<std::optional<core::Millis>> OutboxStore::timeUntilNextDue(const QString &nameSpace) {
+    const bool byNamespace = !nameSpace.isEmpty();
+    QVariantList values;
+    if (byNamespace) {
+        values << nameSpace;
+    }
+    auto query = run(m_db, byNamespace ? m_prepared->nextDueNamespace : m_prepared->nextDueAll,
+                     nextDueSql(byNamespace), values, QStringLiteral("finding the next due event"));
+    if (!query.ok()) {
+        return query.error();
+    }
+    QSqlQuery *q = query.value();
+    std::optional<core::Millis> due;
+    if (q->next() && !q->value(0).isNull()) {
+        due = core::Millis(std::max<qint64>(q->value(0).toLongLong(), 0));
+    }
+    q->finish();
+    return due;
+}
+
+} // namespace outbox::store

@@ -1,0 +1,124 @@
+#pragma once
+
+#include "core/duration.h"
+#include "core/event.h"
+#include "core/result.h"
+
+#include <QByteArray>
+#include <QList>
+#include <QSqlDatabase>
+#include <QSqlQuery>
+#include <QString>
+#include <QUuid>
+
+#include <memory>
+#include <optional>
+
+namespace outbox::store {
+
+struct EnqueueRequest {
+    QString nameSpace;
+    QString topic;
+    QByteArray payload; // JSON text; validated by the database (jsonb)
+    std::optional<QString> dedupeKey;
+    std::optional<QUuid> tenantId;
+    std::optional<QString> aggregateType;
+    std::optional<QString> aggregateId;
+};
+
+struct EnqueueResult {
+    QUuid id;
+    bool inserted = false; // false: an event with this dedupe key already exists
+};
+
+struct ClaimOptions {
+    int batchSize = 100;
+    core::Millis lease{30000};
+    int maxAttempts = 10;
+    QString nameSpace; // empty = every namespace
+};
+
+// A claimed row: everything the publisher needs, plus the fencing token.
+struct ClaimedEvent {
+    QUuid id;
+    QString nameSpace;
+    QString topic;
+    std::optional<QUuid> tenantId;
+    std::optional<QString> dedupeKey;
+    std::optional<QString> aggregateType;
+    std::optional<QString> aggregateId;
+    QByteArray payload;
+    int attempts = 0; // after the claim's increment: the fencing token
+    QDateTime createdAt;
+    QDateTime lockedUntil;
+};
+
+struct Ack {
+    QUuid id;
+    int attempts = 0; // as seen at claim
+};
+
+struct Nack {
+    QUuid id;
+    int attempts = 0;          // as seen at claim
+    QString error;             // stored as last_error and in outbox_attempts
+    core::Millis delay{0};     // backoff chosen by the caller (RetryPolicy)
+    bool permanent = false;    // dead at once (e.g. HTTP 410)
+    std::optional<int> httpStatus;
+    core::Millis duration{0};  // how long the attempt took
+};
+
+// Unfinished work handed back on shutdown.
+struct Release {
+    QUuid id;
+    int attempts = 0;         // as seen at claim
+    bool attemptMade = false; // a request was sent: keep the attempt counted
+};
+
+struct FencedResult {
+    int applied = 0;
+    QList<QUuid> fencedOut; // rows no longer leased by this worker at this attempt
+};
+
+// The producer and dispatcher side of the outbox (ARCHITECTURE.md §5). Uses
+// the caller's connection, in the caller's thread; statements are prepared
+// once and reused. Not thread-safe: one OutboxStore per connection.
+class OutboxStore final {
+public:
+    explicit OutboxStore(QSqlDatabase db);
+    ~OutboxStore();
+    Q_DISABLE_COPY_MOVE(OutboxStore)
+
+    QSqlDatabase database() const { return m_db; }
+
+    // Runs in the caller's current transaction if one is open.
+    core::Result<EnqueueResult> enqueue(const EnqueueRequest &request);
+
+    // One statement: CTE ... ORDER BY created_at, id LIMIT n FOR UPDATE SKIP
+    // LOCKED, then UPDATE ... FROM that CTE. Eligible: pending and due, or
+    // processing with an expired lease; attempts < maxAttempts.
+    core::Result<QList<ClaimedEvent>> claimBatch(const QUuid &workerId, const ClaimOptions &options);
+
+    // Batched and fenced by (locked_by = worker, attempts = claimed value).
+    core::Result<FencedResult> ack(const QUuid &workerId, const QList<Ack> &acks);
+    // Back to pending after `delay`, or dead when attempts >= maxAttempts or
+    // permanent; one outbox_attempts row per applied nack, same statement.
+    core::Result<FencedResult> nack(const QUuid &workerId, const QList<Nack> &nacks, int maxAttempts);
+    // Shutdown: leased rows back to pending, due now, lease cleared.
+    core::Result<FencedResult> release(const QUuid &workerId, const QList<Release> &releases);
+
+    // Rows with attempts >= maxAttempts that are pending, or processing with
+    // an expired lease, become dead. Returns how many.
+    core::Result<qint64> deadSweep(int maxAttempts, const QString &nameSpace = {});
+
+    // Seconds until the earliest pending row (in `nameSpace`) is due, for
+    // scheduling the next claim; nullopt when nothing is pending.
+    core::Result<std::optional<core::Millis>> timeUntilNextDue(const QString &nameSpace = {});
+
+private:
+    QSqlDatabase m_db;
+    struct Prepared;
+    std::unique_ptr<Prepared> m_prepared;
+};
+
+} // namespace outbox::store

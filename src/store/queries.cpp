@@ -1,0 +1,573 @@
+#include "store/queries.h"
+
+#include "store/database.h"
+#include "store/migrator.h"
+
+#include <QSqlDriver>
+#include <QSqlField>
+#include <QSqlQuery>
+#include <QStringList>
+#include <QVariant>
+
+namespace outbox::store {
+
+namespace {
+
+using core::ErrorKind;
+
+// Timestamps travel as whole milliseconds since the epoch: independent of
+// the session's TimeZone and DateStyle and of how the driver parses text.
+QString msOf(const QString &column) {
+    return QLatin1String("floor(extract(epoch FROM ") + column + QLatin1String(") * 1000)::bigint");
+}
+
+QDateTime timeFrom(const QVariant &value) {
+    if (value.isNull())
+        return {};
+    return QDateTime::fromMSecsSinceEpoch(value.toLongLong(), Qt::UTC);
+}
+
+std::optional<QString> optionalText(const QVariant &value) {
+    if (value.isNull())
+        return std::nullopt;
+    return value.toString();
+}
+
+std::optional<QUuid> optionalUuid(const QVariant &value) {
+    if (value.isNull())
+        return std::nullopt;
+    return QUuid::fromString(value.toString());
+}
+
+// The columns of core::OutboxEvent, in the order readEvent() expects.
+QString eventColumns(const QString &alias) {
+    const QString p = alias + QLatin1Char('.');
+    const QStringList columns = {
+        p + QLatin1String("id::text"),
+        p + QLatin1String("namespace"),
+        p + QLatin1String("topic"),
+        p + QLatin1String("aggregate_type"),
+        p + QLatin1String("aggregate_id"),
+        p + QLatin1String("tenant_id::text"),
+        p + QLatin1String("dedupe_key"),
+        p + QLatin1String("payload::text"),
+        p + QLatin1String("status"),
+        p + QLatin1String("attempts"),
+        msOf(p + QLatin1String("next_attempt_at")),
+        p + QLatin1String("locked_by::text"),
+        msOf(p + QLatin1String("locked_until")),
+        p + QLatin1String("last_error"),
+        msOf(p + QLatin1String("delivered_at")),
+        msOf(p + QLatin1String("created_at")),
+        msOf(p + QLatin1String("updated_at")),
+        p + QLatin1String("replay_of::text"),
+    };
+    return columns.join(QLatin1String(", "));
+}
+constexpr int kEventColumnCount = 18;
+
+core::OutboxEvent readEvent(const QSqlQuery &query) {
+    core::OutboxEvent event;
+    event.id = QUuid::fromString(query.value(0).toString());
+    event.nameSpace = query.value(1).toString();
+    event.topic = query.value(2).toString();
+    event.aggregateType = optionalText(query.value(3));
+    event.aggregateId = optionalText(query.value(4));
+    event.tenantId = optionalUuid(query.value(5));
+    event.dedupeKey = optionalText(query.value(6));
+    event.payload = query.value(7).toString().toUtf8();
+    // The CHECK constraint allows only the four names.
+    event.status = core::statusFromName(query.value(8).toString()).value_or(core::Status::Pending);
+    event.attempts = query.value(9).toInt();
+    event.nextAttemptAt = timeFrom(query.value(10));
+    event.lockedBy = optionalUuid(query.value(11));
+    event.lockedUntil = timeFrom(query.value(12));
+    event.lastError = optionalText(query.value(13));
+    event.deliveredAt = timeFrom(query.value(14));
+    event.createdAt = timeFrom(query.value(15));
+    event.updatedAt = timeFrom(query.value(16));
+    event.replayOf = optionalUuid(query.value(17));
+    return event;
+}
+
+core::Error noRow(const QString &context) {
+    return {ErrorKind::Failed, context + QStringLiteral(": the server returned no row")};
+}
+
+// A read-only transaction with one snapshot, so that the numbers shown
+// together were true at the same moment.
+core::Result<void> beginSnapshot(QSqlDatabase db, const QString &context) {
+    auto set =
+        exec(db, QStringLiteral("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY"), {},
+             context);
+    if (!set)
+        return set.error();
+    return {};
+}
+
+struct PageSql {
+    QString sql;
+    QVariantList values;
+};
+
+// One SELECT of the page: the filter, an optional fixed status set, the
+// keyset condition and the order. A status set in the text lets the planner
+// use the matching partial index, which yields rows already in key order.
+PageSql pageBranch(const PageRequest &request, const QString &statusSet, int fetch) {
+    const SqlCondition condition = toSqlCondition(request.filter, QStringLiteral("e"));
+    const bool newestFirst = request.order == SortOrder::NewestFirst;
+    PageSql branch;
+    branch.sql = QLatin1String("SELECT ") + eventColumns(QStringLiteral("e")) +
+                 QLatin1String(", e.created_at AS k_at, e.id AS k_id FROM outbox_events e WHERE ") +
+                 condition.sql;
+    branch.values = condition.values;
+    if (!statusSet.isEmpty())
+        branch.sql += QLatin1String(" AND e.status IN ") + statusSet;
+    if (request.after) {
+        // The cursor's QDateTime has only milliseconds; the row it came from
+        // has the exact created_at. If that row is gone, the millisecond value
+        // is widened so that nothing is skipped (a repeat is possible then).
+        branch.sql +=
+            QLatin1String(" AND (e.created_at, e.id) ") +
+            (newestFirst ? QLatin1String("<") : QLatin1String(">")) +
+            QLatin1String(" (coalesce((SELECT c.created_at FROM outbox_events c"
+                          " WHERE c.id = ?::uuid), ?::timestamptz") +
+            (newestFirst ? QLatin1String(" + interval '999 microseconds'") : QLatin1String("")) +
+            QLatin1String("), ?::uuid)");
+        const QString id = request.after->id.toString(QUuid::WithoutBraces);
+        branch.values << id << request.after->createdAt << id;
+    }
+    branch.sql += newestFirst ? QLatin1String(" ORDER BY e.created_at DESC, e.id DESC")
+                              : QLatin1String(" ORDER BY e.created_at, e.id");
+    branch.sql += QLatin1String(" LIMIT ?");
+    branch.values << fetch;
+    return branch;
+}
+
+PageSql pageSql(const PageRequest &request) {
+    const int fetch = request.limit + 1; // one more tells whether a next page exists
+    const EventFilter &f = request.filter;
+    if (f.status || f.retrying)
+        return pageBranch(request, {}, fetch);
+    // No status: one branch per partial index, merged. Without this the
+    // planner would read the whole table and sort it for every page.
+    PageSql merged;
+    QStringList parts;
+    for (const char *set : {"('pending', 'processing')", "('delivered')", "('dead')"}) {
+        const PageSql branch = pageBranch(request, QLatin1String(set), fetch);
+        parts << QLatin1Char('(') + branch.sql + QLatin1Char(')');
+        merged.values << branch.values;
+    }
+    const bool newestFirst = request.order == SortOrder::NewestFirst;
+    merged.sql = QLatin1String("SELECT * FROM (") + parts.join(QLatin1String(" UNION ALL ")) +
+                 QLatin1String(") u") +
+                 (newestFirst ? QLatin1String(" ORDER BY u.k_at DESC, u.k_id DESC")
+                              : QLatin1String(" ORDER BY u.k_at, u.k_id")) +
+                 QLatin1String(" LIMIT ?");
+    merged.values << fetch;
+    return merged;
+}
+
+} // namespace
+
+EventQueries::EventQueries(QSqlDatabase db)
+    : m_db(std::move(db)) {}
+
+core::Result<StatusCounts> EventQueries::counts(qint64 exactDeliveredCap) {
+    const QString context = QStringLiteral("counting events");
+    if (exactDeliveredCap < 0)
+        return core::Error{ErrorKind::Invalid,
+                           QStringLiteral("the exact delivered count cap must not be negative "
+                                          "(got %1)")
+                               .arg(exactDeliveredCap)};
+    return inTransaction(m_db, context, [&]() -> core::Result<StatusCounts> {
+        if (auto begun = beginSnapshot(m_db, context); !begun)
+            return begun.error();
+        // Each count reads one small partial index; delivered stops after
+        // cap + 1 rows, so it costs at most that much however big the table.
+        auto totals = exec(
+            m_db,
+            QLatin1String(
+                "SELECT"
+                " (SELECT count(*) FROM outbox_events WHERE status = 'pending' AND attempts = 0),"
+                " (SELECT count(*) FROM outbox_events WHERE status = 'pending' AND attempts > 0),"
+                " (SELECT count(*) FROM outbox_events WHERE status = 'processing'),"
+                " (SELECT count(*) FROM outbox_events WHERE status = 'processing'"
+                "   AND locked_until < now()),"
+                " (SELECT count(*) FROM outbox_events WHERE status = 'dead'),"
+                " (SELECT count(*) FROM (SELECT 1 FROM outbox_events WHERE status = 'delivered'"
+                "   LIMIT ?) d),"
+                " (SELECT reltuples::bigint FROM pg_class"
+                "   WHERE oid = to_regclass('outbox_events_delivered_idx')),") +
+                msOf(QStringLiteral("(SELECT min(created_at) FROM outbox_events"
+                                    " WHERE status = 'pending')")) +
+                QLatin1String(", ") + msOf(QStringLiteral("now()")),
+            {exactDeliveredCap + 1}, context);
+        if (!totals)
+            return totals.error();
+        if (!totals->next())
+            return noRow(context);
+        StatusCounts counts;
+        counts.pending = totals->value(0).toLongLong();
+        counts.retrying = totals->value(1).toLongLong();
+        counts.processing = totals->value(2).toLongLong();
+        counts.expiredLeases = totals->value(3).toLongLong();
+        counts.dead = totals->value(4).toLongLong();
+        const qint64 delivered = totals->value(5).toLongLong();
+        if (delivered > exactDeliveredCap) {
+            // reltuples of the partial index is what the last VACUUM/ANALYZE
+            // saw (-1 when never analysed); it is never below what we counted.
+            counts.delivered = std::max(delivered, totals->value(6).toLongLong());
+            counts.deliveredEstimated = true;
+        } else {
+            counts.delivered = delivered;
+        }
+        counts.oldestPendingAt = timeFrom(totals->value(7));
+        counts.serverTime = timeFrom(totals->value(8));
+
+        auto topics = exec(
+            m_db,
+            QStringLiteral("SELECT namespace, topic,"
+                           " count(*) FILTER (WHERE status = 'pending'),"
+                           " count(*) FILTER (WHERE status = 'processing'),"
+                           " count(*) FILTER (WHERE status = 'dead')"
+                           " FROM outbox_events WHERE status IN ('pending', 'processing', 'dead')"
+                           " GROUP BY namespace, topic ORDER BY namespace, topic"),
+            {}, context);
+        if (!topics)
+            return topics.error();
+        while (topics->next()) {
+            TopicCount topic;
+            topic.nameSpace = topics->value(0).toString();
+            topic.topic = topics->value(1).toString();
+            topic.pending = topics->value(2).toLongLong();
+            topic.processing = topics->value(3).toLongLong();
+            topic.dead = topics->value(4).toLongLong();
+            counts.topics << topic;
+        }
+        return counts;
+    });
+}
+
+core::Result<Page> EventQueries::page(const PageRequest &request) {
+    if (request.limit < 1)
+        return core::Error{
+            ErrorKind::Invalid,
+            QStringLiteral("page size must be at least 1 (got %1)").arg(request.limit)};
+    if (request.after && (request.after->id.isNull() || !request.after->createdAt.isValid()))
+        return core::Error{ErrorKind::Invalid,
+                           QStringLiteral("page cursor needs both created_at and id; pass the "
+                                          "`next` of the previous page")};
+    const PageSql statement = pageSql(request);
+    auto query = exec(m_db, statement.sql, statement.values, QStringLiteral("reading events"));
+    if (!query)
+        return query.error();
+    Page page;
+    while (query->next()) {
+        if (page.rows.size() == request.limit) {
+            const core::OutboxEvent &last = page.rows.constLast();
+            page.next = PageCursor{last.createdAt, last.id};
+            break;
+        }
+        page.rows << readEvent(query.value());
+    }
+    return page;
+}
+
+core::Result<QString> EventQueries::explainPage(const PageRequest &request) {
+    // EXPLAIN cannot be prepared, so the statement is prepared by name and
+    // explained on execution: the plan is the one page() gets.
+    const QString context = QStringLiteral("explaining a page query");
+    if (request.limit < 1)
+        return core::Error{
+            ErrorKind::Invalid,
+            QStringLiteral("page size must be at least 1 (got %1)").arg(request.limit)};
+    const PageSql statement = pageSql(request);
+    QString numbered;
+    int marker = 0;
+    bool inQuote = false;
+    for (const QChar c : statement.sql) {
+        if (c == QLatin1Char('\''))
+            inQuote = !inQuote;
+        if (c == QLatin1Char('?') && !inQuote)
+            numbered += QLatin1Char('$') + QString::number(++marker);
+        else
+            numbered += c;
+    }
+    QStringList literals;
+    for (const QVariant &value : statement.values) {
+        QSqlField field(QString(), value.metaType());
+        field.setValue(value);
+        literals << m_db.driver()->formatValue(field);
+    }
+    auto prepared =
+        exec(m_db, QLatin1String("PREPARE outbox_explain_page AS ") + numbered, {}, context);
+    if (!prepared)
+        return prepared.error();
+    auto plan = exec(m_db,
+                     QLatin1String("EXPLAIN (COSTS OFF) EXECUTE outbox_explain_page(") +
+                         literals.join(QLatin1String(", ")) + QLatin1Char(')'),
+                     {}, context);
+    const auto dropped = exec(m_db, QStringLiteral("DEALLOCATE outbox_explain_page"), {}, context);
+    if (!plan)
+        return plan.error();
+    if (!dropped)
+        return dropped.error();
+    QStringList lines;
+    while (plan->next())
+        lines << plan->value(0).toString();
+    return lines.join(QLatin1Char('\n'));
+}
+
+core::Result<qint64> EventQueries::count(const EventFilter &filter, qint64 cap) {
+    const SqlCondition condition = toSqlCondition(filter, QStringLiteral("e"));
+    QString sql = QLatin1String("SELECT count(*) FROM outbox_events e WHERE ") + condition.sql;
+    QVariantList values = condition.values;
+    if (cap >= 0) {
+        sql = QLatin1String("SELECT count(*) FROM (SELECT 1 FROM outbox_events e WHERE ") +
+              condition.sql + QLatin1String(" LIMIT ?) c");
+        values << cap;
+    }
+    const QString context = QStringLiteral("counting events");
+    auto query = exec(m_db, sql, values, context);
+    if (!query)
+        return query.error();
+    if (!query->next())
+        return noRow(context);
+    return query->value(0).toLongLong();
+}
+
+core::Result<std::optional<core::OutboxEvent>> EventQueries::event(const QUuid &id) {
+    auto query = exec(m_db,
+                      QLatin1String("SELECT ") + eventColumns(QStringLiteral("e")) +
+                          QLatin1String(" FROM outbox_events e WHERE e.id = ?::uuid"),
+                      {id.toString(QUuid::WithoutBraces)}, QStringLiteral("reading an event"));
+    if (!query)
+        return query.error();
+    if (!query->next())
+        return std::optional<core::OutboxEvent>();
+    return std::optional<core::OutboxEvent>(readEvent(query.value()));
+}
+
+core::Result<std::optional<EventDetail>> EventQueries::detail(const QUuid &id) {
+    const QString context = QStringLiteral("reading the event's history");
+    const QString idText = id.toString(QUuid::WithoutBraces);
+    return inTransaction(m_db, context, [&]() -> core::Result<std::optional<EventDetail>> {
+        if (auto begun = beginSnapshot(m_db, context); !begun)
+            return begun.error();
+        EventDetail detail;
+        auto row = exec(m_db,
+                        QLatin1String("SELECT ") + eventColumns(QStringLiteral("e")) +
+                            QLatin1String(", ") + msOf(QStringLiteral("now()")) +
+                            QLatin1String(" FROM outbox_events e WHERE e.id = ?::uuid"),
+                        {idText}, context);
+        if (!row)
+            return row.error();
+        if (!row->next())
+            return std::optional<EventDetail>();
+        detail.event = readEvent(row.value());
+        detail.serverTime = timeFrom(row->value(kEventColumnCount));
+
+        auto attempts =
+            exec(m_db,
+                 QLatin1String("SELECT attempt, ") + msOf(QStringLiteral("attempted_at")) +
+                     QLatin1String(", worker_id::text, http_status, duration_ms, error"
+                                   " FROM outbox_attempts WHERE event_id = ?::uuid"
+                                   " ORDER BY id"),
+                 {idText}, context);
+        if (!attempts)
+            return attempts.error();
+        while (attempts->next()) {
+            core::AttemptRecord record;
+            record.eventId = id;
+            record.attempt = attempts->value(0).toInt();
+            record.at = timeFrom(attempts->value(1));
+            record.workerId = optionalUuid(attempts->value(2));
+            if (!attempts->value(3).isNull())
+                record.httpStatus = attempts->value(3).toInt();
+            record.durationMs = attempts->value(4).toLongLong();
+            record.error = attempts->value(5).toString();
+            detail.attempts << record;
+        }
+
+        auto audit = exec(m_db,
+                          QLatin1String("SELECT a.id, ") + msOf(QStringLiteral("a.at")) +
+                              QLatin1String(", a.db_user, a.os_user, a.host, a.action, a.filter,"
+                                            " a.affected, a.skipped FROM outbox_audit a"
+                                            " JOIN outbox_audit_events ae ON ae.audit_id = a.id"
+                                            " WHERE ae.event_id = ?::uuid ORDER BY a.at, a.id"),
+                          {idText}, context);
+        if (!audit)
+            return audit.error();
+        while (audit->next()) {
+            core::AuditRecord record;
+            record.id = audit->value(0).toLongLong();
+            record.at = timeFrom(audit->value(1));
+            record.dbUser = audit->value(2).toString();
+            record.osUser = audit->value(3).toString();
+            record.host = audit->value(4).toString();
+            record.action = audit->value(5).toString();
+            record.filter = audit->value(6).toString();
+            record.affected = audit->value(7).toLongLong();
+            record.skipped = audit->value(8).toLongLong();
+            detail.audit << record;
+        }
+
+        auto replays = exec(m_db,
+                            QStringLiteral("SELECT id::text FROM outbox_events WHERE replay_of = "
+                                           "?::uuid ORDER BY created_at, id"),
+                            {idText}, context);
+        if (!replays)
+            return replays.error();
+        while (replays->next())
+            detail.replays << QUuid::fromString(replays->value(0).toString());
+        return std::optional<EventDetail>(detail);
+    });
+}
+
+core::Result<QList<ErrorGroup>> EventQueries::errorGroups(const EventFilter &filter, int limit) {
+    if (limit < 1)
+        return core::Error{
+            ErrorKind::Invalid,
+            QStringLiteral("error group limit must be at least 1 (got %1)").arg(limit)};
+    EventFilter scoped = filter;
+    if (!scoped.status && !scoped.retrying)
+        scoped.status = core::Status::Dead;
+    const SqlCondition condition = toSqlCondition(scoped, QStringLiteral("e"));
+    // The example is the group's most recent error; DISTINCT ON picks it
+    // without collecting every message of a large group.
+    const QString sql =
+        QLatin1String("SELECT g.signature, g.example, g.n, ") + msOf(QStringLiteral("g.latest")) +
+        QLatin1String(
+            " FROM (SELECT DISTINCT ON (s.signature) s.signature, s.last_error AS example,"
+            "  count(*) OVER w AS n, max(s.updated_at) OVER w AS latest"
+            " FROM (SELECT ") +
+        errorSignatureSql(QStringLiteral("e.last_error")) +
+        QLatin1String(" AS signature, e.last_error, e.updated_at, e.id FROM outbox_events e"
+                      " WHERE e.last_error IS NOT NULL AND ") +
+        condition.sql +
+        QLatin1String(") s WINDOW w AS (PARTITION BY s.signature)"
+                      " ORDER BY s.signature, s.updated_at DESC, s.id DESC) g"
+                      " ORDER BY g.n DESC, g.latest DESC, g.signature LIMIT ?");
+    auto query =
+        exec(m_db, sql, QVariantList(condition.values) << limit, QStringLiteral("grouping errors"));
+    if (!query)
+        return query.error();
+    QList<ErrorGroup> groups;
+    while (query->next()) {
+        ErrorGroup group;
+        group.signature = query->value(0).toString();
+        group.example = query->value(1).toString();
+        group.count = query->value(2).toLongLong();
+        group.latest = timeFrom(query->value(3));
+        groups << group;
+    }
+    return groups;
+}
+
+core::Result<QList<core::AuditRecord>> EventQueries::auditLog(int limit) {
+    if (limit < 1)
+        return core::Error{
+            ErrorKind::Invalid,
+            QStringLiteral("audit log limit must be at least 1 (got %1)").arg(limit)};
+    auto query =
+        exec(m_db,
+             QLatin1String("SELECT id, ") + msOf(QStringLiteral("at")) +
+                 QLatin1String(", db_user, os_user, host, action, filter, affected, skipped"
+                               " FROM outbox_audit ORDER BY at DESC, id DESC LIMIT ?"),
+             {limit}, QStringLiteral("reading the audit log"));
+    if (!query)
+        return query.error();
+    QList<core::AuditRecord> records;
+    while (query->next()) {
+        core::AuditRecord record;
+        record.id = query->value(0).toLongLong();
+        record.at = timeFrom(query->value(1));
+        record.dbUser = query->value(2).toString();
+        record.osUser = query->value(3).toString();
+        record.host = query->value(4).toString();
+        record.action = query->value(5).toString();
+        record.filter = query->value(6).toString();
+        record.affected = query->value(7).toLongLong();
+        record.skipped = query->value(8).toLongLong();
+        records << record;
+    }
+    return records;
+}
+
+core::Result<Privileges> EventQueries::privileges() {
+    const QString context = QStringLiteral("checking privileges");
+    auto present =
+        exec(m_db, QStringLiteral("SELECT to_regclass('outbox_events') IS NOT NULL"), {}, context);
+    if (!present)
+        return present.error();
+    if (!present->next())
+        return noRow(context);
+    if (!present->value(0).toBool())
+        return core::Error{ErrorKind::Invalid,
+                           QStringLiteral("this database has no outbox schema: run `outboxctl "
+                                          "migrate`")};
+    // A list of privileges in one has_*_privilege call means "any of them";
+    // each one is checked on its own here. The dispatcher role has column
+    // grants only, which has_table_privilege('UPDATE') does not see.
+    const QString sql =
+        QStringLiteral("SELECT"
+                       " has_table_privilege('outbox_events', 'SELECT'),"
+                       " has_table_privilege('outbox_events', 'INSERT')"
+                       "  AND has_table_privilege('outbox_events', 'UPDATE')"
+                       "  AND has_table_privilege('outbox_events', 'DELETE')"
+                       "  AND has_table_privilege('outbox_audit', 'INSERT')"
+                       "  AND has_table_privilege('outbox_audit', 'UPDATE')"
+                       "  AND has_table_privilege('outbox_audit_events', 'INSERT')"
+                       "  AND has_function_privilege('outbox_uuid_v7()', 'EXECUTE'),"
+                       " has_column_privilege('outbox_events', 'status', 'UPDATE')"
+                       "  AND has_column_privilege('outbox_events', 'attempts', 'UPDATE')"
+                       "  AND has_column_privilege('outbox_events', 'next_attempt_at', 'UPDATE')"
+                       "  AND has_column_privilege('outbox_events', 'locked_by', 'UPDATE')"
+                       "  AND has_column_privilege('outbox_events', 'locked_until', 'UPDATE')"
+                       "  AND has_column_privilege('outbox_events', 'last_error', 'UPDATE')"
+                       "  AND has_column_privilege('outbox_events', 'delivered_at', 'UPDATE')"
+                       "  AND has_column_privilege('outbox_events', 'updated_at', 'UPDATE')"
+                       "  AND has_table_privilege('outbox_attempts', 'INSERT'),"
+                       " has_function_privilege("
+                       "  'outbox_enqueue(text, text, jsonb, text, uuid, text, text)', 'EXECUTE')");
+    auto query = exec(m_db, sql, {}, context);
+    if (!query)
+        return query.error();
+    if (!query->next())
+        return noRow(context);
+    Privileges privileges;
+    privileges.canRead = query->value(0).toBool();
+    // Every write path reads the rows it changes.
+    privileges.canOperate = privileges.canRead && query->value(1).toBool();
+    privileges.canDispatch = privileges.canRead && query->value(2).toBool();
+    privileges.canEnqueue = query->value(3).toBool();
+    return privileges;
+}
+
+core::Result<ServerInfo> EventQueries::serverInfo() {
+    const QString context = QStringLiteral("reading server information");
+    auto query =
+        exec(m_db,
+             QStringLiteral("SELECT current_setting('server_version'), current_database(),"
+                            " current_user,"
+                            " coalesce(host(inet_server_addr()) || ':' || inet_server_port(),"
+                            "  'local socket')"),
+             {}, context);
+    if (!query)
+        return query.error();
+    if (!query->next())
+        return noRow(context);
+    ServerInfo info;
+    info.version = query->value(0).toString();
+    info.database = query->value(1).toString();
+    info.user = query->value(2).toString();
+    info.host = query->value(3).toString();
+    const auto version = Migrator(m_db).currentVersion();
+    if (!version)
+        return version.error();
+    info.schemaVersion = version.value();
+    return info;
+}
+
+} // namespace outbox::store

@@ -1,0 +1,121 @@
+#pragma once
+
+#include "core/event.h"
+#include "core/result.h"
+#include "store/eventfilter.h"
+
+#include <QDateTime>
+#include <QList>
+#include <QSqlDatabase>
+#include <QString>
+#include <QUuid>
+
+#include <optional>
+
+namespace outbox::store {
+
+struct TopicCount {
+    QString nameSpace;
+    QString topic;
+    qint64 pending = 0;
+    qint64 processing = 0;
+    qint64 dead = 0;
+};
+
+struct StatusCounts {
+    qint64 pending = 0;  // due or waiting, attempts = 0
+    qint64 retrying = 0; // pending with attempts > 0 (not included in pending)
+    qint64 processing = 0;
+    qint64 expiredLeases = 0; // processing rows whose lease has run out
+    qint64 delivered = 0;
+    bool deliveredEstimated = false; // true when delivered is a planner estimate
+    qint64 dead = 0;
+    QDateTime oldestPendingAt; // created_at of the oldest pending row (lag)
+    QDateTime serverTime;
+    QList<TopicCount> topics; // live sets per namespace/topic
+};
+
+enum class SortOrder { OldestFirst, NewestFirst };
+
+// Keyset position: the (created_at, id) of the last row of the previous page.
+struct PageCursor {
+    QDateTime createdAt;
+    QUuid id;
+    friend bool operator==(const PageCursor &, const PageCursor &) = default;
+};
+
+struct PageRequest {
+    EventFilter filter;
+    SortOrder order = SortOrder::NewestFirst;
+    int limit = 200;
+    std::optional<PageCursor> after;
+};
+
+struct Page {
+    QList<core::OutboxEvent> rows;
+    std::optional<PageCursor> next; // set when more rows may follow
+};
+
+struct ErrorGroup {
+    QString signature; // normalised (see errorSignature)
+    QString example;   // one full last_error of the group
+    qint64 count = 0;
+    QDateTime latest; // most recent updated_at in the group
+};
+
+struct EventDetail {
+    core::OutboxEvent event;
+    QList<core::AttemptRecord> attempts; // oldest first
+    QList<core::AuditRecord> audit;      // oldest first
+    QList<QUuid> replays;                // events replayed from this one
+    QDateTime serverTime;                // to explain "due in 12 s" correctly
+};
+
+struct Privileges {
+    bool canRead = false;
+    bool canOperate = false;  // update/delete/insert events + write audit
+    bool canDispatch = false; // update events + insert attempts
+    bool canEnqueue = false;
+};
+
+struct ServerInfo {
+    QString version; // server_version
+    QString database;
+    QString user; // current_user
+    QString host; // inet_server_addr or socket
+    int schemaVersion = 0;
+};
+
+// Read side for the console and outboxctl: counts, keyset pages, detail.
+// Uses the caller's connection in the caller's thread.
+class EventQueries final {
+public:
+    explicit EventQueries(QSqlDatabase db);
+    Q_DISABLE_COPY_MOVE(EventQueries)
+
+    // Exact counts for the live sets (partial indexes); delivered is exact
+    // up to `exactDeliveredCap` rows and estimated beyond.
+    core::Result<StatusCounts> counts(qint64 exactDeliveredCap = 100000);
+    core::Result<Page> page(const PageRequest &request);
+    // The plan PostgreSQL chooses for page(request) (EXPLAIN, no costs): for
+    // diagnostics and for the tests that pin the use of the partial indexes.
+    core::Result<QString> explainPage(const PageRequest &request);
+    // Rows matching `filter`; with cap >= 0 it stops counting at cap, so a
+    // result equal to cap means "cap or more".
+    core::Result<qint64> count(const EventFilter &filter, qint64 cap = -1);
+    core::Result<std::optional<core::OutboxEvent>> event(const QUuid &id);
+    core::Result<std::optional<EventDetail>> detail(const QUuid &id);
+    // Groups by errorSignature(last_error), largest first; rows without an
+    // error are left out. Without a status (or retrying) in the filter, only
+    // dead rows are grouped.
+    core::Result<QList<ErrorGroup>> errorGroups(const EventFilter &filter, int limit = 50);
+    // Newest first.
+    core::Result<QList<core::AuditRecord>> auditLog(int limit = 100);
+    core::Result<Privileges> privileges();
+    core::Result<ServerInfo> serverInfo();
+
+private:
+    QSqlDatabase m_db;
+};
+
+} // namespace outbox::store
