@@ -1,0 +1,204 @@
+#include "cli/cli.h"
+
+#include "cli/commands.h"
+
+#include <QLoggingCategory>
+#include <QtGlobal>
+
+#include <algorithm>
+#include <array>
+
+namespace outbox::cli {
+
+namespace {
+
+constexpr std::array<CommandInfo, 13> kCommands{{
+    {QLatin1StringView("migrate"), QLatin1StringView("Create or upgrade the outbox schema"),
+     runMigrate},
+    {QLatin1StringView("enqueue"), QLatin1StringView("Add one event to the outbox"), runEnqueue},
+    {QLatin1StringView("stats"), QLatin1StringView("Counts per status and per namespace/topic"),
+     runStats},
+    {QLatin1StringView("list"), QLatin1StringView("List events, a page at a time"), runList},
+    {QLatin1StringView("show"),
+     QLatin1StringView("Show one event: payload, attempts, audit, why it is not delivered"),
+     runShow},
+    {QLatin1StringView("requeue"),
+     QLatin1StringView("Send dead events again (attempts reset, due now)"), runRequeue},
+    {QLatin1StringView("retry"),
+     QLatin1StringView("Make pending events due now (skip the backoff wait)"), runRetry},
+    {QLatin1StringView("cancel"), QLatin1StringView("Mark pending or dead events as cancelled"),
+     runCancel},
+    {QLatin1StringView("purge"), QLatin1StringView("Delete delivered or dead events"), runPurge},
+    {QLatin1StringView("replay"),
+     QLatin1StringView("Enqueue delivered or dead events again as new events"), runReplay},
+    {QLatin1StringView("dispatch"),
+     QLatin1StringView("Run a dispatcher that delivers events to a runner over HTTP"), runDispatch},
+    {QLatin1StringView("runner"),
+     QLatin1StringView("Run a development runner that receives events"), runRunner},
+    {QLatin1StringView("bench"), QLatin1StringView("Measure enqueue and dispatch throughput"),
+     runBench},
+}};
+
+#ifndef OUTBOX_VERSION
+#define OUTBOX_VERSION "unknown"
+#endif
+
+QString generalHelp() {
+    QString text = QStringLiteral(
+        "Usage: outboxctl [--db CONNINFO] [--verbose] <command> [options]\n"
+        "\n"
+        "Operate a PostgreSQL transactional outbox: apply its schema, enqueue events,\n"
+        "inspect them, and requeue, retry, cancel, purge or replay them.\n"
+        "\n"
+        "Commands:\n");
+    qsizetype width = 0;
+    for (const CommandInfo &command : kCommands)
+        width = std::max(width, command.name.size());
+    for (const CommandInfo &command : kCommands) {
+        text += QStringLiteral("  ") + QString(command.name).leftJustified(width + 2) +
+                QString(command.summary) + QLatin1Char('\n');
+    }
+    text += QStringLiteral(
+        "\n"
+        "Global options:\n"
+        "  --db CONNINFO  PostgreSQL connection: a libpq key=value string such as\n"
+        "                 \"host=db.internal dbname=app user=ops\" or a postgresql:// URI.\n"
+        "                 Default: $OUTBOX_DB, else libpq's defaults (PG* variables,\n"
+        "                 ~/.pgpass, the local socket). Every command also accepts --db.\n"
+        "  -v, --verbose  Log what outboxctl does (to stderr).\n"
+        "  -h, --help     Show this help; 'outboxctl <command> --help' shows a command's.\n"
+        "  --version      Show the version.\n"
+        "\n"
+        "Exit codes: 0 success, 1 failure, 2 usage or configuration error,\n"
+        "3 database unreachable, 130 interrupted.\n");
+    return text;
+}
+
+const CommandInfo *findCommand(QStringView name) {
+    for (const CommandInfo &command : kCommands) {
+        if (name.compare(command.name) == 0)
+            return &command;
+    }
+    return nullptr;
+}
+
+// The closest command name for "did you mean": a shared prefix or at most
+// two edits.
+QString suggestion(const QString &name) {
+    auto distance = [](const QString &a, const QString &b) {
+        QList<qsizetype> row(b.size() + 1);
+        for (qsizetype j = 0; j <= b.size(); ++j)
+            row[j] = j;
+        for (qsizetype i = 1; i <= a.size(); ++i) {
+            qsizetype diagonal = row[0];
+            row[0] = i;
+            for (qsizetype j = 1; j <= b.size(); ++j) {
+                const qsizetype above = row[j];
+                row[j] = std::min(
+                    {above + 1, row[j - 1] + 1, diagonal + (a.at(i - 1) == b.at(j - 1) ? 0 : 1)});
+                diagonal = above;
+            }
+        }
+        return row[b.size()];
+    };
+    QString best;
+    qsizetype bestDistance = 3;
+    for (const CommandInfo &command : kCommands) {
+        const QString candidate(command.name);
+        if (name.size() >= 3 && candidate.startsWith(name.toLower()))
+            return candidate;
+        const qsizetype d = distance(name.toLower(), candidate);
+        if (d < bestDistance) {
+            bestDistance = d;
+            best = candidate;
+        }
+    }
+    return best;
+}
+
+int unknownCommand(Console &console, const QString &name) {
+    auto &err = console.err();
+    err << "outboxctl: unknown command '" << name << "'.";
+    const QString closest = suggestion(name);
+    if (!closest.isEmpty())
+        err << " Did you mean '" << closest << "'?";
+    err << "\nRun 'outboxctl --help' to list the commands.\n";
+    return ExitUsage;
+}
+
+} // namespace
+
+std::span<const CommandInfo> commandTable() {
+    return kCommands;
+}
+
+int run(const QStringList &arguments) {
+    Console console;
+    QStringList rest = arguments.mid(1);
+    std::optional<QString> globalDb;
+    bool verbose = false;
+
+    while (!rest.isEmpty() && rest.first().startsWith(QLatin1Char('-'))) {
+        const QString option = rest.takeFirst();
+        if (option == QLatin1String("--help") || option == QLatin1String("-h")) {
+            console.out() << generalHelp();
+            return ExitOk;
+        }
+        if (option == QLatin1String("--verbose") || option == QLatin1String("-v")) {
+            verbose = true;
+            continue;
+        }
+        if (option == QLatin1String("--version")) {
+            console.out() << "outboxctl " << OUTBOX_VERSION << '\n';
+            return ExitOk;
+        }
+        if (option == QLatin1String("--db")) {
+            if (rest.isEmpty()) {
+                console.err() << "outboxctl: missing value after '--db'.\n"
+                              << "Try 'outboxctl --help'.\n";
+                return ExitUsage;
+            }
+            globalDb = rest.takeFirst();
+            continue;
+        }
+        if (option.startsWith(QLatin1String("--db="))) {
+            globalDb = option.mid(5);
+            continue;
+        }
+        console.err() << "outboxctl: unknown option '" << option << "' before the command.\n"
+                      << "Try 'outboxctl --help'.\n";
+        return ExitUsage;
+    }
+
+    // The libraries log what they do at debug and info level, which Qt
+    // prints by default; on a command line that is noise unless asked for.
+    if (!verbose && !qEnvironmentVariableIsSet("QT_LOGGING_RULES"))
+        QLoggingCategory::setFilterRules(
+            QStringLiteral("outbox.*.debug=false\noutbox.*.info=false"));
+
+    if (rest.isEmpty()) {
+        console.err() << "outboxctl: no command given.\n\n" << generalHelp();
+        return ExitUsage;
+    }
+
+    const QString name = rest.takeFirst();
+    if (name == QLatin1String("help")) {
+        if (rest.isEmpty()) {
+            console.out() << generalHelp();
+            return ExitOk;
+        }
+        const CommandInfo *command = findCommand(rest.first());
+        if (!command)
+            return unknownCommand(console, rest.first());
+        CommandContext context{rest.first(), {QStringLiteral("--help")}, globalDb, console};
+        return command->function(context);
+    }
+
+    const CommandInfo *command = findCommand(name);
+    if (!command)
+        return unknownCommand(console, name);
+    CommandContext context{name, rest, globalDb, console};
+    return command->function(context);
+}
+
+} // namespace outbox::cli

@@ -1,0 +1,211 @@
+#include "bench/benchmark.h"
+#include "cli/commands.h"
+#include "cli/output.h"
+
+#include <QCoreApplication>
+#include <QJsonArray>
+#include <QLoggingCategory>
+
+namespace outbox::cli {
+
+namespace {
+
+QString rate(double perSecond) {
+    return QString::number(perSecond, 'f', 0) + QStringLiteral(" /s");
+}
+
+QString ms(double value) {
+    return QString::number(value, 'f', 2) + QStringLiteral(" ms");
+}
+
+void printHuman(QTextStream &out, const bench::BenchResults &r) {
+    Table figures({QStringLiteral("figure"), QStringLiteral("value")});
+    figures.setRightAligned(1);
+    figures.addRow(
+        {QStringLiteral("database ceiling (claim+ack loop)"), rate(r.dbCeilingPerSecond)});
+    figures.addRow({QStringLiteral("database only (dispatcher, in-process publisher)"),
+                    rate(r.dbOnlyPerSecond)});
+    figures.addRow({QStringLiteral("HTTP ceiling (QNetworkAccessManager x%1, no database)")
+                        .arg(r.httpManagers),
+                    rate(r.httpCeilingPerSecond)});
+    figures.addRow(
+        {QStringLiteral("end to end (dispatcher, HTTP publisher)"), rate(r.e2ePerSecond)});
+    figures.addRow(
+        {QStringLiteral("end to end duplicates at the runner"), QString::number(r.e2eDuplicates)});
+    figures.addRow({QStringLiteral("commit->delivered p50 / p90 (%1 events)").arg(r.latencyCount),
+                    ms(r.latencyP50) + QStringLiteral(" / ") + ms(r.latencyP90)});
+    figures.addRow({QStringLiteral("commit->delivered p99 / max"),
+                    ms(r.latencyP99) + QStringLiteral(" / ") + ms(r.latencyMax)});
+    figures.addRow({QStringLiteral("HTTP request p50 / p99 (low load)"),
+                    ms(r.httpP50) + QStringLiteral(" / ") + ms(r.httpP99)});
+    const auto burnDownRows = [&](const bench::BenchResults::BurnDown &b, const QString &label) {
+        if (!b.ran)
+            return;
+        figures.addRow({QStringLiteral("burn-down %1 (%2 events, %3 s): first / last %4 s")
+                            .arg(label)
+                            .arg(b.events)
+                            .arg(b.seconds, 0, 'f', 1)
+                            .arg(b.windowSeconds, 0, 'f', 1),
+                        rate(b.firstRate) + QStringLiteral(" / ") + rate(b.lastRate)});
+        figures.addRow(
+            {QStringLiteral("burn-down %1: RSS start / max / end, autovacuums").arg(label),
+             QStringLiteral("%1 / %2 / %3 MB, %4")
+                 .arg(b.rssMbStart, 0, 'f', 1)
+                 .arg(b.rssMbMax, 0, 'f', 1)
+                 .arg(b.rssMbEnd, 0, 'f', 1)
+                 .arg(b.autovacuums)});
+    };
+    burnDownRows(r.burnDown, QStringLiteral("(table vacuum settings)"));
+    burnDownRows(r.burnDownNoVacuumSettings, QStringLiteral("(settings reset)"));
+    figures.print(out);
+    out << '\n';
+
+    Table verdicts(
+        {QStringLiteral("target"), QStringLiteral("measured"), QStringLiteral("goal"), QString()});
+    verdicts.setRightAligned(1);
+    for (const bench::TargetCheck &check : bench::checkTargets(r))
+        verdicts.addRow({check.name, check.value, check.target,
+                         check.pass ? QStringLiteral("PASS") : QStringLiteral("FAIL")});
+    verdicts.print(out);
+    const QJsonObject env = r.environment;
+    out << "\n"
+        << env.value(QStringLiteral("cpus")).toInt() << " CPUs ("
+        << env.value(QStringLiteral("cpu_model")).toString() << "), PostgreSQL "
+        << env.value(QStringLiteral("postgresql")).toString() << ", Qt "
+        << env.value(QStringLiteral("qt")).toString() << ", load average at start "
+        << env.value(QStringLiteral("load_average_at_start")).toString() << ", "
+        << env.value(QStringLiteral("date")).toString() << '\n';
+}
+
+} // namespace
+
+int runBench(CommandContext &context) {
+    CommandParser parser(
+        context,
+        QStringLiteral("Measure the dispatcher on a private PostgreSQL cluster and a development "
+                       "runner, in one run: the database ceiling and the database-only "
+                       "dispatcher, the HTTP ceiling and the end-to-end dispatcher, "
+                       "commit-to-delivered latency at low load, and a large burn-down (rate and "
+                       "memory). Prints each figure with its target and PASS/FAIL."),
+        CommandParser::Database::NotNeeded);
+    const auto option = [](const char *name, const char *help, const char *value = nullptr) {
+        return value ? QCommandLineOption(QLatin1String(name), QLatin1String(help),
+                                          QLatin1String(value))
+                     : QCommandLineOption(QLatin1String(name), QLatin1String(help));
+    };
+    parser.addOptions({
+        option("json", "Print one JSON object with every figure instead of tables."),
+        option("quick",
+               "CI size: 10000 events per phase, 300 latency events, a 50000-event burn-down."),
+        option("events", "Events per throughput phase (default 50000).", "n"),
+        option("repeat",
+               "Rounds of the throughput phases; the best round of each counts (default 1).", "n"),
+        option("burn-down", "Backlog for the burn-down (default 1000000; 0 skips it).", "n"),
+        option("no-vacuum-compare",
+               "Skip the second burn-down without the table's vacuum settings."),
+        option("latency-events", "Events in the latency phase (default 1000).", "n"),
+        option("latency-interval", "Time between latency events (default 10ms).", "duration"),
+        option("concurrency", "HTTP requests in flight (default 64).", "n"),
+        option("db-concurrency",
+               "In-process publisher slots in the database-only phases (default 100).", "n"),
+        option("batch-size", "Rows per claim (default 100).", "n"),
+        option("notify-debounce", "The dispatcher's NOTIFY debounce (default 0ms).", "duration"),
+        option("runner",
+               "Where the runner runs: process (a child outboxctl runner, default) or thread.",
+               "where"),
+        option("durable", "fsync and synchronous_commit on (default off, like the tests)."),
+        option("only",
+               "Run only these measurements, comma-separated: db, http, latency, burn-down.",
+               "list"),
+        option("strict", "Exit 1 when a target is missed."),
+    });
+    parser.setEpilog(
+        QStringLiteral("Example:\n  outboxctl bench            # full run, a few minutes\n"
+                       "  outboxctl bench --quick --json"));
+    if (const auto stop = parser.parse())
+        return *stop;
+    if (!parser.positionalArguments().isEmpty())
+        return parser.usageError(
+            QStringLiteral("unexpected argument '%1'").arg(parser.positionalArguments().first()));
+
+    bench::BenchOptions options;
+    if (parser.isSet(QStringLiteral("quick"))) {
+        options.events = 10000;
+        options.latencyEvents = 300;
+        options.burnDown = 50000;
+    }
+    options.runnerProgram = QCoreApplication::applicationFilePath();
+    for (auto [name, target, min] :
+         {std::tuple{QStringLiteral("events"), &options.events, 100},
+          std::tuple{QStringLiteral("repeat"), &options.repeat, 1},
+          std::tuple{QStringLiteral("burn-down"), &options.burnDown, 0},
+          std::tuple{QStringLiteral("latency-events"), &options.latencyEvents, 10},
+          std::tuple{QStringLiteral("concurrency"), &options.concurrency, 1},
+          std::tuple{QStringLiteral("db-concurrency"), &options.dbConcurrency, 1},
+          std::tuple{QStringLiteral("batch-size"), &options.batchSize, 1}}) {
+        auto value = parser.integer(name, *target, min, 100000000);
+        if (!value)
+            return parser.fail(value.error());
+        *target = int(value.value());
+    }
+    for (auto [name, target] :
+         {std::pair{QStringLiteral("latency-interval"), &options.latencyInterval},
+          std::pair{QStringLiteral("notify-debounce"), &options.notifyDebounce}}) {
+        auto value = parser.duration(name);
+        if (!value)
+            return parser.fail(value.error());
+        if (value.value())
+            *target = *value.value();
+    }
+    if (options.latencyInterval.count() < 1)
+        return parser.usageError(QStringLiteral("--latency-interval must be at least 1ms"));
+    if (parser.isSet(QStringLiteral("runner"))) {
+        const QString where = parser.value(QStringLiteral("runner")).trimmed().toLower();
+        if (where == QLatin1String("process"))
+            options.runner = bench::RunnerPlacement::Process;
+        else if (where == QLatin1String("thread"))
+            options.runner = bench::RunnerPlacement::Thread;
+        else
+            return parser.usageError(
+                QStringLiteral("--runner '%1' is unknown; use process or thread").arg(where));
+    }
+    if (parser.isSet(QStringLiteral("only"))) {
+        const QStringList known = options.phases;
+        options.phases.clear();
+        const QStringList wanted =
+            parser.value(QStringLiteral("only")).split(QLatin1Char(','), Qt::SkipEmptyParts);
+        for (const QString &phase : wanted) {
+            const QString name = phase.trimmed().toLower();
+            if (!known.contains(name))
+                return parser.usageError(QStringLiteral("--only: '%1' is not a measurement; use "
+                                                        "some of %2")
+                                             .arg(name, known.join(QStringLiteral(", "))));
+            options.phases.append(name);
+        }
+    }
+    options.compareVacuum = !parser.isSet(QStringLiteral("no-vacuum-compare"));
+    options.durable = parser.isSet(QStringLiteral("durable"));
+
+    // The library's per-event debug lines would drown the figures.
+    QLoggingCategory::setFilterRules(QStringLiteral("outbox.*.debug=false\noutbox.*.info=false"));
+    QTextStream &err = context.console.err();
+    const bool json = parser.isSet(QStringLiteral("json"));
+    auto results = bench::runBenchmark(
+        options, [&](const QString &line) { err << "bench: " << line << Qt::endl; });
+    if (!results)
+        return parser.fail(results.error());
+
+    if (json)
+        context.console.out() << jsonText(bench::resultsJson(results.value())) << Qt::endl;
+    else
+        printHuman(context.console.out(), results.value());
+    if (parser.isSet(QStringLiteral("strict"))) {
+        for (const bench::TargetCheck &check : bench::checkTargets(results.value())) {
+            if (!check.pass)
+                return ExitFailure;
+        }
+    }
+    return ExitOk;
+}
+
+} // namespace outbox::cli

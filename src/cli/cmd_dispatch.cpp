@@ -1,0 +1,374 @@
+#include "cli/commands.h"
+#include "cli/serviceutil.h"
+#include "core/dispatcherconfig.h"
+#include "dispatch/dispatcherhost.h"
+#include "dispatch/metricsserver.h"
+#include "store/database.h"
+#include "store/migrator.h"
+
+#include <QElapsedTimer>
+#include <QEventLoop>
+#include <QLoggingCategory>
+#include <QProcessEnvironment>
+
+#include <limits>
+
+namespace outbox::cli {
+
+namespace {
+
+Q_LOGGING_CATEGORY(lcDispatchCmd, "outbox.cli.dispatch")
+
+struct DispatchOptions {
+    core::DispatcherConfig config;
+    std::optional<std::pair<QHostAddress, quint16>> metricsAddress;
+    core::Millis statsInterval{10000};
+    bool listen = true;
+};
+
+core::Result<QList<int>> parseStatuses(const QString &text) {
+    QList<int> statuses;
+    if (text.trimmed().compare(QLatin1String("none"), Qt::CaseInsensitive) == 0)
+        return statuses;
+    const QStringList parts = text.split(QLatin1Char(','), Qt::SkipEmptyParts);
+    for (const QString &part : parts) {
+        bool ok = false;
+        const int status = part.trimmed().toInt(&ok);
+        if (!ok)
+            return usage(QStringLiteral("--permanent-status: '%1' is not an HTTP status; give a "
+                                        "comma-separated list such as 410,422, or none")
+                             .arg(part.trimmed()));
+        statuses.append(status);
+    }
+    if (statuses.isEmpty())
+        return usage(QStringLiteral("--permanent-status is empty; give e.g. 410,422, or none"));
+    return statuses;
+}
+
+// Everything from the command line and the environment; secrets are read
+// from files (never taken on the command line, where `ps` would show them).
+core::Result<DispatchOptions> readOptions(CommandParser &parser) {
+    DispatchOptions options;
+    core::DispatcherConfig &config = options.config;
+
+    const QString url = parser.value(QStringLiteral("runner-url")).trimmed();
+    config.runnerUrl = QUrl(url, QUrl::StrictMode);
+
+    if (parser.isSet(QStringLiteral("secret-file"))) {
+        auto secrets = readSecretLines(QStringLiteral("secret-file"),
+                                       parser.value(QStringLiteral("secret-file")));
+        if (!secrets)
+            return secrets.error();
+        config.secrets = secrets.value();
+    } else {
+        const QString fromEnvironment = QProcessEnvironment::systemEnvironment()
+                                            .value(QStringLiteral("OUTBOX_RUNNER_SECRET"))
+                                            .trimmed();
+        if (!fromEnvironment.isEmpty())
+            config.secrets = fromEnvironment.split(QLatin1Char(' '), Qt::SkipEmptyParts);
+    }
+    if (parser.isSet(QStringLiteral("bearer-token-file"))) {
+        auto token = readSecretLines(QStringLiteral("bearer-token-file"),
+                                     parser.value(QStringLiteral("bearer-token-file")));
+        if (!token)
+            return token.error();
+        if (token->size() != 1)
+            return usage(QStringLiteral("--bearer-token-file: the file must hold one token on "
+                                        "one line"));
+        config.bearerToken = token->first();
+    }
+    if (parser.isSet(QStringLiteral("ca-file")))
+        config.caFile = parser.value(QStringLiteral("ca-file"));
+
+    // Sizes below 1 are left to DispatcherConfig::validate(), whose message
+    // names the fix.
+    constexpr qint64 maxSize = 1000000;
+    for (auto [name, target] : {std::pair{QStringLiteral("batch-size"), &config.batchSize},
+                                std::pair{QStringLiteral("concurrency"), &config.concurrency},
+                                std::pair{QStringLiteral("max-attempts"), &config.maxAttempts}}) {
+        auto value = parser.integer(name, *target, std::numeric_limits<int>::min(), maxSize);
+        if (!value)
+            return value.error();
+        *target = int(value.value());
+    }
+    for (auto [name, target] :
+         {std::pair{QStringLiteral("lease"), &config.lease},
+          std::pair{QStringLiteral("poll-interval"), &config.pollInterval},
+          std::pair{QStringLiteral("base-delay"), &config.baseDelay},
+          std::pair{QStringLiteral("max-delay"), &config.maxDelay},
+          std::pair{QStringLiteral("request-timeout"), &config.requestTimeout},
+          std::pair{QStringLiteral("shutdown-grace"), &config.shutdownGrace}}) {
+        auto value = parser.duration(name);
+        if (!value)
+            return value.error();
+        if (value.value())
+            *target = *value.value();
+    }
+    auto workerId = parser.uuid(QStringLiteral("worker-id"));
+    if (!workerId)
+        return workerId.error();
+    if (workerId.value())
+        config.workerId = *workerId.value();
+    if (parser.isSet(QStringLiteral("namespace"))) {
+        config.nameSpace = parser.value(QStringLiteral("namespace")).trimmed();
+        if (config.nameSpace.isEmpty())
+            return usage(QStringLiteral("--namespace is empty; give a namespace, or leave the "
+                                        "option out to dispatch every namespace"));
+    }
+    if (parser.isSet(QStringLiteral("permanent-status"))) {
+        auto statuses = parseStatuses(parser.value(QStringLiteral("permanent-status")));
+        if (!statuses)
+            return statuses.error();
+        config.permanentStatuses = statuses.value();
+    }
+    if (parser.isSet(QStringLiteral("metrics-addr"))) {
+        auto address = parseListenAddress(QStringLiteral("metrics-addr"),
+                                          parser.value(QStringLiteral("metrics-addr")));
+        if (!address)
+            return address.error();
+        options.metricsAddress = address.value();
+    }
+    auto interval = parser.duration(QStringLiteral("stats-interval"));
+    if (!interval)
+        return interval.error();
+    if (interval.value())
+        options.statsInterval = *interval.value();
+    options.listen = !parser.isSet(QStringLiteral("no-listen"));
+
+    if (const auto valid = config.validate(); !valid)
+        return valid.error();
+    return options;
+}
+
+QString percentileMs(const dispatch::Histogram &histogram, double quantile) {
+    return histogram.count() == 0
+               ? QStringLiteral("-")
+               : QString::number(double(histogram.percentile(quantile)) / 1000.0, 'f', 1);
+}
+
+// Latency and rate over the interval between two stats lines (the
+// snapshots' "recent" histograms cover only the time since the previous
+// snapshot, so they are merged here).
+struct Interval {
+    dispatch::Histogram commitToDelivered;
+    dispatch::Histogram httpDuration;
+    qint64 deliveredAtStart = 0;
+    QElapsedTimer clock;
+};
+
+QString statsLine(const dispatch::DispatcherStats &stats, const Interval &interval) {
+    const qint64 elapsed = interval.clock.isValid() ? interval.clock.elapsed() : 0;
+    const double rate =
+        elapsed > 0 ? double(stats.delivered - interval.deliveredAtStart) * 1000.0 / double(elapsed)
+                    : 0.0;
+    return QStringLiteral("state=%1 delivered=%2 retried=%3 dead=%4 claimed=%5 in_flight=%6/%7 "
+                          "fenced_out=%8 released=%9 swept=%10 reconnects=%11 errors=%12 "
+                          "listening=%13 delivered_per_s=%14 latency_p50_ms=%15 "
+                          "latency_p99_ms=%16 http_p50_ms=%17 http_p99_ms=%18")
+        .arg(dispatch::stateName(stats.state))
+        .arg(stats.delivered)
+        .arg(stats.retried)
+        .arg(stats.dead)
+        .arg(stats.claimed)
+        .arg(stats.inFlight)
+        .arg(stats.concurrency)
+        .arg(stats.fencedOut)
+        .arg(stats.released)
+        .arg(stats.swept)
+        .arg(stats.reconnects)
+        .arg(stats.errors)
+        .arg(stats.listening ? QStringLiteral("true") : QStringLiteral("false"),
+             QString::number(rate, 'f', 1), percentileMs(interval.commitToDelivered, 0.5),
+             percentileMs(interval.commitToDelivered, 0.99),
+             percentileMs(interval.httpDuration, 0.5), percentileMs(interval.httpDuration, 0.99));
+}
+
+// One connection before the dispatcher starts, to tell "wrong password,
+// missing schema" (will not fix itself: exit now) from "server not reachable
+// yet" (a daemon waits for it).
+int preflight(CommandParser &parser, const core::ConnInfo &info) {
+    core::ConnInfo probeInfo = info;
+    if (probeInfo.option(QStringLiteral("connect_timeout")).isEmpty())
+        probeInfo.setOption(QStringLiteral("connect_timeout"), QStringLiteral("5"));
+    if (probeInfo.option(QStringLiteral("application_name")).isEmpty())
+        probeInfo.setOption(QStringLiteral("application_name"),
+                            QStringLiteral("outbox-dispatch-check"));
+    const QString name = store::uniqueConnectionName(QStringLiteral("outboxctl-preflight"));
+    int code = ExitOk;
+    {
+        auto db = store::openDatabase(probeInfo, name);
+        if (!db) {
+            if (db.errorKind() == core::ErrorKind::Unavailable)
+                qCWarning(lcDispatchCmd).noquote()
+                    << QStringLiteral("event=database_unavailable will_retry=true error=\"") %
+                           db.errorMessage() % QLatin1Char('"');
+            else
+                code = parser.fail(db.error());
+        } else {
+            const auto current = store::Migrator(db.value()).checkCurrent();
+            if (!current)
+                code = parser.fail(current.error());
+            db.value().close();
+        }
+    }
+    store::closeDatabase(name);
+    return code;
+}
+
+} // namespace
+
+int runDispatch(CommandContext &context) {
+    CommandParser parser(
+        context,
+        QStringLiteral("Run a dispatcher: claim due events, POST them to the runner with "
+                       "Standard Webhooks signatures, and acknowledge, retry (exponential "
+                       "backoff with jitter) or dead-letter them. Run several on one database "
+                       "to scale out."));
+    const auto option = [](const char *name, const char *help, const char *value = nullptr) {
+        return value ? QCommandLineOption(QLatin1String(name), QLatin1String(help),
+                                          QLatin1String(value))
+                     : QCommandLineOption(QLatin1String(name), QLatin1String(help));
+    };
+    parser.addOptions({
+        option("runner-url", "The runner endpoint, e.g. https://runner.internal/events (required).",
+               "url"),
+        option("secret-file",
+               "Standard Webhooks secrets (whsec_...), one per line; two lines while a secret is "
+               "rotated. Default: $OUTBOX_RUNNER_SECRET (space-separated); none = unsigned.",
+               "file"),
+        option("bearer-token-file",
+               "Send 'Authorization: Bearer <token>' with the token read "
+               "from this file.",
+               "file"),
+        option("ca-file", "Extra CA bundle (PEM) for an https runner.", "file"),
+        option("batch-size", "Most rows claimed per statement (default 100).", "n"),
+        option("concurrency", "Most requests in flight (default 64).", "n"),
+        option("lease", "How long a claimed row stays reserved (default 30s).", "duration"),
+        option("poll-interval",
+               "Watchdog poll when no NOTIFY arrives (default 1s; at most lease/3).", "duration"),
+        option("max-attempts", "Attempts before an event is dead (default 10).", "n"),
+        option("base-delay", "First retry delay; doubles per attempt (default 1s).", "duration"),
+        option("max-delay", "Longest retry delay (default 5m).", "duration"),
+        option("request-timeout", "HTTP request timeout (default 10s; below the lease).",
+               "duration"),
+        option("shutdown-grace",
+               "On SIGTERM, how long requests in flight may finish (default 10s).", "duration"),
+        option("worker-id", "This dispatcher's id (a UUID; default: a new one per run).", "uuid"),
+        option("namespace", "Dispatch only this namespace (default: all).", "ns"),
+        option("permanent-status",
+               "HTTP statuses that dead-letter at once, comma-separated (default 410; 'none').",
+               "list"),
+        option("metrics-addr", "Serve Prometheus metrics at http://HOST:PORT/metrics.",
+               "host:port"),
+        option("stats-interval", "How often to log a stats line (default 10s; 0s = never).",
+               "duration"),
+        option("no-listen", "Do not LISTEN for NOTIFY; find work by polling only."),
+        option("verbose", "Log every claim and failed attempt."),
+    });
+    parser.setEpilog(QStringLiteral(
+        "Logs are one line each on stderr (ts=... level=... event=... key=value).\n"
+        "SIGINT or SIGTERM stops gracefully: no more claims, requests in flight finish within\n"
+        "--shutdown-grace and are acknowledged, unfinished leases are released so another\n"
+        "dispatcher takes them at once; exit 0. A second signal exits immediately.\n"
+        "A database that is not reachable yet is retried; a wrong password or a database\n"
+        "without the outbox schema ends the command (exit 2 or 1).\n"
+        "\n"
+        "Example:\n"
+        "  outboxctl --db \"host=db dbname=app\" dispatch --runner-url "
+        "https://runner.internal/events \\\n"
+        "      --secret-file /etc/outbox/webhook-secret --concurrency 64 --metrics-addr "
+        "127.0.0.1:9464"));
+    if (const auto stop = parser.parse())
+        return *stop;
+    if (!parser.positionalArguments().isEmpty())
+        return parser.usageError(
+            QStringLiteral("unexpected argument '%1'").arg(parser.positionalArguments().first()));
+
+    auto options = readOptions(parser);
+    if (!options)
+        return parser.fail(options.error());
+    auto connInfo = resolveConnInfo(parser.databaseOption());
+    if (!connInfo)
+        return parser.fail(connInfo.error());
+
+    installServiceLogging(parser.isSet(QStringLiteral("verbose")));
+    if (const int code = preflight(parser, connInfo.value()); code != ExitOk)
+        return code;
+
+    dispatch::DispatcherOptions dispatcherOptions;
+    dispatcherOptions.listen = options->listen;
+    dispatcherOptions.applicationName = QStringLiteral("outboxctl-dispatch");
+    dispatch::DispatcherHost host(connInfo.value(), options->config, {}, dispatcherOptions);
+
+    std::unique_ptr<dispatch::MetricsServer> metrics;
+    if (options->metricsAddress) {
+        metrics = std::make_unique<dispatch::MetricsServer>();
+        const auto &[address, port] = *options->metricsAddress;
+        if (auto listening = metrics->listen(address, port); !listening)
+            return parser.fail(core::Error{core::ErrorKind::Failed, listening.errorMessage()});
+        QObject::connect(&host, &dispatch::DispatcherHost::statsSnapshot, metrics.get(),
+                         &dispatch::MetricsServer::update);
+    }
+
+    QEventLoop loop;
+    int exitCode = ExitOk;
+    QString failure;
+    QObject::connect(&host, &dispatch::DispatcherHost::failed, &loop, [&](const QString &message) {
+        failure = message;
+        exitCode = ExitFailure;
+    });
+    QObject::connect(&host, &dispatch::DispatcherHost::stopped, &loop, &QEventLoop::quit);
+
+    Interval interval;
+    interval.clock.start();
+    QElapsedTimer sinceStart;
+    sinceStart.start();
+    QObject::connect(&host, &dispatch::DispatcherHost::statsSnapshot, &loop,
+                     [&](const dispatch::DispatcherStats &stats) {
+                         interval.commitToDelivered.merge(stats.recentCommitToDelivered);
+                         interval.httpDuration.merge(stats.recentHttpDuration);
+                     });
+    const auto logStats = [&](const QString &event) {
+        const dispatch::DispatcherStats &stats = host.lastStats();
+        qCInfo(lcDispatchCmd).noquote() << event % u' ' % statsLine(stats, interval);
+        interval = Interval();
+        interval.deliveredAtStart = stats.delivered;
+        interval.clock.start();
+    };
+    QTimer statsTimer;
+    QObject::connect(&statsTimer, &QTimer::timeout, &loop,
+                     [&] { logStats(QStringLiteral("event=stats")); });
+    if (options->statsInterval.count() > 0)
+        statsTimer.start(options->statsInterval);
+
+    bool stopping = false;
+    InterruptWatcher interrupt([&] {
+        stopping = true;
+        qCInfo(lcDispatchCmd).noquote()
+            << QStringLiteral("event=signal action=graceful_stop grace=") %
+                   core::formatDuration(options->config.shutdownGrace);
+        host.stop();
+    });
+    host.start();
+    loop.exec();
+    statsTimer.stop();
+
+    if (exitCode != ExitOk) {
+        context.console.err() << "outboxctl dispatch: " << failure << '\n';
+        context.console.err().flush();
+        return exitCode;
+    }
+    // The last line covers the whole run.
+    const dispatch::DispatcherStats &stats = host.lastStats();
+    Interval whole;
+    whole.commitToDelivered = stats.commitToDelivered;
+    whole.httpDuration = stats.httpDuration;
+    whole.clock = sinceStart;
+    qCInfo(lcDispatchCmd).noquote()
+        << QStringLiteral("event=exit reason=") %
+               (stopping ? QStringLiteral("signal") : QStringLiteral("stopped")) % u' ' %
+               statsLine(stats, whole);
+    return ExitOk;
+}
+
+} // namespace outbox::cli

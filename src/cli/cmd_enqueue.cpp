@@ -1,0 +1,159 @@
+#include "cli/commands.h"
+#include "cli/output.h"
+#include "store/outboxstore.h"
+
+#include <QFile>
+
+namespace outbox::cli {
+
+namespace {
+
+struct PayloadSource {
+    QByteArray text;
+    QString origin; // for messages: "--payload", "--payload-file x.json", "stdin"
+};
+
+core::Result<PayloadSource> readPayload(CommandParser &parser) {
+    const bool inline_ = parser.isSet(QStringLiteral("payload"));
+    const bool file = parser.isSet(QStringLiteral("payload-file"));
+    if (inline_ && file)
+        return usage(QStringLiteral("give the payload with either --payload or --payload-file, "
+                                    "not both"));
+    if (!inline_ && !file)
+        return usage(QStringLiteral("no payload: give --payload JSON, --payload-file FILE, or "
+                                    "--payload - to read it from stdin"));
+    const QString value =
+        parser.value(inline_ ? QStringLiteral("payload") : QStringLiteral("payload-file"));
+    if (value == QLatin1String("-")) {
+        if (parser.console().stdinIsTerminal())
+            parser.console().err() << "Reading the payload from stdin (end with Ctrl-D)...\n"
+                                   << Qt::flush;
+        return PayloadSource{parser.console().readAllStdin(),
+                             QStringLiteral("the payload on stdin")};
+    }
+    if (inline_)
+        return PayloadSource{value.toUtf8(), QStringLiteral("--payload")};
+    QFile input(value);
+    if (!input.open(QIODevice::ReadOnly))
+        return usage(
+            QStringLiteral("--payload-file: cannot read '%1': %2").arg(value, input.errorString()));
+    return PayloadSource{input.readAll(), QStringLiteral("--payload-file '%1'").arg(value)};
+}
+
+} // namespace
+
+int runEnqueue(CommandContext &context) {
+    CommandParser parser(context,
+                         QStringLiteral("Add one event to the outbox with outbox_enqueue(), as a "
+                                        "producer would. With a dedupe key, enqueueing the same "
+                                        "event twice keeps the first (\"already enqueued\")."));
+    const QCommandLineOption nameSpace(QStringLiteral("namespace"),
+                                       QStringLiteral("Producing module, e.g. billing (required)."),
+                                       QStringLiteral("ns"));
+    const QCommandLineOption topic(QStringLiteral("topic"),
+                                   QStringLiteral("Event type, e.g. invoice.paid (required)."),
+                                   QStringLiteral("topic"));
+    const QCommandLineOption payload(
+        QStringLiteral("payload"),
+        QStringLiteral("The payload as JSON text; '-' reads it from stdin."),
+        QStringLiteral("json"));
+    const QCommandLineOption payloadFile(
+        QStringLiteral("payload-file"),
+        QStringLiteral("Read the JSON payload from a file; '-' reads stdin."),
+        QStringLiteral("file"));
+    const QCommandLineOption dedupeKey(
+        QStringLiteral("dedupe-key"),
+        QStringLiteral("Idempotency key, unique per namespace and topic. With --tenant it must "
+                       "start with '<tenant>/'."),
+        QStringLiteral("key"));
+    const QCommandLineOption tenant(QStringLiteral("tenant"), QStringLiteral("Tenant id (a UUID)."),
+                                    QStringLiteral("uuid"));
+    const QCommandLineOption aggregateType(QStringLiteral("aggregate-type"),
+                                           QStringLiteral("Aggregate type, e.g. invoice."),
+                                           QStringLiteral("type"));
+    const QCommandLineOption aggregateId(QStringLiteral("aggregate-id"),
+                                         QStringLiteral("Aggregate id, e.g. 42."),
+                                         QStringLiteral("id"));
+    const QCommandLineOption json(QStringLiteral("json"),
+                                  QStringLiteral("Print {\"id\": ..., \"inserted\": ...}."));
+    parser.addOptions({nameSpace, topic, payload, payloadFile, dedupeKey, tenant, aggregateType,
+                       aggregateId, json});
+    parser.setEpilog(QStringLiteral(
+        "Examples:\n"
+        "  outboxctl enqueue --namespace billing --topic invoice.paid \\\n"
+        "      --payload '{\"invoice_id\": 42}' --dedupe-key invoice-42-paid\n"
+        "  jq -c . event.json | outboxctl enqueue --namespace billing --topic x --payload -"));
+    if (auto exit = parser.parse())
+        return *exit;
+    if (!parser.positionalArguments().isEmpty())
+        return parser.usageError(QStringLiteral("unexpected argument '%1' (give the payload "
+                                                "with --payload)")
+                                     .arg(parser.positionalArguments().first()));
+
+    for (const QCommandLineOption *required : {&nameSpace, &topic}) {
+        const QString name = required->names().first();
+        if (parser.value(name).trimmed().isEmpty())
+            return parser.usageError(QStringLiteral("--%1 is required").arg(name));
+    }
+    if (parser.isSet(aggregateType) != parser.isSet(aggregateId))
+        return parser.usageError(QStringLiteral("give --aggregate-type and --aggregate-id "
+                                                "together"));
+    if (parser.isSet(dedupeKey) && parser.value(dedupeKey).isEmpty())
+        return parser.usageError(QStringLiteral("--dedupe-key must not be empty"));
+    auto tenantId = parser.uuid(QStringLiteral("tenant"));
+    if (!tenantId)
+        return parser.usageError(tenantId.errorMessage());
+
+    auto source = readPayload(parser);
+    if (!source)
+        return parser.usageError(source.errorMessage());
+    // Checked here, before connecting, so the message can say where the
+    // mistake is; the database would only say "invalid input syntax".
+    QString jsonError;
+    const auto value = parseJsonValue(source->text, &jsonError);
+    if (!value)
+        return parser.usageError(source->origin + QStringLiteral(" is not valid JSON: ") +
+                                 jsonError);
+    if (value->isNull())
+        return parser.usageError(source->origin +
+                                 QStringLiteral(" is JSON null; the payload must be a value such "
+                                                "as {\"invoice_id\": 42}"));
+
+    std::unique_ptr<Connection> connection;
+    if (const int exit = connect(parser, connection); exit != ExitOk)
+        return exit;
+
+    store::EnqueueRequest request;
+    request.nameSpace = parser.value(nameSpace);
+    request.topic = parser.value(topic);
+    request.payload = source->text.trimmed();
+    if (parser.isSet(dedupeKey))
+        request.dedupeKey = parser.value(dedupeKey);
+    request.tenantId = tenantId.value();
+    if (parser.isSet(aggregateType)) {
+        request.aggregateType = parser.value(aggregateType);
+        request.aggregateId = parser.value(aggregateId);
+    }
+
+    store::OutboxStore store(connection->db());
+    auto result = store.enqueue(request);
+    if (!result)
+        return parser.fail(result.error());
+
+    const QString id = result->id.toString(QUuid::WithoutBraces);
+    auto &out = context.console.out();
+    if (parser.isSet(json)) {
+        out << jsonText(QJsonObject{{QStringLiteral("id"), id},
+                                    {QStringLiteral("inserted"), result->inserted}})
+            << '\n';
+    } else if (result->inserted) {
+        out << id << " inserted\n";
+    } else {
+        out << id
+            << " already enqueued (same namespace, topic and dedupe key); kept the "
+               "existing event\n";
+    }
+    return ExitOk;
+}
+
+} // namespace outbox::cli

@@ -1,0 +1,233 @@
+#include "cli/commands.h"
+#include "cli/output.h"
+#include "store/queries.h"
+
+#include <QJsonArray>
+
+namespace outbox::cli {
+
+namespace {
+
+QString at(const QDateTime &time, const QDateTime &now) {
+    return isoTime(time) + QStringLiteral(" (") + relativeTime(time, now) + QLatin1Char(')');
+}
+
+QString plural(qint64 n, const char *word) {
+    return QString::number(n) + QLatin1Char(' ') + QLatin1String(word) +
+           (n == 1 ? QString() : QStringLiteral("s"));
+}
+
+// The answer to "why is this event not delivered yet?"
+QString whyLine(const core::OutboxEvent &event, const QDateTime &now) {
+    const QString failed = plural(event.attempts, "failed attempt");
+    switch (event.status) {
+    case core::Status::Pending:
+        if (event.nextAttemptAt.isValid() && event.nextAttemptAt > now) {
+            if (event.attempts > 0)
+                return QStringLiteral("waiting for backoff until %1 after %2")
+                    .arg(at(event.nextAttemptAt, now), failed);
+            return QStringLiteral("pending, due %1 at %2")
+                .arg(relativeTime(event.nextAttemptAt, now), isoTime(event.nextAttemptAt));
+        }
+        if (event.attempts > 0)
+            return QStringLiteral("due now for another attempt after %1; waiting for a dispatcher "
+                                  "to claim it")
+                .arg(failed);
+        return QStringLiteral("pending, due now; waiting for a dispatcher to claim it");
+    case core::Status::Processing: {
+        const QString worker = event.lockedBy ? event.lockedBy->toString(QUuid::WithoutBraces)
+                                              : QStringLiteral("an unknown worker");
+        if (event.lockedUntil.isValid() && event.lockedUntil > now)
+            return QStringLiteral("leased by worker %1 until %2 (attempt %3 in progress)")
+                .arg(worker, at(event.lockedUntil, now))
+                .arg(event.attempts);
+        return QStringLiteral("lease of worker %1 expired at %2; the next claim or dead sweep "
+                              "takes it over")
+            .arg(worker, at(event.lockedUntil, now));
+    }
+    case core::Status::Dead:
+        return QStringLiteral("dead after %1%2; 'outboxctl requeue --id %3' sends it again")
+            .arg(plural(event.attempts, "attempt"),
+                 event.lastError ? QStringLiteral(": ") + *event.lastError : QString(),
+                 event.id.toString(QUuid::WithoutBraces));
+    case core::Status::Delivered:
+        return QStringLiteral("delivered at %1").arg(at(event.deliveredAt, now));
+    }
+    return QString();
+}
+
+QJsonObject attemptJson(const core::AttemptRecord &attempt) {
+    return QJsonObject{
+        {QStringLiteral("attempt"), attempt.attempt},
+        {QStringLiteral("at"), jsonTime(attempt.at)},
+        {QStringLiteral("worker_id"),
+         attempt.workerId ? QJsonValue(attempt.workerId->toString(QUuid::WithoutBraces))
+                          : QJsonValue(QJsonValue::Null)},
+        {QStringLiteral("http_status"),
+         attempt.httpStatus ? QJsonValue(*attempt.httpStatus) : QJsonValue(QJsonValue::Null)},
+        {QStringLiteral("duration_ms"), attempt.durationMs},
+        {QStringLiteral("error"), attempt.error},
+    };
+}
+
+QJsonObject auditJson(const core::AuditRecord &audit) {
+    return QJsonObject{
+        {QStringLiteral("id"), audit.id},           {QStringLiteral("at"), jsonTime(audit.at)},
+        {QStringLiteral("action"), audit.action},   {QStringLiteral("db_user"), audit.dbUser},
+        {QStringLiteral("os_user"), audit.osUser},  {QStringLiteral("host"), audit.host},
+        {QStringLiteral("filter"), audit.filter},   {QStringLiteral("affected"), audit.affected},
+        {QStringLiteral("skipped"), audit.skipped},
+    };
+}
+
+void printDetail(QTextStream &out, const store::EventDetail &detail) {
+    const core::OutboxEvent &e = detail.event;
+    const QDateTime now =
+        detail.serverTime.isValid() ? detail.serverTime : QDateTime::currentDateTimeUtc();
+    QList<QPair<QString, QString>> fields{
+        {QStringLiteral("Status"), core::statusName(e.status)},
+        {QStringLiteral("Why"), whyLine(e, now)},
+        {QStringLiteral("Namespace"), e.nameSpace},
+        {QStringLiteral("Topic"), e.topic},
+    };
+    if (e.aggregateType || e.aggregateId)
+        fields.append({QStringLiteral("Aggregate"), e.aggregateType.value_or(QString()) +
+                                                        QLatin1Char(' ') +
+                                                        e.aggregateId.value_or(QString())});
+    if (e.tenantId)
+        fields.append({QStringLiteral("Tenant"), e.tenantId->toString(QUuid::WithoutBraces)});
+    if (e.dedupeKey)
+        fields.append({QStringLiteral("Dedupe key"), *e.dedupeKey});
+    fields.append({QStringLiteral("Attempts"), QString::number(e.attempts)});
+    if (e.status == core::Status::Pending)
+        fields.append({QStringLiteral("Next attempt"), at(e.nextAttemptAt, now)});
+    if (e.lockedBy)
+        fields.append({QStringLiteral("Locked by"), e.lockedBy->toString(QUuid::WithoutBraces) +
+                                                        QStringLiteral(" until ") +
+                                                        at(e.lockedUntil, now)});
+    if (e.lastError)
+        fields.append({QStringLiteral("Last error"), *e.lastError});
+    if (e.deliveredAt.isValid())
+        fields.append({QStringLiteral("Delivered"), at(e.deliveredAt, now)});
+    fields.append({QStringLiteral("Created"), at(e.createdAt, now)});
+    fields.append({QStringLiteral("Updated"), at(e.updatedAt, now)});
+    if (e.replayOf)
+        fields.append({QStringLiteral("Replay of"), e.replayOf->toString(QUuid::WithoutBraces)});
+
+    out << "Event " << e.id.toString(QUuid::WithoutBraces) << '\n';
+    for (const auto &[label, value] : std::as_const(fields))
+        out << "  " << QString(label + QLatin1Char(':')).leftJustified(14) << value << '\n';
+
+    out << "\nPayload:\n";
+    const QString payload = reformatJson(e.payload, 2);
+    for (const QString &line : payload.split(QLatin1Char('\n')))
+        out << "  " << line << '\n';
+
+    out << "\nFailed attempts (" << detail.attempts.size() << "):\n";
+    if (!detail.attempts.isEmpty()) {
+        Table table({QStringLiteral("  #"), QStringLiteral("AT (UTC)"), QStringLiteral("HTTP"),
+                     QStringLiteral("TOOK"), QStringLiteral("WORKER"), QStringLiteral("ERROR")});
+        table.setRightAligned(0);
+        for (const core::AttemptRecord &a : detail.attempts) {
+            table.addRow({QString::number(a.attempt), isoTime(a.at),
+                          a.httpStatus ? QString::number(*a.httpStatus) : QStringLiteral("-"),
+                          humanDuration(a.durationMs),
+                          a.workerId ? a.workerId->toString(QUuid::WithoutBraces).left(8)
+                                     : QStringLiteral("-"),
+                          elide(a.error, 100)});
+        }
+        table.print(out);
+    }
+
+    out << "\nOperator actions (" << detail.audit.size() << "):\n";
+    if (!detail.audit.isEmpty()) {
+        Table table({QStringLiteral("  AT (UTC)"), QStringLiteral("ACTION"), QStringLiteral("BY"),
+                     QStringLiteral("FILTER")});
+        for (const core::AuditRecord &a : detail.audit) {
+            QString by = a.dbUser;
+            if (!a.osUser.isEmpty())
+                by += QStringLiteral(" (") + a.osUser +
+                      (a.host.isEmpty() ? QString() : QLatin1Char('@') + a.host) + QLatin1Char(')');
+            table.addRow({QStringLiteral("  ") + isoTime(a.at), a.action, by, a.filter});
+        }
+        table.print(out);
+    }
+
+    if (!detail.replays.isEmpty()) {
+        out << "\nReplayed as:\n";
+        for (const QUuid &id : detail.replays)
+            out << "  " << id.toString(QUuid::WithoutBraces) << '\n';
+    }
+}
+
+} // namespace
+
+int runShow(CommandContext &context) {
+    CommandParser parser(context,
+                         QStringLiteral("Show one event: its fields, the payload, every failed "
+                                        "attempt, the operator actions that touched it, and why "
+                                        "it is not delivered yet."));
+    parser.addPositional(QStringLiteral("id"), QStringLiteral("The event id (a UUID)."),
+                         QStringLiteral("<id>"));
+    const QCommandLineOption json(QStringLiteral("json"),
+                                  QStringLiteral("Print one JSON object: event, why, attempts, "
+                                                 "audit, replays, server_time."));
+    parser.addOption(json);
+    if (auto exit = parser.parse())
+        return *exit;
+    const QStringList positional = parser.positionalArguments();
+    if (positional.isEmpty())
+        return parser.usageError(QStringLiteral("missing the event id"));
+    if (positional.size() > 1)
+        return parser.usageError(
+            QStringLiteral("unexpected argument '%1' (show takes one id)").arg(positional.at(1)));
+    const auto id = parseUuid(positional.first());
+    if (!id)
+        return parser.usageError(
+            QStringLiteral("'%1' is not an event id (a UUID)").arg(positional.first()));
+
+    std::unique_ptr<Connection> connection;
+    if (const int exit = connect(parser, connection); exit != ExitOk)
+        return exit;
+    store::EventQueries queries(connection->db());
+    auto detail = queries.detail(*id);
+    if (!detail)
+        return parser.fail(detail.error());
+    if (!detail.value())
+        return parser.fail(core::Error{
+            core::ErrorKind::NotFound,
+            QStringLiteral("no event with id %1").arg(id->toString(QUuid::WithoutBraces))});
+    const store::EventDetail &d = *detail.value();
+
+    auto &out = context.console.out();
+    if (!parser.isSet(json)) {
+        printDetail(out, d);
+        return ExitOk;
+    }
+    QJsonArray attempts;
+    for (const core::AttemptRecord &a : d.attempts)
+        attempts.append(attemptJson(a));
+    QJsonArray audit;
+    for (const core::AuditRecord &a : d.audit)
+        audit.append(auditJson(a));
+    QJsonArray replays;
+    for (const QUuid &replay : d.replays)
+        replays.append(replay.toString(QUuid::WithoutBraces));
+    const QDateTime now = d.serverTime.isValid() ? d.serverTime : QDateTime::currentDateTimeUtc();
+    const QString marker =
+        QStringLiteral("outbox-event-") + QUuid::createUuid().toString(QUuid::WithoutBraces);
+    QByteArray text = jsonText(QJsonObject{
+        {QStringLiteral("event"), marker},
+        {QStringLiteral("why"), whyLine(d.event, now)},
+        {QStringLiteral("attempts"), attempts},
+        {QStringLiteral("audit"), audit},
+        {QStringLiteral("replays"), replays},
+        {QStringLiteral("server_time"), jsonTime(d.serverTime)},
+    });
+    // The event goes in as text so its payload keeps its exact numbers.
+    text.replace(QByteArray('"' + marker.toUtf8() + '"'), eventJson(d.event));
+    out << QString::fromUtf8(text) << '\n';
+    return ExitOk;
+}
+
+} // namespace outbox::cli

@@ -1,0 +1,99 @@
+#include "cli/filteroptions.h"
+
+namespace outbox::cli {
+
+void addFilterOptions(CommandParser &parser) {
+    parser.addOptions({
+        QCommandLineOption(QStringLiteral("id"),
+                           QStringLiteral("Only this event (repeat for several)."),
+                           QStringLiteral("uuid")),
+        QCommandLineOption(QStringLiteral("status"),
+                           QStringLiteral("pending (includes retrying), retrying, processing, "
+                                          "delivered or dead."),
+                           QStringLiteral("status")),
+        QCommandLineOption(QStringLiteral("namespace"), QStringLiteral("Exact namespace."),
+                           QStringLiteral("ns")),
+        QCommandLineOption(QStringLiteral("topic"), QStringLiteral("Exact topic."),
+                           QStringLiteral("topic")),
+        QCommandLineOption(QStringLiteral("tenant"), QStringLiteral("Tenant id (a UUID)."),
+                           QStringLiteral("uuid")),
+        QCommandLineOption(QStringLiteral("dedupe-key"), QStringLiteral("Exact dedupe key."),
+                           QStringLiteral("key")),
+        QCommandLineOption(QStringLiteral("error-contains"),
+                           QStringLiteral("Last error contains this text (case-insensitive)."),
+                           QStringLiteral("text")),
+        QCommandLineOption(QStringLiteral("text"),
+                           QStringLiteral("Free text in the id, dedupe key, topic or last error."),
+                           QStringLiteral("text")),
+        QCommandLineOption(QStringLiteral("created-after"),
+                           QStringLiteral("Created at or after this ISO 8601 time, e.g. "
+                                          "2024-05-01T12:00:00Z (no offset: local time)."),
+                           QStringLiteral("time")),
+        QCommandLineOption(QStringLiteral("created-before"),
+                           QStringLiteral("Created before this ISO 8601 time."),
+                           QStringLiteral("time")),
+        QCommandLineOption(QStringLiteral("older-than"),
+                           QStringLiteral("Last changed longer ago than this, e.g. 30m, 7d."),
+                           QStringLiteral("duration")),
+    });
+}
+
+core::Result<store::EventFilter> filterFromOptions(const CommandParser &parser) {
+    store::EventFilter filter;
+    const QStringList ids = parser.values(QStringLiteral("id"));
+    for (const QString &text : ids) {
+        auto id = parseUuid(text);
+        if (!id)
+            return usage(QStringLiteral("--id: '%1' is not an event id (a UUID)").arg(text));
+        filter.ids.append(*id);
+    }
+    if (parser.isSet(QStringLiteral("status"))) {
+        const QString text = parser.value(QStringLiteral("status")).trimmed();
+        if (text.compare(QLatin1String("retrying"), Qt::CaseInsensitive) == 0) {
+            filter.status = core::Status::Pending;
+            filter.retrying = true;
+        } else if (auto status = core::statusFromName(text)) {
+            filter.status = *status;
+        } else {
+            return usage(QStringLiteral("--status: unknown status '%1' (use pending, retrying, "
+                                        "processing, delivered or dead)")
+                             .arg(text));
+        }
+    }
+    filter.nameSpace = parser.value(QStringLiteral("namespace"));
+    filter.topic = parser.value(QStringLiteral("topic"));
+    filter.dedupeKey = parser.value(QStringLiteral("dedupe-key"));
+    filter.errorContains = parser.value(QStringLiteral("error-contains"));
+    filter.text = parser.value(QStringLiteral("text"));
+    for (const QString &name :
+         {QStringLiteral("namespace"), QStringLiteral("topic"), QStringLiteral("dedupe-key"),
+          QStringLiteral("error-contains"), QStringLiteral("text")}) {
+        if (parser.isSet(name) && parser.value(name).isEmpty())
+            return usage(QStringLiteral("--%1 must not be empty").arg(name));
+    }
+
+    auto tenant = parser.uuid(QStringLiteral("tenant"));
+    if (!tenant)
+        return tenant.error();
+    filter.tenantId = tenant.value();
+
+    auto after = parser.dateTime(QStringLiteral("created-after"));
+    if (!after)
+        return after.error();
+    filter.createdFrom = after.value();
+    auto before = parser.dateTime(QStringLiteral("created-before"));
+    if (!before)
+        return before.error();
+    filter.createdTo = before.value();
+    if (filter.createdFrom.isValid() && filter.createdTo.isValid() &&
+        filter.createdFrom >= filter.createdTo)
+        return usage(QStringLiteral("--created-after must be earlier than --created-before"));
+
+    auto olderThan = parser.duration(QStringLiteral("older-than"));
+    if (!olderThan)
+        return olderThan.error();
+    filter.olderThan = olderThan.value();
+    return filter;
+}
+
+} // namespace outbox::cli

@@ -1,0 +1,274 @@
+#include "cli/output.h"
+
+#include "core/duration.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QUuid>
+
+#include <algorithm>
+#include <cstdlib>
+
+namespace outbox::cli {
+
+QString isoTime(const QDateTime &time) {
+    if (!time.isValid())
+        return QString();
+    return time.toUTC().toString(Qt::ISODateWithMs);
+}
+
+QJsonValue jsonTime(const QDateTime &time) {
+    if (!time.isValid())
+        return QJsonValue::Null;
+    return isoTime(time);
+}
+
+QString humanDuration(qint64 milliseconds) {
+    qint64 ms = std::llabs(milliseconds);
+    if (ms < 1000)
+        return QString::number(ms) + QStringLiteral("ms");
+    if (ms < 10000)
+        return QString::number(double(ms) / 1000.0, 'f', 1) + QStringLiteral("s");
+    // Precision people care about shrinks as the duration grows.
+    qint64 unit = 1000;
+    if (ms >= 86400000)
+        unit = 3600000;
+    else if (ms >= 3600000)
+        unit = 60000;
+    ms = (ms + unit / 2) / unit * unit;
+    return core::formatDuration(core::Millis(ms));
+}
+
+QString relativeTime(const QDateTime &time, const QDateTime &now) {
+    if (!time.isValid() || !now.isValid())
+        return QString();
+    const qint64 diff = now.msecsTo(time);
+    if (diff == 0)
+        return QStringLiteral("now");
+    if (diff > 0)
+        return QStringLiteral("in ") + humanDuration(diff);
+    return humanDuration(diff) + QStringLiteral(" ago");
+}
+
+std::optional<QJsonValue> parseJsonValue(const QByteArray &text, QString *error) {
+    auto fail = [&](const QString &what, qsizetype offset) -> std::optional<QJsonValue> {
+        if (error) {
+            offset = std::clamp<qsizetype>(offset, 0, text.size());
+            const qsizetype lineStart = text.lastIndexOf('\n', offset - 1) + 1;
+            const qsizetype line = text.left(offset).count('\n') + 1;
+            // Qt reports where it gave up, often a little after the
+            // mistake: show the text around it too.
+            const qsizetype from = std::max<qsizetype>(0, offset - 20);
+            const QString near = QString::fromUtf8(text.mid(from, offset + 10 - from)).simplified();
+            *error = QStringLiteral("%1 at line %2, column %3 (offset %4)")
+                         .arg(what)
+                         .arg(line)
+                         .arg(offset - lineStart + 1)
+                         .arg(offset);
+            if (!near.isEmpty())
+                *error += QStringLiteral(", near '%1'").arg(near);
+        }
+        return std::nullopt;
+    };
+    if (text.trimmed().isEmpty())
+        return fail(QStringLiteral("empty input, expected a JSON value"), 0);
+    // Wrapping in an array lets QJsonDocument validate scalars too; the
+    // offsets shift by the one added character.
+    QJsonParseError parseError;
+    const QJsonDocument document =
+        QJsonDocument::fromJson(QByteArray("[") + text + QByteArray("]"), &parseError);
+    if (parseError.error != QJsonParseError::NoError)
+        return fail(parseError.errorString(), parseError.offset - 1);
+    const QJsonArray array = document.array();
+    if (array.size() != 1)
+        return fail(QStringLiteral("more than one JSON value (separated by a comma)"),
+                    text.indexOf(','));
+    return array.first();
+}
+
+QString reformatJson(const QByteArray &bytes, int indent) {
+    const QString text = QString::fromUtf8(bytes);
+    QString out;
+    out.reserve(text.size() + text.size() / 4);
+    int depth = 0;
+    bool inString = false;
+    bool escaped = false;
+    auto newline = [&] {
+        if (indent < 0)
+            return;
+        out += QLatin1Char('\n');
+        out += QString(depth * indent, QLatin1Char(' '));
+    };
+    auto nextSignificant = [&](qsizetype from) {
+        while (from < text.size() && text.at(from).isSpace())
+            ++from;
+        return from;
+    };
+    for (qsizetype i = 0; i < text.size(); ++i) {
+        const QChar c = text.at(i);
+        if (inString) {
+            out += c;
+            if (escaped)
+                escaped = false;
+            else if (c == QLatin1Char('\\'))
+                escaped = true;
+            else if (c == QLatin1Char('"'))
+                inString = false;
+            continue;
+        }
+        switch (c.unicode()) {
+        case '"':
+            inString = true;
+            out += c;
+            break;
+        case '{':
+        case '[': {
+            const QChar close = c == QLatin1Char('{') ? QLatin1Char('}') : QLatin1Char(']');
+            const qsizetype next = nextSignificant(i + 1);
+            if (next < text.size() && text.at(next) == close) {
+                out += c;
+                out += close;
+                i = next;
+                break;
+            }
+            out += c;
+            ++depth;
+            newline();
+            break;
+        }
+        case '}':
+        case ']':
+            --depth;
+            newline();
+            out += c;
+            break;
+        case ',':
+            out += c;
+            newline();
+            break;
+        case ':':
+            out += indent < 0 ? QStringLiteral(":") : QStringLiteral(": ");
+            break;
+        default:
+            if (!c.isSpace())
+                out += c;
+            break;
+        }
+    }
+    return out;
+}
+
+namespace {
+
+QJsonValue optionalString(const std::optional<QString> &value) {
+    return value ? QJsonValue(*value) : QJsonValue(QJsonValue::Null);
+}
+
+QJsonValue optionalUuid(const std::optional<QUuid> &value) {
+    return value ? QJsonValue(value->toString(QUuid::WithoutBraces)) : QJsonValue(QJsonValue::Null);
+}
+
+} // namespace
+
+QByteArray jsonText(const QJsonObject &object, bool indented) {
+    QByteArray text =
+        QJsonDocument(object).toJson(indented ? QJsonDocument::Indented : QJsonDocument::Compact);
+    if (text.endsWith('\n'))
+        text.chop(1);
+    return text;
+}
+
+QByteArray eventJson(const core::OutboxEvent &event, bool indented) {
+    // The payload is spliced in as text: going through QJsonValue would turn
+    // large integers into doubles and change what the operator sees.
+    const QString marker =
+        QStringLiteral("outbox-payload-") + QUuid::createUuid().toString(QUuid::WithoutBraces);
+    QJsonObject object{
+        {QStringLiteral("id"), event.id.toString(QUuid::WithoutBraces)},
+        {QStringLiteral("namespace"), event.nameSpace},
+        {QStringLiteral("topic"), event.topic},
+        {QStringLiteral("aggregate_type"), optionalString(event.aggregateType)},
+        {QStringLiteral("aggregate_id"), optionalString(event.aggregateId)},
+        {QStringLiteral("tenant_id"), optionalUuid(event.tenantId)},
+        {QStringLiteral("dedupe_key"), optionalString(event.dedupeKey)},
+        {QStringLiteral("payload"), marker},
+        {QStringLiteral("status"), core::statusName(event.status)},
+        {QStringLiteral("attempts"), event.attempts},
+        {QStringLiteral("next_attempt_at"), jsonTime(event.nextAttemptAt)},
+        {QStringLiteral("locked_by"), optionalUuid(event.lockedBy)},
+        {QStringLiteral("locked_until"), jsonTime(event.lockedUntil)},
+        {QStringLiteral("last_error"), optionalString(event.lastError)},
+        {QStringLiteral("delivered_at"), jsonTime(event.deliveredAt)},
+        {QStringLiteral("created_at"), jsonTime(event.createdAt)},
+        {QStringLiteral("updated_at"), jsonTime(event.updatedAt)},
+        {QStringLiteral("replay_of"), optionalUuid(event.replayOf)},
+    };
+    QByteArray text = jsonText(object, indented);
+    QByteArray payload;
+    if (event.payload.trimmed().isEmpty()) {
+        payload = QByteArrayLiteral("null");
+    } else if (indented) {
+        // QJsonDocument indents members by 4 spaces.
+        payload = reformatJson(event.payload, 4)
+                      .replace(QLatin1Char('\n'), QStringLiteral("\n    "))
+                      .toUtf8();
+    } else {
+        payload = reformatJson(event.payload, -1).toUtf8();
+    }
+    const QByteArray quotedMarker = '"' + marker.toUtf8() + '"';
+    const qsizetype at = text.indexOf(quotedMarker);
+    if (at >= 0)
+        text.replace(at, quotedMarker.size(), payload);
+    return text;
+}
+
+// --- Table -------------------------------------------------------------------
+
+Table::Table(QStringList headers)
+    : m_headers(std::move(headers)) {}
+
+void Table::addRow(QStringList cells) {
+    while (cells.size() < m_headers.size())
+        cells.append(QString());
+    m_rows.append(std::move(cells));
+}
+
+void Table::print(QTextStream &stream) const {
+    QList<qsizetype> widths;
+    for (const QString &header : m_headers)
+        widths.append(header.size());
+    for (const QStringList &row : m_rows) {
+        for (qsizetype i = 0; i < widths.size(); ++i)
+            widths[i] = std::max(widths[i], row.at(i).size());
+    }
+    auto printRow = [&](const QStringList &cells) {
+        QString line;
+        for (qsizetype i = 0; i < widths.size(); ++i) {
+            const bool last = i + 1 == widths.size();
+            const bool right = m_right.contains(int(i));
+            if (i > 0)
+                line += QStringLiteral("  ");
+            if (right)
+                line += cells.at(i).rightJustified(widths[i]);
+            else if (last)
+                line += cells.at(i);
+            else
+                line += cells.at(i).leftJustified(widths[i]);
+        }
+        while (line.endsWith(QLatin1Char(' ')))
+            line.chop(1);
+        stream << line << '\n';
+    };
+    printRow(m_headers);
+    for (const QStringList &row : m_rows)
+        printRow(row);
+}
+
+QString elide(const QString &text, int width) {
+    QString folded = text.simplified();
+    if (folded.size() <= width)
+        return folded;
+    return folded.left(std::max(0, width - 3)) + QStringLiteral("...");
+}
+
+} // namespace outbox::cli

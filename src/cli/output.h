@@ -1,0 +1,58 @@
+#pragma once
+
+#include "core/event.h"
+
+#include <QByteArray>
+#include <QDateTime>
+#include <QJsonObject>
+#include <QJsonValue>
+#include <QList>
+#include <QString>
+#include <QStringList>
+#include <QTextStream>
+
+#include <optional>
+
+// Formatting shared by the outboxctl commands: times, durations, JSON, tables.
+namespace outbox::cli {
+
+// UTC, millisecond precision, "Z" suffix; empty for an invalid time.
+QString isoTime(const QDateTime &time);
+QJsonValue jsonTime(const QDateTime &time); // null for an invalid time
+// A duration rounded for people: "850ms", "42s", "3m12s", "2d4h".
+QString humanDuration(qint64 milliseconds);
+// "in 3m12s" / "12s ago", relative to `now`.
+QString relativeTime(const QDateTime &time, const QDateTime &now);
+
+// Parses any JSON value (QJsonDocument alone refuses top-level scalars).
+// On error sets `error` to what is wrong and where (line, column, offset).
+std::optional<QJsonValue> parseJsonValue(const QByteArray &text, QString *error = nullptr);
+// Re-indents valid JSON text without converting numbers to double, so an
+// operator sees exactly what is stored. indent < 0: compact, one line.
+QString reformatJson(const QByteArray &text, int indent = 2);
+// One event as a JSON object; the payload is embedded verbatim (not as a
+// double-converting QJsonValue).
+QByteArray eventJson(const core::OutboxEvent &event, bool indented = false);
+// Compact JSON text of an object.
+QByteArray jsonText(const QJsonObject &object, bool indented = false);
+
+// A plain text table with left-aligned columns (right-aligned when asked).
+class Table final {
+public:
+    explicit Table(QStringList headers);
+    void setRightAligned(int column) { m_right.append(column); }
+    void addRow(QStringList cells);
+    bool isEmpty() const { return m_rows.isEmpty(); }
+    void print(QTextStream &stream) const;
+
+private:
+    QStringList m_headers;
+    QList<QStringList> m_rows;
+    QList<int> m_right;
+};
+
+// Shortens text to `width` characters for a table cell ("..." at the end)
+// and folds newlines.
+QString elide(const QString &text, int width);
+
+} // namespace outbox::cli

@@ -1,0 +1,145 @@
+#pragma once
+
+// Helpers for the long-running outboxctl commands (dispatch, runner, bench):
+// one-line key=value logs, HOST:PORT parsing, secret files and a graceful
+// stop on SIGINT/SIGTERM. Header-only so that the commands can share them.
+
+#include "cli/cliutil.h"
+#include "cli/interrupt.h"
+
+#include <QDateTime>
+#include <QFile>
+#include <QHostAddress>
+#include <QLoggingCategory>
+#include <QRegularExpression>
+#include <QTimer>
+
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <utility>
+
+namespace outbox::cli {
+
+// One line per message on stderr: "ts=<UTC> level=<level> logger=<category>
+// <message>". Library messages are already key=value ("event=... k=v");
+// anything else (Qt's own warnings) is quoted as msg="...".
+inline void serviceMessageHandler(QtMsgType type, const QMessageLogContext &context,
+                                  const QString &message) {
+    const char *level = "info";
+    switch (type) {
+    case QtDebugMsg:
+        level = "debug";
+        break;
+    case QtInfoMsg:
+        level = "info";
+        break;
+    case QtWarningMsg:
+        level = "warning";
+        break;
+    case QtCriticalMsg:
+        level = "error";
+        break;
+    case QtFatalMsg:
+        level = "fatal";
+        break;
+    }
+    static const QRegularExpression structured(QStringLiteral("^[a-z_][a-z0-9_.-]*="));
+    QString text = message;
+    text.replace(QLatin1Char('\n'), QLatin1Char(' ')).replace(QLatin1Char('\r'), QLatin1Char(' '));
+    if (!structured.match(text).hasMatch()) {
+        text.replace(QLatin1Char('"'), QLatin1String("\\\""));
+        text = QStringLiteral("msg=\"") + text + QLatin1Char('"');
+    }
+    const QByteArray line =
+        "ts=" + QDateTime::currentDateTimeUtc().toString(Qt::ISODateWithMs).toUtf8() +
+        " level=" + level + " logger=" + (context.category ? context.category : "default") + ' ' +
+        text.toUtf8() + '\n';
+    std::fwrite(line.constData(), 1, size_t(line.size()), stderr);
+    std::fflush(stderr);
+    if (type == QtFatalMsg)
+        std::abort();
+}
+
+// Installs the handler above for the rest of the process (these commands own
+// it until exit). Debug lines (one per claim or request) only with --verbose.
+inline void installServiceLogging(bool verbose) {
+    qInstallMessageHandler(serviceMessageHandler);
+    if (!verbose)
+        QLoggingCategory::setFilterRules(QStringLiteral("outbox.*.debug=false"));
+}
+
+// "HOST:PORT", "[v6]:PORT", "localhost:PORT" or ":PORT" (all interfaces).
+// Host names other than localhost are refused: a listener binds an address.
+inline core::Result<std::pair<QHostAddress, quint16>> parseListenAddress(const QString &flag,
+                                                                         const QString &text) {
+    const auto refuse = [&](const QString &why) {
+        return usage(
+            QStringLiteral("--%1 '%2': %3; use e.g. --%1 127.0.0.1:8080").arg(flag, text, why));
+    };
+    const qsizetype colon = text.lastIndexOf(QLatin1Char(':'));
+    if (colon < 0)
+        return refuse(QStringLiteral("no port"));
+    QString host = text.left(colon).trimmed();
+    bool ok = false;
+    const uint port = text.mid(colon + 1).toUInt(&ok);
+    if (!ok || port > 65535)
+        return refuse(QStringLiteral("the port must be a number from 0 to 65535"));
+    if (host.startsWith(QLatin1Char('[')) && host.endsWith(QLatin1Char(']')))
+        host = host.mid(1, host.size() - 2);
+    QHostAddress address;
+    if (host.isEmpty() || host == QLatin1String("*"))
+        address = QHostAddress::Any;
+    else if (host.compare(QLatin1String("localhost"), Qt::CaseInsensitive) == 0)
+        address = QHostAddress::LocalHost;
+    else if (!address.setAddress(host))
+        return refuse(QStringLiteral("'%1' is not an IP address").arg(host));
+    return std::pair<QHostAddress, quint16>(address, quint16(port));
+}
+
+// Secrets or tokens from a file: one per non-empty line, surrounding blanks
+// trimmed. Errors name the file and the flag, never the content.
+inline core::Result<QStringList> readSecretLines(const QString &flag, const QString &path) {
+    QFile file(path);
+    if (!file.open(QIODevice::ReadOnly))
+        return usage(
+            QStringLiteral("--%1: cannot read '%2': %3").arg(flag, path, file.errorString()));
+    QStringList lines;
+    const QList<QByteArray> raw = file.readAll().split('\n');
+    for (const QByteArray &line : raw) {
+        const QString trimmed = QString::fromUtf8(line).trimmed();
+        if (!trimmed.isEmpty())
+            lines.append(trimmed);
+    }
+    if (lines.isEmpty())
+        return usage(
+            QStringLiteral("--%1: '%2' is empty; put the value on the first line").arg(flag, path));
+    return lines;
+}
+
+// Calls `onInterrupt` (in this thread, from the event loop) once after the
+// first SIGINT or SIGTERM; a second signal ends the process at once. The
+// InterruptGuard's flag is polled: signal handlers may do nothing else, and
+// a 50 ms reaction is plenty for a shutdown.
+class InterruptWatcher final {
+public:
+    explicit InterruptWatcher(std::function<void()> onInterrupt)
+        : m_onInterrupt(std::move(onInterrupt)) {
+        m_timer.setInterval(50);
+        QObject::connect(&m_timer, &QTimer::timeout, [this] {
+            if (!m_guard.interrupted())
+                return;
+            m_timer.stop();
+            m_onInterrupt();
+        });
+        m_timer.start();
+    }
+    Q_DISABLE_COPY_MOVE(InterruptWatcher)
+
+private:
+    InterruptGuard m_guard;
+    QTimer m_timer;
+    std::function<void()> m_onInterrupt;
+};
+
+} // namespace outbox::cli

@@ -1,0 +1,154 @@
+#pragma once
+
+#include "core/conninfo.h"
+#include "store/database.h"
+#include "store/migrator.h"
+#include "support/pgfixture.h"
+
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QProcessEnvironment>
+#include <QSqlDatabase>
+#include <QString>
+#include <QStringList>
+#include <QTcpServer>
+
+// Runs the real outboxctl binary (OUTBOXCTL_PATH, set by CMake) as a child
+// process, the way scripts and operators do.
+namespace outbox::testing {
+
+struct CtlResult {
+    int exitCode = -1;
+    bool finished = false; // false: crashed or timed out
+    QString out;
+    QString err;
+    QString all() const { return out + err; }
+};
+
+// The parent's environment without anything that would point outboxctl at
+// some other server.
+inline QProcessEnvironment cleanEnvironment() {
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    for (const char *name : {"OUTBOX_DB", "PGHOST", "PGHOSTADDR", "PGPORT", "PGDATABASE", "PGUSER",
+                             "PGPASSWORD", "PGSERVICE", "PGPASSFILE", "PGSERVICEFILE"})
+        env.remove(QLatin1String(name));
+    return env;
+}
+
+inline CtlResult runCtl(const QStringList &arguments, const QByteArray &input = {},
+                        const QProcessEnvironment &env = cleanEnvironment()) {
+    QProcess process;
+    process.setProcessEnvironment(env);
+    process.start(QStringLiteral(OUTBOXCTL_PATH), arguments);
+    CtlResult result;
+    if (!process.waitForStarted(30000))
+        return result;
+    if (!input.isEmpty())
+        process.write(input);
+    process.closeWriteChannel();
+    result.finished =
+        process.waitForFinished(120000) && process.exitStatus() == QProcess::NormalExit;
+    if (!result.finished) {
+        process.kill();
+        process.waitForFinished(5000);
+    }
+    result.exitCode = process.exitCode();
+    result.out = QString::fromUtf8(process.readAllStandardOutput());
+    result.err = QString::fromUtf8(process.readAllStandardError());
+    return result;
+}
+
+inline QJsonObject parseObject(const QString &text) {
+    QJsonParseError error;
+    const QJsonDocument document = QJsonDocument::fromJson(text.toUtf8(), &error);
+    if (error.error != QJsonParseError::NoError)
+        qWarning().noquote() << "not JSON:" << error.errorString() << text;
+    return document.object();
+}
+
+// The template preparer: applies the migrations with the store's Migrator.
+inline core::Result<void> migrateTemplate(const QString &connInfo) {
+    auto info = core::ConnInfo::parse(connInfo);
+    if (!info)
+        return info.error();
+    const QString name = QStringLiteral("cli-template-migrate");
+    core::Result<void> outcome;
+    {
+        auto db = store::openDatabase(info.value(), name);
+        if (!db)
+            return db.error();
+        auto migrated = store::Migrator(db.value()).migrate();
+        if (!migrated)
+            outcome = migrated.error();
+        db.value().close();
+    }
+    store::closeDatabase(name);
+    return outcome;
+}
+
+// One outbox_events row in a chosen state, written directly (the dispatcher
+// is not under test here). Intervals are PostgreSQL interval literals.
+struct Seed {
+    QString nameSpace = QStringLiteral("ns");
+    QString topic = QStringLiteral("topic");
+    QString status = QStringLiteral("pending");
+    int attempts = 0;
+    QString nextIn = QStringLiteral("0s"); // next_attempt_at = now() + nextIn
+    QString leaseIn;                       // processing: locked_until = now() + leaseIn
+    QString lastError;
+    QString createdAgo = QStringLiteral("0s");
+    QString updatedAgo = QStringLiteral("0s");
+    QString payload = QStringLiteral("{}");
+};
+
+// Returns the new id (empty, with a warning, on failure).
+inline QString seedEvent(QSqlDatabase db, const Seed &seed) {
+    return sqlScalar(
+        db,
+        QStringLiteral(
+            "INSERT INTO outbox_events (id, namespace, topic, payload, status, attempts,"
+            " next_attempt_at, locked_by, locked_until, last_error, delivered_at, created_at,"
+            " updated_at)"
+            " VALUES (outbox_uuid_v7(), ?, ?, ?::jsonb, ?, ?, now() + ?::interval,"
+            " CASE WHEN NULLIF(?, '') IS NOT NULL THEN gen_random_uuid() END,"
+            " now() + NULLIF(?, '')::interval, NULLIF(?, ''),"
+            " CASE WHEN ? = 'delivered' THEN now() END,"
+            " now() - ?::interval, now() - ?::interval)"
+            " RETURNING id"),
+        {seed.nameSpace, seed.topic, seed.payload, seed.status, seed.attempts, seed.nextIn,
+         seed.leaseIn, seed.leaseIn, seed.lastError, seed.status, seed.createdAgo,
+         seed.updatedAgo});
+}
+
+inline QStringList seedEvents(QSqlDatabase db, const Seed &seed, int count) {
+    QStringList ids;
+    for (int i = 0; i < count; ++i)
+        ids << seedEvent(db, seed);
+    return ids;
+}
+
+// A TCP port on 127.0.0.1 where nothing listens (bound, then released).
+inline int closedPort() {
+    QTcpServer server;
+    if (!server.listen(QHostAddress::LocalHost, 0))
+        return 1;
+    const int port = server.serverPort();
+    server.close();
+    return port;
+}
+
+} // namespace outbox::testing
+
+// Prints the child's output when a check fails, so a failure explains itself.
+#define CTL_VERIFY_EXIT(result, code)                                                              \
+    do {                                                                                           \
+        const auto &ctlResult_ = (result);                                                         \
+        QVERIFY2(ctlResult_.finished,                                                              \
+                 qPrintable(QStringLiteral("did not finish: ") + ctlResult_.all()));               \
+        QVERIFY2(ctlResult_.exitCode == (code),                                                    \
+                 qPrintable(QStringLiteral("exit %1, expected %2\nstdout: %3\nstderr: %4")         \
+                                .arg(ctlResult_.exitCode)                                          \
+                                .arg(code)                                                         \
+                                .arg(ctlResult_.out, ctlResult_.err)));                            \
+    } while (false)
