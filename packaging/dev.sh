@@ -16,7 +16,7 @@ jobs=${JOBS:-$(nproc)}
 # screenshots on headless machines.
 packages=(
     build-essential cmake git clang-format
-    qt6-base-dev qt6-base-dev-tools libqt6sql6-psql qt6-charts-dev libgl-dev
+    qt6-base-dev qt6-base-dev-tools libqt6sql6-psql qt6-charts-dev libqt6opengl6-dev libgl-dev
     postgresql-15 postgresql-client-15
     xvfb xauth
 )

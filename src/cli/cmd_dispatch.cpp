@@ -298,6 +298,11 @@ int runDispatch(CommandContext &context) {
     dispatch::DispatcherOptions dispatcherOptions;
     dispatcherOptions.listen = options->listen;
     dispatcherOptions.applicationName = QStringLiteral("outboxctl-dispatch");
+    // A zero debounce still folds the NOTIFYs that arrive together (they are
+    // handled in one event-loop pass) but adds no delay; a few milliseconds
+    // of debounce cost as much in commit->delivered latency (measured with
+    // `outboxctl bench --notify-debounce`, docs/PERFORMANCE.md).
+    dispatcherOptions.notifyDebounce = core::Millis(0);
     dispatch::DispatcherHost host(connInfo.value(), options->config, {}, dispatcherOptions);
 
     std::unique_ptr<dispatch::MetricsServer> metrics;

@@ -1,0 +1,59 @@
+#pragma once
+
+#include "core/conninfo.h"
+#include "core/result.h"
+#include "store/embeddedpostgres.h"
+
+#include <QSqlDatabase>
+#include <QString>
+
+namespace outbox::bench {
+
+// Commit-to-delivered figures computed by the database itself from
+// created_at (start of the producer's transaction) and delivered_at (start
+// of the ack statement): the same clock, microsecond resolution.
+struct LatencyFigures {
+    qint64 count = 0;
+    double p50 = 0;
+    double p90 = 0;
+    double p99 = 0;
+    double max = 0;
+};
+
+// The benchmark's throwaway cluster (unix socket only) with the outbox
+// schema, and one connection for loading and checking, used in the thread
+// that started it.
+class BenchDatabase final {
+public:
+    BenchDatabase();
+    ~BenchDatabase();
+    Q_DISABLE_COPY_MOVE(BenchDatabase)
+
+    core::Result<void> start(bool durable);
+    core::ConnInfo connInfo() const { return m_connInfo; }
+    QSqlDatabase db() const { return m_db; }
+    QString serverVersion() const { return m_serverVersion; }
+
+    // Empties the outbox, inserts `events` due events of `topic` with
+    // payloads of about `payloadBytes`, then VACUUM ANALYZE and CHECKPOINT so
+    // every phase starts from the same state.
+    core::Result<void> load(int events, const QString &topic, int payloadBytes);
+    core::Result<void> truncate();
+    core::Result<qint64> count(const QString &status);
+    core::Result<LatencyFigures> latency(const QString &topic);
+    // Runs of autovacuum on outbox_events so far (pg_stat_user_tables).
+    core::Result<qint64> autovacuumCount();
+    // Removes the table's autovacuum and vacuum_index_cleanup settings (the
+    // migration's), leaving the server defaults.
+    core::Result<void> resetVacuumSettings();
+    core::Result<void> exec(const QString &sql, const QString &what);
+
+private:
+    store::EmbeddedPostgres m_cluster;
+    core::ConnInfo m_connInfo;
+    QString m_connectionName;
+    QSqlDatabase m_db;
+    QString m_serverVersion;
+};
+
+} // namespace outbox::bench

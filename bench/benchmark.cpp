@@ -1,0 +1,367 @@
+#include "bench/benchmark.h"
+
+#include "bench/benchdatabase.h"
+#include "bench/benchrunner.h"
+#include "bench/dispatchrun.h"
+#include "bench/httpceiling.h"
+#include "bench/phases.h"
+#include "dispatch/inprocesspublisher.h"
+
+#include <QDateTime>
+#include <QFile>
+#include <QJsonArray>
+#include <QSysInfo>
+#include <QThread>
+
+#include <algorithm>
+
+namespace outbox::bench {
+
+namespace {
+
+const QString kThroughputTopic = QStringLiteral("bench.throughput");
+const QString kLatencyTopic = QStringLiteral("bench.latency");
+const QString kBurnDownTopic = QStringLiteral("bench.burndown");
+
+core::Error phaseError(const QString &phase, const core::Error &error) {
+    return core::Error{error.kind, phase + QStringLiteral(": ") + error.message};
+}
+
+// A dispatcher configuration for the benchmark; the runner URL is a
+// placeholder for the in-process publisher (never contacted).
+core::DispatcherConfig dispatcherConfig(const BenchOptions &options, const QUrl &url,
+                                        const QString &secret, int concurrency) {
+    core::DispatcherConfig config;
+    config.runnerUrl = url.isEmpty() ? QUrl(QStringLiteral("http://127.0.0.1:9/unused")) : url;
+    if (!secret.isEmpty())
+        config.secrets = {secret};
+    config.batchSize = options.batchSize;
+    config.concurrency = concurrency;
+    config.lease = core::Millis(30000);
+    config.pollInterval = core::Millis(1000);
+    config.requestTimeout = core::Millis(10000);
+    return config;
+}
+
+dispatch::DispatcherOptions dispatcherOptions(const BenchOptions &options) {
+    dispatch::DispatcherOptions result;
+    result.statsInterval = core::Millis(10); // the end of a run is seen within 10 ms
+    result.notifyDebounce = options.notifyDebounce;
+    result.applicationName = QStringLiteral("outboxctl-bench");
+    return result;
+}
+
+dispatch::PublisherFactory inProcess() {
+    return [] { return std::make_unique<dispatch::InProcessPublisher>(); };
+}
+
+// Delivered count at `seconds`, interpolated between samples.
+double deliveredAt(const QList<DeliverySample> &samples, double seconds) {
+    if (samples.isEmpty())
+        return 0.0;
+    if (seconds <= samples.first().seconds)
+        return double(samples.first().delivered);
+    for (qsizetype i = 1; i < samples.size(); ++i) {
+        const DeliverySample &a = samples.at(i - 1);
+        const DeliverySample &b = samples.at(i);
+        if (seconds <= b.seconds) {
+            const double span = b.seconds - a.seconds;
+            const double f = span > 0 ? (seconds - a.seconds) / span : 1.0;
+            return double(a.delivered) + f * double(b.delivered - a.delivered);
+        }
+    }
+    return double(samples.last().delivered);
+}
+
+using Pair = std::pair<double, double>; // ceiling, dispatcher
+
+// The database ceiling, then the dispatcher with the in-process publisher
+// (the same work plus the dispatcher's machinery).
+core::Result<Pair> databasePair(BenchDatabase &database, const BenchOptions &options,
+                                const Progress &progress, const QString &suffix) {
+    progress(QStringLiteral("database ceiling: %1 events, batch %2%3...")
+                 .arg(options.events)
+                 .arg(options.batchSize)
+                 .arg(suffix));
+    if (auto loaded = database.load(options.events, kThroughputTopic, options.payloadBytes);
+        !loaded)
+        return phaseError(QStringLiteral("database ceiling"), loaded.error());
+    auto ceiling = measureDatabaseCeiling(database, options.events, options.batchSize);
+    if (!ceiling)
+        return phaseError(QStringLiteral("database ceiling"), ceiling.error());
+
+    progress(QStringLiteral("database only: the dispatcher with the in-process publisher%1...")
+                 .arg(suffix));
+    if (auto loaded = database.load(options.events, kThroughputTopic, options.payloadBytes);
+        !loaded)
+        return phaseError(QStringLiteral("database only"), loaded.error());
+    DispatchPlan plan;
+    plan.connInfo = database.connInfo();
+    plan.config = dispatcherConfig(options, {}, {}, options.dbConcurrency);
+    plan.publisherFactory = inProcess();
+    plan.options = dispatcherOptions(options);
+    plan.target = options.events;
+    auto run = runDispatcher(plan);
+    if (!run)
+        return phaseError(QStringLiteral("database only"), run.error());
+    return Pair{ceiling.value(), run->seconds > 0 ? double(options.events) / run->seconds : 0.0};
+}
+
+// The HTTP ceiling (the runner, no database), then the dispatcher end to
+// end with the HTTP publisher.
+core::Result<Pair> httpPair(BenchDatabase &database, BenchRunner &runner,
+                            const BenchOptions &options, const Progress &progress,
+                            const QString &suffix, BenchResults &results) {
+    progress(QStringLiteral("HTTP ceiling: %1 requests, %2 in flight%3...")
+                 .arg(options.events)
+                 .arg(options.concurrency)
+                 .arg(suffix));
+    auto http = measureHttpCeiling(runner.url(), runner.secret(), options.events,
+                                   options.concurrency, options.payloadBytes);
+    if (!http)
+        return phaseError(QStringLiteral("HTTP ceiling"), http.error());
+    if (http->failures > 0)
+        return core::Error{core::ErrorKind::Failed,
+                           QStringLiteral("HTTP ceiling: %1 requests failed").arg(http->failures)};
+    results.httpManagers = http->managers;
+
+    progress(QStringLiteral("end to end: the dispatcher posting to the runner%1...").arg(suffix));
+    if (auto loaded = database.load(options.events, kThroughputTopic, options.payloadBytes);
+        !loaded)
+        return phaseError(QStringLiteral("end to end"), loaded.error());
+    auto before = runner.counts();
+    if (!before)
+        return phaseError(QStringLiteral("end to end"), before.error());
+    DispatchPlan plan;
+    plan.connInfo = database.connInfo();
+    plan.config = dispatcherConfig(options, runner.url(), runner.secret(), options.concurrency);
+    plan.options = dispatcherOptions(options);
+    plan.target = options.events;
+    auto run = runDispatcher(plan);
+    if (!run)
+        return phaseError(QStringLiteral("end to end"), run.error());
+    auto after = runner.counts();
+    if (!after)
+        return phaseError(QStringLiteral("end to end"), after.error());
+    results.e2eDuplicates += after->duplicates - before->duplicates;
+    if (after->badSignatures != before->badSignatures)
+        return core::Error{core::ErrorKind::Failed,
+                           QStringLiteral("end to end: the runner refused %1 signatures")
+                               .arg(after->badSignatures - before->badSignatures)};
+    return Pair{http->requestsPerSecond,
+                run->seconds > 0 ? double(options.events) / run->seconds : 0.0};
+}
+
+// Commit -> delivered at low load, HTTP included: a producer commits one
+// event every latencyInterval while the dispatcher runs.
+core::Result<void> latencyPhase(BenchDatabase &database, BenchRunner &runner,
+                                const BenchOptions &options, const Progress &progress,
+                                BenchResults &results) {
+    progress(QStringLiteral("latency: one event every %1 for %2 events...")
+                 .arg(core::formatDuration(options.latencyInterval))
+                 .arg(options.latencyEvents));
+    if (auto emptied = database.truncate(); !emptied)
+        return phaseError(QStringLiteral("latency"), emptied.error());
+    {
+        Producer producer;
+        if (auto opened = producer.open(database.connInfo()); !opened)
+            return phaseError(QStringLiteral("latency"), opened.error());
+        DispatchPlan plan;
+        plan.connInfo = database.connInfo();
+        plan.config = dispatcherConfig(options, runner.url(), runner.secret(), options.concurrency);
+        plan.options = dispatcherOptions(options);
+        plan.target = options.latencyEvents;
+        plan.onStarted = [&] {
+            producer.start(options.latencyEvents, options.latencyInterval, kLatencyTopic,
+                           options.payloadBytes);
+        };
+        auto run = runDispatcher(plan);
+        if (!run)
+            return phaseError(QStringLiteral("latency"), run.error());
+        if (!producer.lastError().isEmpty())
+            return phaseError(QStringLiteral("latency"),
+                              core::Error{core::ErrorKind::Failed, producer.lastError()});
+        results.httpP50 = double(run->stats.httpDuration.p50()) / 1000.0;
+        results.httpP99 = double(run->stats.httpDuration.p99()) / 1000.0;
+        auto figures = database.latency(kLatencyTopic);
+        if (!figures)
+            return phaseError(QStringLiteral("latency"), figures.error());
+        results.latencyCount = int(figures->count);
+        results.latencyP50 = figures->p50;
+        results.latencyP90 = figures->p90;
+        results.latencyP99 = figures->p99;
+        results.latencyMax = figures->max;
+    }
+    results.latencyRan = true;
+    return {};
+}
+
+core::Result<BenchResults::BurnDown> burnDown(BenchDatabase &database, const BenchOptions &options,
+                                              const QString &vacuumSettings,
+                                              const Progress &progress) {
+    BenchResults::BurnDown result;
+    result.vacuumSettings = vacuumSettings;
+    result.events = options.burnDown;
+    progress(QStringLiteral("burn-down (%1 vacuum settings): loading %2 events...")
+                 .arg(vacuumSettings)
+                 .arg(options.burnDown));
+    if (auto loaded = database.load(options.burnDown, kBurnDownTopic, options.payloadBytes);
+        !loaded)
+        return loaded.error();
+    auto vacuumsBefore = database.autovacuumCount();
+    if (!vacuumsBefore)
+        return vacuumsBefore.error();
+    progress(QStringLiteral("burn-down: dispatching (database only)..."));
+    DispatchPlan plan;
+    plan.connInfo = database.connInfo();
+    plan.config = dispatcherConfig(options, {}, {}, options.dbConcurrency);
+    plan.publisherFactory = inProcess();
+    plan.options = dispatcherOptions(options);
+    plan.target = options.burnDown;
+    plan.sampleEvery = core::Millis(100);
+    plan.timeout = core::Millis(1800000);
+    auto run = runDispatcher(plan);
+    if (!run)
+        return run.error();
+    QThread::msleep(1100); // pg_stat counters are flushed about once a second
+    auto vacuumsAfter = database.autovacuumCount();
+    if (!vacuumsAfter)
+        return vacuumsAfter.error();
+
+    const double total = run->seconds;
+    const double window = std::min(10.0, total / 4.0);
+    result.ran = true;
+    result.seconds = total;
+    result.windowSeconds = window;
+    result.averageRate = total > 0 ? double(options.burnDown) / total : 0.0;
+    if (window > 0) {
+        result.firstRate = deliveredAt(run->samples, window) / window;
+        result.lastRate =
+            (double(options.burnDown) - deliveredAt(run->samples, total - window)) / window;
+    }
+    result.rssMbStart = run->rssMbStart;
+    result.rssMbMax = run->rssMbMax;
+    result.rssMbEnd = run->rssMbEnd;
+    result.autovacuums = vacuumsAfter.value() - vacuumsBefore.value();
+    return result;
+}
+
+QString firstLineOf(const QString &path, const QByteArray &prefix) {
+    QFile file(path);
+    if (!file.open(QIODevice::ReadOnly))
+        return {};
+    const QList<QByteArray> lines = file.readAll().split('\n');
+    for (const QByteArray &line : lines) {
+        if (prefix.isEmpty() || line.startsWith(prefix)) {
+            const qsizetype colon = line.indexOf(':');
+            return QString::fromUtf8(prefix.isEmpty() || colon < 0 ? line : line.mid(colon + 1))
+                .trimmed();
+        }
+    }
+    return {};
+}
+
+QJsonObject environment(const BenchOptions &options, const BenchDatabase &database) {
+    return QJsonObject{
+        {QStringLiteral("date"), QDateTime::currentDateTimeUtc().toString(Qt::ISODate)},
+        {QStringLiteral("cpus"), QThread::idealThreadCount()},
+        {QStringLiteral("cpu_model"),
+         firstLineOf(QStringLiteral("/proc/cpuinfo"), QByteArrayLiteral("model name"))},
+        {QStringLiteral("load_average_at_start"), firstLineOf(QStringLiteral("/proc/loadavg"), {})},
+        {QStringLiteral("kernel"), QSysInfo::kernelVersion()},
+        {QStringLiteral("os"), QSysInfo::prettyProductName()},
+        {QStringLiteral("qt"), QString::fromLatin1(qVersion())},
+        {QStringLiteral("postgresql"), database.serverVersion()},
+        {QStringLiteral("durable"), options.durable},
+        {QStringLiteral("events"), options.events},
+        {QStringLiteral("repeat"), options.repeat},
+        {QStringLiteral("batch_size"), options.batchSize},
+        {QStringLiteral("concurrency"), options.concurrency},
+        {QStringLiteral("db_concurrency"), options.dbConcurrency},
+        {QStringLiteral("notify_debounce_ms"), qint64(options.notifyDebounce.count())},
+        {QStringLiteral("runner"), options.runner == RunnerPlacement::Process
+                                       ? QStringLiteral("process")
+                                       : QStringLiteral("thread")},
+        {QStringLiteral("payload_bytes"), options.payloadBytes},
+        {QStringLiteral("phases"), QJsonArray::fromStringList(options.phases)},
+    };
+}
+
+} // namespace
+
+core::Result<BenchResults> runBenchmark(const BenchOptions &options, const Progress &report) {
+    const Progress progress = report ? report : [](const QString &) {};
+    BenchResults results;
+
+    progress(QStringLiteral("starting a PostgreSQL cluster..."));
+    BenchDatabase database;
+    if (auto started = database.start(options.durable); !started)
+        return phaseError(QStringLiteral("cluster"), started.error());
+    results.environment = environment(options, database);
+
+    progress(QStringLiteral("starting the development runner..."));
+    BenchRunner runner;
+    if (auto started = runner.start(options.runner, options.runnerProgram); !started)
+        return phaseError(QStringLiteral("runner"), started.error());
+
+    // Warm-up: the claim/ack loop on a few thousand rows, so that the first
+    // measured phase does not pay for cold caches.
+    const int warmUp = std::min(options.events, 5000);
+    if (auto loaded = database.load(warmUp, kThroughputTopic, options.payloadBytes); !loaded)
+        return phaseError(QStringLiteral("warm-up"), loaded.error());
+    if (auto warm = measureDatabaseCeiling(database, warmUp, options.batchSize); !warm)
+        return phaseError(QStringLiteral("warm-up"), warm.error());
+
+    // Each pair (ceiling, then the dispatcher) runs back to back, `repeat`
+    // times; the best of each counts (the machine may be busy with others).
+    for (int round = 1; round <= options.repeat; ++round) {
+        const QString suffix =
+            options.repeat > 1 ? QStringLiteral(" (round %1 of %2)").arg(round).arg(options.repeat)
+                               : QString();
+        if (options.phases.contains(QLatin1String("db"))) {
+            auto db = databasePair(database, options, progress, suffix);
+            if (!db)
+                return db.error();
+            results.dbCeilingPerSecond = std::max(results.dbCeilingPerSecond, db->first);
+            results.dbOnlyPerSecond = std::max(results.dbOnlyPerSecond, db->second);
+            results.dbRan = true;
+        }
+        if (options.phases.contains(QLatin1String("http"))) {
+            auto http = httpPair(database, runner, options, progress, suffix, results);
+            if (!http)
+                return http.error();
+            results.httpCeilingPerSecond = std::max(results.httpCeilingPerSecond, http->first);
+            results.e2ePerSecond = std::max(results.e2ePerSecond, http->second);
+            results.httpRan = true;
+        }
+    }
+
+    if (options.phases.contains(QLatin1String("latency"))) {
+        if (auto measured = latencyPhase(database, runner, options, progress, results); !measured)
+            return measured.error();
+    }
+    runner.stop();
+
+    // 6. Burn-down of a large backlog, database only: does the rate hold,
+    //    does memory stay flat? Then once more without the migration's
+    //    vacuum settings, to show what they are for.
+    if (options.burnDown > 0 && options.phases.contains(QLatin1String("burn-down"))) {
+        auto tuned = burnDown(database, options, QStringLiteral("table"), progress);
+        if (!tuned)
+            return phaseError(QStringLiteral("burn-down"), tuned.error());
+        results.burnDown = tuned.value();
+        if (options.compareVacuum) {
+            if (auto reset = database.resetVacuumSettings(); !reset)
+                return phaseError(QStringLiteral("burn-down"), reset.error());
+            auto untuned = burnDown(database, options, QStringLiteral("reset"), progress);
+            if (!untuned)
+                return phaseError(QStringLiteral("burn-down without vacuum settings"),
+                                  untuned.error());
+            results.burnDownNoVacuumSettings = untuned.value();
+        }
+    }
+    results.rssMbMax = results.burnDown.ran ? results.burnDown.rssMbMax : residentMb();
+    return results;
+}
+
+} // namespace outbox::bench

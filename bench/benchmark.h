@@ -1,0 +1,104 @@
+#pragma once
+
+#include "core/duration.h"
+#include "core/result.h"
+
+#include <QJsonObject>
+#include <QList>
+#include <QString>
+#include <QStringList>
+
+#include <functional>
+
+// `outboxctl bench`: every figure of the dispatcher's performance targets,
+// measured in one run on a throwaway cluster and a development runner.
+namespace outbox::bench {
+
+enum class RunnerPlacement {
+    Process, // a child `outboxctl runner` (its CPU work is not in the dispatcher's process)
+    Thread,  // a DevRunner in a thread of the benchmark process
+};
+
+struct BenchOptions {
+    int events = 50000;        // per throughput phase (ceilings, db-only, end to end)
+    int repeat = 1;            // rounds of the throughput phases; the best of each counts
+    int burnDown = 1000000;    // backlog for the burn-down; 0 = skip it
+    bool compareVacuum = true; // a second burn-down without the table's vacuum settings
+    int latencyEvents = 1000;
+    core::Millis latencyInterval{10};
+    int batchSize = 100;
+    int concurrency = 64;           // HTTP requests in flight (HTTP ceiling and end to end)
+    int dbConcurrency = 100;        // in-process publisher slots for the database-only phases
+    core::Millis notifyDebounce{0}; // DispatcherOptions::notifyDebounce for the latency phase
+    RunnerPlacement runner = RunnerPlacement::Process;
+    QString runnerProgram; // outboxctl, for RunnerPlacement::Process
+    bool durable = false;  // fsync and synchronous_commit on (default: off, like the tests)
+    int payloadBytes = 256;
+    // Which measurements to run: "db", "http", "latency", "burn-down".
+    QStringList phases{QStringLiteral("db"), QStringLiteral("http"), QStringLiteral("latency"),
+                       QStringLiteral("burn-down")};
+};
+
+// What the benchmark measured. Rates are per second; latencies milliseconds.
+struct BenchResults {
+    bool dbRan = false; // which phases ran (the others' figures are 0)
+    bool httpRan = false;
+    bool latencyRan = false;
+
+    double dbCeilingPerSecond = 0;
+    double dbOnlyPerSecond = 0;
+    double httpCeilingPerSecond = 0;
+    double e2ePerSecond = 0;
+    qint64 e2eDuplicates = 0; // the runner's count: must be 0 when nothing crashed
+    int httpManagers = 0;
+
+    double latencyP50 = 0;
+    double latencyP90 = 0;
+    double latencyP99 = 0;
+    double latencyMax = 0;
+    int latencyCount = 0;
+    double httpP50 = 0; // request duration inside the dispatcher, low load
+    double httpP99 = 0;
+
+    struct BurnDown {
+        bool ran = false;
+        int events = 0;
+        double seconds = 0;
+        double windowSeconds = 0; // length of the first/last windows
+        double firstRate = 0;
+        double lastRate = 0;
+        double averageRate = 0;
+        double rssMbStart = 0;
+        double rssMbMax = 0;
+        double rssMbEnd = 0;
+        QString vacuumSettings; // "table" or "reset"
+        qint64 autovacuums = 0; // autovacuum runs on outbox_events during the burn-down
+    };
+    BurnDown burnDown;
+    BurnDown burnDownNoVacuumSettings;
+    double rssMbMax = 0; // the benchmark process over the whole run
+
+    QJsonObject environment; // cpus, PostgreSQL version, Qt version, options...
+};
+
+// One line of the verdict table: a figure, its target and whether it passed.
+struct TargetCheck {
+    QString name;   // "db-only / db ceiling"
+    QString value;  // "92.1%"
+    QString target; // ">= 80%"
+    bool pass = false;
+};
+
+QList<TargetCheck> checkTargets(const BenchResults &results);
+// One JSON object with every figure (keys in snake_case, e.g.
+// db_only_events_per_s, latency_p99_ms) and the verdicts.
+QJsonObject resultsJson(const BenchResults &results);
+
+// Progress lines for people ("loading 50000 events..."); may be empty.
+using Progress = std::function<void(const QString &line)>;
+
+// Runs every phase. Needs a QCoreApplication and an event loop-free caller
+// (it runs its own loops). Errors name the phase that failed.
+core::Result<BenchResults> runBenchmark(const BenchOptions &options, const Progress &progress);
+
+} // namespace outbox::bench

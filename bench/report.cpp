@@ -1,0 +1,127 @@
+#include "bench/benchmark.h"
+
+#include <QJsonArray>
+
+namespace outbox::bench {
+
+namespace {
+
+double ratio(double value, double reference) {
+    return reference > 0 ? value / reference : 0.0;
+}
+
+QString percent(double fraction) {
+    return QString::number(fraction * 100.0, 'f', 1) + QLatin1Char('%');
+}
+
+QString ms(double value) {
+    return QString::number(value, 'f', 2) + QStringLiteral(" ms");
+}
+
+double rounded(double value, int decimals = 2) {
+    const double scale = std::pow(10.0, decimals);
+    return std::round(value * scale) / scale;
+}
+
+QJsonObject burnDownJson(const BenchResults::BurnDown &b) {
+    return QJsonObject{
+        {QStringLiteral("events"), b.events},
+        {QStringLiteral("vacuum_settings"), b.vacuumSettings},
+        {QStringLiteral("seconds"), rounded(b.seconds)},
+        {QStringLiteral("window_s"), rounded(b.windowSeconds)},
+        {QStringLiteral("first_window_events_per_s"), rounded(b.firstRate, 0)},
+        {QStringLiteral("last_window_events_per_s"), rounded(b.lastRate, 0)},
+        {QStringLiteral("average_events_per_s"), rounded(b.averageRate, 0)},
+        {QStringLiteral("ratio"), rounded(ratio(b.lastRate, b.firstRate), 3)},
+        {QStringLiteral("rss_mb_start"), rounded(b.rssMbStart, 1)},
+        {QStringLiteral("rss_mb_max"), rounded(b.rssMbMax, 1)},
+        {QStringLiteral("rss_mb_end"), rounded(b.rssMbEnd, 1)},
+        {QStringLiteral("autovacuum_runs"), b.autovacuums},
+    };
+}
+
+} // namespace
+
+QList<TargetCheck> checkTargets(const BenchResults &r) {
+    QList<TargetCheck> checks;
+    if (r.dbRan) {
+        const double dbRatio = ratio(r.dbOnlyPerSecond, r.dbCeilingPerSecond);
+        checks.append({QStringLiteral("database only / database ceiling"), percent(dbRatio),
+                       QStringLiteral(">= 80%"), dbRatio >= 0.80});
+    }
+    if (r.httpRan) {
+        const double e2eRatio = ratio(r.e2ePerSecond, r.httpCeilingPerSecond);
+        checks.append({QStringLiteral("end to end / HTTP ceiling"), percent(e2eRatio),
+                       QStringLiteral(">= 70%"), e2eRatio >= 0.70});
+    }
+    if (r.latencyRan) {
+        checks.append({QStringLiteral("commit->delivered p50"), ms(r.latencyP50),
+                       QStringLiteral("< 2.5 ms"), r.latencyCount > 0 && r.latencyP50 < 2.5});
+        checks.append({QStringLiteral("commit->delivered p99"), ms(r.latencyP99),
+                       QStringLiteral("< 7 ms"), r.latencyCount > 0 && r.latencyP99 < 7.0});
+    }
+    if (r.burnDown.ran) {
+        const double held = ratio(r.burnDown.lastRate, r.burnDown.firstRate);
+        checks.append({QStringLiteral("burn-down last/first %1 s window")
+                           .arg(r.burnDown.windowSeconds, 0, 'f', 1),
+                       percent(held), QStringLiteral(">= 80%"), held >= 0.80});
+        checks.append({QStringLiteral("RSS max during burn-down"),
+                       QString::number(r.burnDown.rssMbMax, 'f', 1) + QStringLiteral(" MB"),
+                       QStringLiteral("< 60 MB"), r.burnDown.rssMbMax < 60.0});
+    }
+    return checks;
+}
+
+QJsonObject resultsJson(const BenchResults &r) {
+    QJsonObject json{
+        {QStringLiteral("db_ceiling_events_per_s"), rounded(r.dbCeilingPerSecond, 0)},
+        {QStringLiteral("db_only_events_per_s"), rounded(r.dbOnlyPerSecond, 0)},
+        {QStringLiteral("db_only_ratio"),
+         rounded(ratio(r.dbOnlyPerSecond, r.dbCeilingPerSecond), 3)},
+        {QStringLiteral("http_only_requests_per_s"), rounded(r.httpCeilingPerSecond, 0)},
+        {QStringLiteral("e2e_events_per_s"), rounded(r.e2ePerSecond, 0)},
+        {QStringLiteral("e2e_ratio"), rounded(ratio(r.e2ePerSecond, r.httpCeilingPerSecond), 3)},
+        {QStringLiteral("e2e_duplicates"), r.e2eDuplicates},
+        {QStringLiteral("http_managers"), r.httpManagers},
+        {QStringLiteral("latency_events"), r.latencyCount},
+        {QStringLiteral("latency_p50_ms"), rounded(r.latencyP50, 3)},
+        {QStringLiteral("latency_p90_ms"), rounded(r.latencyP90, 3)},
+        {QStringLiteral("latency_p99_ms"), rounded(r.latencyP99, 3)},
+        {QStringLiteral("latency_max_ms"), rounded(r.latencyMax, 3)},
+        {QStringLiteral("latency_http_p50_ms"), rounded(r.httpP50, 3)},
+        {QStringLiteral("latency_http_p99_ms"), rounded(r.httpP99, 3)},
+        {QStringLiteral("rss_mb_max"), rounded(r.rssMbMax, 1)},
+    };
+    if (r.burnDown.ran) {
+        json.insert(QStringLiteral("burn_down_events"), r.burnDown.events);
+        json.insert(QStringLiteral("burn_down_first_events_per_s"),
+                    rounded(r.burnDown.firstRate, 0));
+        json.insert(QStringLiteral("burn_down_last_events_per_s"), rounded(r.burnDown.lastRate, 0));
+        json.insert(QStringLiteral("burn_down_ratio"),
+                    rounded(ratio(r.burnDown.lastRate, r.burnDown.firstRate), 3));
+        json.insert(QStringLiteral("burn_down"), burnDownJson(r.burnDown));
+    }
+    if (r.burnDownNoVacuumSettings.ran) {
+        json.insert(QStringLiteral("burn_down_no_vacuum_settings_ratio"),
+                    rounded(ratio(r.burnDownNoVacuumSettings.lastRate,
+                                  r.burnDownNoVacuumSettings.firstRate),
+                            3));
+        json.insert(QStringLiteral("burn_down_no_vacuum_settings"),
+                    burnDownJson(r.burnDownNoVacuumSettings));
+    }
+    QJsonArray targets;
+    bool allPass = true;
+    for (const TargetCheck &check : checkTargets(r)) {
+        targets.append(QJsonObject{{QStringLiteral("name"), check.name},
+                                   {QStringLiteral("value"), check.value},
+                                   {QStringLiteral("target"), check.target},
+                                   {QStringLiteral("pass"), check.pass}});
+        allPass = allPass && check.pass;
+    }
+    json.insert(QStringLiteral("targets"), targets);
+    json.insert(QStringLiteral("all_targets_pass"), allPass);
+    json.insert(QStringLiteral("environment"), r.environment);
+    return json;
+}
+
+} // namespace outbox::bench

@@ -1,0 +1,93 @@
+#include "dispatch/ackbuffer.h"
+
+#include "dispatch/logging.h"
+
+#include <QSet>
+
+#include <algorithm>
+
+namespace outbox::dispatch {
+
+namespace {
+
+QString uuidText(const QUuid &id) {
+    return id.toString(QUuid::WithoutBraces);
+}
+
+} // namespace
+
+void AckBuffer::addAck(const QUuid &id, int attempts, const QDateTime &createdAt) {
+    m_acks.append(PendingAck{id, attempts, createdAt});
+}
+
+void AckBuffer::addNack(store::Nack nack) {
+    m_nacks.append(std::move(nack));
+}
+
+void AckBuffer::clear() {
+    m_acks.clear();
+    m_nacks.clear();
+}
+
+core::Result<AckBuffer::Flushed> AckBuffer::flush(store::OutboxStore &store, const QUuid &workerId,
+                                                  int maxAttempts, DispatcherStats &stats) {
+    Flushed flushed;
+    if (!m_acks.isEmpty()) {
+        QList<store::Ack> acks;
+        acks.reserve(m_acks.size());
+        for (const PendingAck &ack : std::as_const(m_acks))
+            acks.append(store::Ack{ack.id, ack.attempts});
+        const auto result = store.ack(workerId, acks);
+        if (!result)
+            return result.error();
+        const QSet<QUuid> fenced(result->fencedOut.cbegin(), result->fencedOut.cend());
+        const QDateTime now = QDateTime::currentDateTimeUtc();
+        for (const PendingAck &ack : std::as_const(m_acks)) {
+            if (fenced.contains(ack.id)) {
+                // Another worker owns the row now; it will deliver it (again).
+                qCInfo(lcDispatch).noquote() << QLatin1String("event=ack_fenced_out id=") %
+                                                    uuidText(ack.id) %
+                                                    QLatin1String(" reason=lease_lost");
+                continue;
+            }
+            const qint64 latency = std::max<qint64>(ack.createdAt.msecsTo(now), 0) * 1000;
+            stats.commitToDelivered.record(latency);
+            stats.recentCommitToDelivered.record(latency);
+        }
+        stats.delivered += result->applied;
+        stats.fencedOut += fenced.size();
+        m_acks.clear();
+    }
+    if (!m_nacks.isEmpty()) {
+        const auto result = store.nack(workerId, m_nacks, maxAttempts);
+        if (!result)
+            return result.error();
+        const QSet<QUuid> fenced(result->fencedOut.cbegin(), result->fencedOut.cend());
+        for (const store::Nack &nack : std::as_const(m_nacks)) {
+            if (fenced.contains(nack.id)) {
+                qCInfo(lcDispatch).noquote() << QLatin1String("event=nack_fenced_out id=") %
+                                                    uuidText(nack.id) %
+                                                    QLatin1String(" reason=lease_lost");
+                continue;
+            }
+            if (nack.permanent || nack.attempts >= maxAttempts) {
+                ++stats.dead;
+                qCInfo(lcDispatch).noquote()
+                    << QLatin1String("event=dead id=") % uuidText(nack.id) %
+                           QLatin1String(" attempts=") % QString::number(nack.attempts) %
+                           QLatin1String(" reason=") %
+                           (nack.permanent ? QStringLiteral("permanent")
+                                           : QStringLiteral("max_attempts"));
+            } else {
+                ++stats.retried;
+                flushed.soonestRetry =
+                    flushed.soonestRetry ? std::min(*flushed.soonestRetry, nack.delay) : nack.delay;
+            }
+        }
+        stats.fencedOut += fenced.size();
+        m_nacks.clear();
+    }
+    return flushed;
+}
+
+} // namespace outbox::dispatch

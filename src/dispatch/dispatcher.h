@@ -1,0 +1,174 @@
+#pragma once
+
+#include "core/conninfo.h"
+#include "core/dispatcherconfig.h"
+#include "core/retrypolicy.h"
+#include "dispatch/ackbuffer.h"
+#include "dispatch/dispatcherstats.h"
+#include "dispatch/publisher.h"
+#include "dispatch/storeconnection.h"
+
+#include <QElapsedTimer>
+#include <QHash>
+#include <QList>
+#include <QObject>
+#include <QRandomGenerator>
+#include <QTimer>
+
+#include <memory>
+
+namespace outbox::dispatch {
+
+class Notifier;
+
+// Tuning that is not part of the user-facing configuration.
+struct DispatcherOptions {
+    core::Millis statsInterval{500};  // statsSnapshot period
+    core::Millis notifyDebounce{3};   // coalescing window for NOTIFY bursts
+    core::Millis flushDelay{2};       // longest an ack/nack waits in the buffer
+    core::Millis sweepInterval{5000}; // dead sweep period
+    core::Millis reconnectBaseDelay{100};
+    core::Millis reconnectMaxDelay{5000};
+    // After stop, how long to keep trying to reach the database to write the
+    // buffered acks and releases before giving up (rows are then redelivered
+    // when their leases expire).
+    core::Millis stopFlushTimeout{5000};
+    bool listen = true; // false: no LISTEN connection, wake-ups by polling only
+    // application_name of the connections ("<name>" and "<name>-listen"),
+    // so operators can spot dispatchers in pg_stat_activity. A name set in
+    // the ConnInfo wins.
+    QString applicationName = QStringLiteral("outbox-dispatch");
+};
+
+// The dispatcher (ARCHITECTURE.md §5): claims due rows from outbox_events,
+// hands them to a Publisher (HTTP by default), and acks/nacks the outcomes.
+//
+// Threading: create it, move it to a worker QThread (or use DispatcherHost,
+// which does exactly that), and talk to it ONLY through queued signals/slots.
+// It opens its own database connections in its thread on start().
+//
+// Slots (call queued, e.g. QMetaObject::invokeMethod(d, &Dispatcher::start)):
+//   start()      validate the configuration, connect, check the schema
+//                version, LISTEN, run. Emits stateChanged(Starting) then
+//                started(workerId) and stateChanged(Running). A database that
+//                cannot be reached is retried with backoff (state
+//                Reconnecting); bad configuration, credentials or schema emit
+//                failed(message), stateChanged(Failed) and stopped().
+//   stop()       graceful: stop claiming, let in-flight requests finish within
+//                shutdown_grace, abandon the rest, write every buffered
+//                ack/nack, release unfinished leases (rows pending again, due
+//                now), close the connections, emit stateChanged(Stopped) and
+//                stopped(). start() may be called again afterwards.
+//   abort()      the same without the grace period, synchronously (for
+//                destructors; DispatcherHost calls it blocking).
+//   setConfig()  live reconfiguration; validated first: configRejected(message)
+//                and nothing changes, or configApplied(description). The worker
+//                id cannot change while running.
+//   wake()       claim now (e.g. after an operator's "retry now").
+//   requestStats() emit statsSnapshot at once.
+//
+// Signals: statsSnapshot(DispatcherStats) every DispatcherOptions::
+// statsInterval while not Stopped, and once more on stop; stateChanged;
+// started; stopped (always the last signal of a run); failed; configApplied;
+// configRejected.
+//
+// Algorithm: claim only free slots (concurrency - inFlight, capped by
+// batch_size); a full batch claims again as soon as slots free up; otherwise
+// wait for NOTIFY (debounced), the watchdog poll (poll_interval), or the
+// earliest due time. Acks and nacks are buffered and written in batches, one
+// statement each. A lost connection keeps the buffers and reconnects with
+// backoff; acks are never dropped (at worst an event is delivered again).
+class Dispatcher final : public QObject {
+    Q_OBJECT
+public:
+    // An empty factory means HttpPublisher.
+    Dispatcher(core::ConnInfo connInfo, core::DispatcherConfig config,
+               PublisherFactory publisherFactory = {}, DispatcherOptions options = {},
+               QObject *parent = nullptr);
+    ~Dispatcher() override;
+    Q_DISABLE_COPY_MOVE(Dispatcher)
+
+    static PublisherFactory httpPublisherFactory();
+
+public Q_SLOTS:
+    void start();
+    void stop();
+    void abort();
+    void setConfig(const outbox::core::DispatcherConfig &config);
+    void wake();
+    void requestStats();
+
+Q_SIGNALS:
+    void stateChanged(outbox::dispatch::DispatcherState state);
+    void statsSnapshot(const outbox::dispatch::DispatcherStats &stats);
+    void started(const QUuid &workerId);
+    void stopped();
+    void failed(const QString &message);
+    void configApplied(const QString &description);
+    void configRejected(const QString &message);
+
+private:
+    struct Flight {
+        int attempts = 0;
+        QDateTime createdAt;
+    };
+
+    void setState(DispatcherState state);
+    void fail(const QString &message);
+    void onConnected();
+    void scheduleReconnect();
+    void reconnect();
+    // Records the error; returns true when it meant a lost connection (the
+    // connection is closed then and a reconnect scheduled).
+    bool handleStoreError(const core::Error &error, const QString &what);
+    void enterReconnecting();
+
+    void scheduleClaim(core::Millis in);
+    void claim();
+    void onPublished(const PublishOutcome &outcome);
+    void scheduleFlush();
+    bool flush(); // false when a statement failed (the buffers are kept)
+    void sweep();
+    void emitStats();
+    void onGraceExpired();
+    void abandonInFlight();
+    void finishStop();
+    void finalizeStop();
+    void stopTimers();
+    void stopListening();
+    int freeSlots() const;
+    int minimumClaim() const;
+
+    core::ConnInfo m_connInfo;
+    core::DispatcherConfig m_config;
+    PublisherFactory m_factory;
+    DispatcherOptions m_options;
+    core::RetryPolicy m_retry;
+    QRandomGenerator m_rng;
+
+    StoreConnection m_connection;
+    std::unique_ptr<Publisher> m_publisher;
+    std::unique_ptr<Notifier> m_notifier;
+
+    QTimer m_claimTimer;    // next claim (due time, NOTIFY, backlog)
+    QTimer m_watchdogTimer; // poll_interval
+    QTimer m_flushTimer;
+    QTimer m_sweepTimer;
+    QTimer m_statsTimer;
+    QTimer m_reconnectTimer;
+    QTimer m_graceTimer;
+    QElapsedTimer m_stopClock; // bounds the final flush when the database is away
+
+    QHash<QUuid, Flight> m_inFlight;
+    AckBuffer m_buffer;
+    QList<store::Release> m_releases;
+
+    DispatcherStats m_stats;
+    DispatcherState m_state = DispatcherState::Stopped;
+    int m_reconnectFailures = 0;
+    bool m_everConnected = false; // in this run
+    bool m_moreWork = false;      // the last claim was full or a wake-up found no free slot
+    bool m_stopRequested = false;
+};
+
+} // namespace outbox::dispatch

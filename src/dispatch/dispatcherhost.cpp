@@ -1,0 +1,69 @@
+#include "dispatch/dispatcherhost.h"
+
+#include <QMetaObject>
+
+namespace outbox::dispatch {
+
+DispatcherHost::DispatcherHost(core::ConnInfo connInfo, core::DispatcherConfig config,
+                               PublisherFactory publisherFactory, DispatcherOptions options,
+                               QObject *parent)
+    : QObject(parent) {
+    m_thread.setObjectName(QStringLiteral("outbox-dispatcher"));
+    m_dispatcher = new Dispatcher(std::move(connInfo), std::move(config),
+                                  std::move(publisherFactory), std::move(options));
+    m_dispatcher->moveToThread(&m_thread);
+    // Deleted in its own thread, where its database connections live.
+    connect(&m_thread, &QThread::finished, m_dispatcher, &QObject::deleteLater);
+
+    connect(m_dispatcher, &Dispatcher::stateChanged, this, [this](DispatcherState state) {
+        m_state = state;
+        Q_EMIT stateChanged(state);
+    });
+    connect(m_dispatcher, &Dispatcher::statsSnapshot, this, [this](const DispatcherStats &stats) {
+        m_lastStats = stats;
+        Q_EMIT statsSnapshot(stats);
+    });
+    connect(m_dispatcher, &Dispatcher::started, this, &DispatcherHost::started);
+    connect(m_dispatcher, &Dispatcher::stopped, this, [this] {
+        m_active = false;
+        Q_EMIT stopped();
+    });
+    connect(m_dispatcher, &Dispatcher::failed, this, &DispatcherHost::failed);
+    connect(m_dispatcher, &Dispatcher::configApplied, this, &DispatcherHost::configApplied);
+    connect(m_dispatcher, &Dispatcher::configRejected, this, &DispatcherHost::configRejected);
+    m_thread.start();
+}
+
+DispatcherHost::~DispatcherHost() {
+    // abort() is a no-op for a stopped dispatcher; otherwise it writes what
+    // it can and releases leases before the thread goes away.
+    QMetaObject::invokeMethod(m_dispatcher, &Dispatcher::abort, Qt::BlockingQueuedConnection);
+    disconnect(m_dispatcher, nullptr, this, nullptr);
+    m_thread.quit();
+    m_thread.wait();
+}
+
+void DispatcherHost::start() {
+    m_active = true;
+    QMetaObject::invokeMethod(m_dispatcher, &Dispatcher::start, Qt::QueuedConnection);
+}
+
+void DispatcherHost::stop() {
+    QMetaObject::invokeMethod(m_dispatcher, &Dispatcher::stop, Qt::QueuedConnection);
+}
+
+void DispatcherHost::setConfig(const core::DispatcherConfig &config) {
+    QMetaObject::invokeMethod(
+        m_dispatcher, [dispatcher = m_dispatcher, config] { dispatcher->setConfig(config); },
+        Qt::QueuedConnection);
+}
+
+void DispatcherHost::wake() {
+    QMetaObject::invokeMethod(m_dispatcher, &Dispatcher::wake, Qt::QueuedConnection);
+}
+
+void DispatcherHost::requestStats() {
+    QMetaObject::invokeMethod(m_dispatcher, &Dispatcher::requestStats, Qt::QueuedConnection);
+}
+
+} // namespace outbox::dispatch

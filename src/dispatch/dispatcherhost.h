@@ -1,0 +1,57 @@
+#pragma once
+
+#include "dispatch/dispatcher.h"
+
+#include <QObject>
+#include <QThread>
+
+namespace outbox::dispatch {
+
+// Owns a worker QThread and a Dispatcher living in it; the console's
+// dispatcher panel and `outboxctl dispatch` use this. Lives in the caller's
+// thread; every call is forwarded queued, every signal is forwarded back into
+// the caller's thread.
+//
+// Destruction while running aborts the dispatcher (in-flight requests are
+// abandoned, buffered acks written, leases released — blocking for as long as
+// that takes), then quits and waits for the thread. For a graceful shutdown
+// call stop() and wait for stopped() first.
+class DispatcherHost final : public QObject {
+    Q_OBJECT
+public:
+    DispatcherHost(core::ConnInfo connInfo, core::DispatcherConfig config,
+                   PublisherFactory publisherFactory = {}, DispatcherOptions options = {},
+                   QObject *parent = nullptr);
+    ~DispatcherHost() override;
+    Q_DISABLE_COPY_MOVE(DispatcherHost)
+
+    void start();
+    void stop();
+    void setConfig(const core::DispatcherConfig &config);
+    void wake();
+    void requestStats();
+
+    // As last reported by the dispatcher (updated in this thread).
+    DispatcherState state() const { return m_state; }
+    const DispatcherStats &lastStats() const { return m_lastStats; }
+    // Between start() and stopped().
+    bool isActive() const { return m_active; }
+
+Q_SIGNALS:
+    void stateChanged(outbox::dispatch::DispatcherState state);
+    void statsSnapshot(const outbox::dispatch::DispatcherStats &stats);
+    void started(const QUuid &workerId);
+    void stopped();
+    void failed(const QString &message);
+    void configApplied(const QString &description);
+    void configRejected(const QString &message);
+
+private:
+    QThread m_thread;
+    Dispatcher *m_dispatcher = nullptr; // lives in m_thread, deleted there
+    DispatcherStats m_lastStats;
+    DispatcherState m_state = DispatcherState::Stopped;
+    bool m_active = false;
+};
+
+} // namespace outbox::dispatch

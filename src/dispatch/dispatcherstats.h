@@ -1,0 +1,59 @@
+#pragma once
+
+#include "dispatch/histogram.h"
+
+#include <QDateTime>
+#include <QMetaType>
+#include <QString>
+#include <QUuid>
+
+namespace outbox::dispatch {
+
+enum class DispatcherState {
+    Stopped,      // not started, or stopped cleanly
+    Starting,     // connecting, checking the schema
+    Running,      // claiming and delivering
+    Reconnecting, // the database connection was lost; buffered acks kept
+    Stopping,     // no more claims; in-flight requests finishing within the grace period
+    Failed,       // could not start (bad configuration, credentials, schema); see lastError
+};
+
+QString stateName(DispatcherState state); // "stopped", "starting", ...
+
+// A value snapshot of a dispatcher, emitted periodically (and on request).
+// Counters are cumulative since start(); `recent*` histograms cover only the
+// interval since the previous snapshot (for "latency now" charts).
+struct DispatcherStats {
+    DispatcherState state = DispatcherState::Stopped;
+    QUuid workerId;
+    QDateTime startedAt; // UTC; null when never started
+    QDateTime at;        // UTC time of this snapshot
+
+    qint64 claimed = 0;    // rows claimed
+    qint64 claims = 0;     // claim statements run
+    qint64 delivered = 0;  // acks applied
+    qint64 retried = 0;    // nacks applied that went back to pending
+    qint64 dead = 0;       // nacks applied that made the row dead (max attempts or permanent)
+    qint64 fencedOut = 0;  // acks/nacks refused because the lease had moved on
+    qint64 released = 0;   // leases handed back on shutdown
+    qint64 swept = 0;      // rows made dead by the dead sweep
+    qint64 reconnects = 0; // database reconnections of the dispatcher's connection
+    qint64 errors = 0;     // failed statements (connection or SQL errors)
+    int inFlight = 0;      // requests running now
+    int pendingAcks = 0;   // buffered, not yet written
+    int pendingNacks = 0;
+    int concurrency = 0;    // the configured limit, for "in flight / limit"
+    bool listening = false; // LISTEN subscription alive
+    QString lastError;      // latest problem, readable, never a secret
+    QDateTime lastErrorAt;
+
+    Histogram commitToDelivered; // created_at -> ack written, microseconds
+    Histogram httpDuration;      // request duration, microseconds
+    Histogram recentCommitToDelivered;
+    Histogram recentHttpDuration;
+};
+
+} // namespace outbox::dispatch
+
+Q_DECLARE_METATYPE(outbox::dispatch::DispatcherState)
+Q_DECLARE_METATYPE(outbox::dispatch::DispatcherStats)

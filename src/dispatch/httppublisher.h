@@ -1,0 +1,93 @@
+#pragma once
+
+#include "core/webhooksigner.h"
+#include "dispatch/publisher.h"
+
+#include <QElapsedTimer>
+#include <QHash>
+#include <QList>
+#include <QNetworkRequest>
+#include <QPointer>
+#include <QSslConfiguration>
+#include <QTimer>
+#include <QUrl>
+
+#include <memory>
+#include <vector>
+
+class QNetworkAccessManager;
+class QNetworkReply;
+
+namespace outbox::dispatch {
+
+// POSTs claimed events to the runner (ARCHITECTURE.md §6):
+//  - body: the payload bytes, Content-Type: application/json
+//  - webhook-id (event id), webhook-timestamp (unix seconds), and, when
+//    secrets are configured, webhook-signature (space-separated list while a
+//    secret is rotated)
+//  - Idempotency-Key (dedupe_key, else the id), Outbox-Namespace,
+//    Outbox-Topic, Outbox-Tenant (when set), Outbox-Attempt, and
+//    Authorization: Bearer when a token is configured
+//  - HTTP/1.1 only, keep-alive, redirects never followed, a transfer timeout
+//    of request_timeout, system CAs plus the optional CA file for https.
+//
+// Qt opens at most 6 connections per host and QNetworkAccessManager, so a
+// pool of ceil(concurrency / ConnectionsPerManager) managers is used round
+// robin to keep `concurrency` requests in flight.
+class HttpPublisher final : public Publisher {
+    Q_OBJECT
+public:
+    static constexpr int ConnectionsPerManager = 6;
+
+    explicit HttpPublisher(QObject *parent = nullptr);
+    ~HttpPublisher() override;
+    Q_DISABLE_COPY_MOVE(HttpPublisher)
+
+    core::Result<void> configure(const core::DispatcherConfig &config) override;
+    void publish(const store::ClaimedEvent &event) override;
+    void abortAll() override;
+    int inFlight() const override { return int(m_replies.size()); }
+
+    int managerCount() const { return m_activeManagers; }
+    // Overrides the pool size derived from the concurrency (0 = derived);
+    // for benchmarks that compare pool sizes.
+    void setManagerCountOverride(int count);
+
+    // The classification of §6, exposed for tests: 2xx delivered; permanent
+    // statuses dead; everything else a retry (3xx is a failure: redirects are
+    // not followed).
+    static PublishOutcome::Kind classifyStatus(int httpStatus, const QList<int> &permanentStatuses);
+
+private:
+    struct InFlight {
+        store::ClaimedEvent event;
+        QElapsedTimer timer;
+        bool timedOut = false; // aborted by the request deadline
+    };
+
+    void resizePool(int count);
+    void checkDeadlines();
+    QString scrub(QString text) const;
+    QNetworkRequest makeRequest(const store::ClaimedEvent &event) const;
+    void onReplyFinished(QNetworkReply *reply);
+    PublishOutcome outcomeFor(QNetworkReply *reply, const InFlight &flight) const;
+    QString excerpt(const QByteArray &body) const;
+
+    std::vector<std::unique_ptr<QNetworkAccessManager>> m_managers;
+    int m_nextManager = 0;
+    int m_managerOverride = 0;
+    QHash<QNetworkReply *, InFlight> m_replies;
+
+    QUrl m_url;
+    core::WebhookSigner m_signer;
+    QByteArray m_authorization; // "Bearer <token>", never logged
+    QString m_bearerToken;      // to scrub it from response excerpts
+    core::Millis m_timeout{10000};
+    QList<int> m_permanentStatuses{410};
+    QSslConfiguration m_ssl;
+    QTimer m_deadlineTimer; // hard request deadline (the transfer timeout is an idle timeout)
+    int m_activeManagers = 0;
+    bool m_configured = false;
+};
+
+} // namespace outbox::dispatch

@@ -1,0 +1,8 @@
+#include "dispatch/logging.h"
+
+namespace outbox::dispatch {
+
+Q_LOGGING_CATEGORY(lcDispatch, "outbox.dispatch", QtInfoMsg)
+Q_LOGGING_CATEGORY(lcRunner, "outbox.dispatch.runner", QtInfoMsg)
+
+} // namespace outbox::dispatch

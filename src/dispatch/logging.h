@@ -1,0 +1,13 @@
+#pragma once
+
+#include <QLoggingCategory>
+
+namespace outbox::dispatch {
+
+// "outbox.dispatch": dispatcher, publishers, notifier, metrics.
+Q_DECLARE_LOGGING_CATEGORY(lcDispatch)
+// "outbox.dispatch.runner": the development runner (per-request lines are debug).
+// Both log from info up by default; enable debug with QT_LOGGING_RULES.
+Q_DECLARE_LOGGING_CATEGORY(lcRunner)
+
+} // namespace outbox::dispatch

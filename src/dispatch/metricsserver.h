@@ -1,0 +1,39 @@
+#pragma once
+
+#include "core/result.h"
+#include "dispatch/dispatcherstats.h"
+
+#include <QHostAddress>
+#include <QObject>
+
+class QTcpServer;
+class QTcpSocket;
+
+namespace outbox::dispatch {
+
+// A tiny HTTP endpoint answering GET /metrics with prometheusText() of the
+// latest snapshot (connect DispatcherHost::statsSnapshot to update()).
+// Anything else gets 404; one request per connection. For
+// `outboxctl dispatch --metrics-addr`.
+class MetricsServer final : public QObject {
+    Q_OBJECT
+public:
+    explicit MetricsServer(QObject *parent = nullptr);
+    ~MetricsServer() override;
+    Q_DISABLE_COPY_MOVE(MetricsServer)
+
+    core::Result<void> listen(const QHostAddress &address, quint16 port);
+    quint16 port() const;
+
+public Q_SLOTS:
+    void update(const outbox::dispatch::DispatcherStats &stats);
+
+private:
+    void onNewConnection();
+    void serve(QTcpSocket *socket);
+
+    QTcpServer *m_server = nullptr;
+    DispatcherStats m_stats;
+};
+
+} // namespace outbox::dispatch

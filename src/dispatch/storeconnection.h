@@ -1,0 +1,38 @@
+#pragma once
+
+#include "core/conninfo.h"
+#include "core/result.h"
+#include "store/outboxstore.h"
+
+#include <QString>
+
+#include <memory>
+
+namespace outbox::dispatch {
+
+// The dispatcher's own database connection and the OutboxStore on it.
+// Opened and used in one thread; reopened after a loss. Dispatcher-internal.
+class StoreConnection final {
+public:
+    // `applicationName` is used unless the ConnInfo sets application_name.
+    StoreConnection(core::ConnInfo connInfo, const QString &applicationName);
+    ~StoreConnection();
+    Q_DISABLE_COPY_MOVE(StoreConnection)
+
+    // Closes any previous connection first. With `checkSchema` a database
+    // whose schema this binary does not know is refused (the error says to
+    // run `outboxctl migrate`).
+    core::Result<void> open(bool checkSchema);
+    void close();
+
+    store::OutboxStore *store() const { return m_store.get(); } // null while closed
+    // True when the server still answers on this connection.
+    bool probe() const;
+
+private:
+    core::ConnInfo m_connInfo;
+    QString m_connectionName;
+    std::unique_ptr<store::OutboxStore> m_store;
+};
+
+} // namespace outbox::dispatch

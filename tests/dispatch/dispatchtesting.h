@@ -1,0 +1,71 @@
+#pragma once
+
+// Helpers shared by the dispatcher tests: a migrated template for the
+// fixture, bulk enqueue, status counts, a baseline configuration.
+
+#include "core/conninfo.h"
+#include "core/dispatcherconfig.h"
+#include "store/database.h"
+#include "store/migrator.h"
+#include "support/pgfixture.h"
+
+#include <QSqlDatabase>
+#include <QUrl>
+
+namespace outbox::testing {
+
+inline void useMigratedTemplate(PgFixture &fixture) {
+    fixture.setTemplatePreparer([](const QString &connInfo) -> core::Result<void> {
+        const auto info = core::ConnInfo::parse(connInfo);
+        if (!info)
+            return core::Result<void>(info.error());
+        const QString name = store::uniqueConnectionName(QStringLiteral("template-preparer"));
+        core::Result<void> outcome;
+        {
+            auto db = store::openDatabase(info.value(), name);
+            if (!db)
+                return core::Result<void>(db.error());
+            const auto migrated = store::Migrator(db.value()).migrate();
+            if (!migrated)
+                outcome = core::Result<void>(migrated.error());
+        }
+        store::closeDatabase(name);
+        return outcome;
+    });
+}
+
+inline core::ConnInfo connInfoFor(const PgFixture &fixture, const QString &dbName) {
+    return core::ConnInfo::parse(fixture.connInfo(dbName)).value();
+}
+
+// One statement: one transaction, one NOTIFY.
+inline bool enqueueMany(QSqlDatabase db, int count,
+                        const QString &nameSpace = QStringLiteral("test")) {
+    return sqlExec(db,
+                   QStringLiteral("SELECT outbox_enqueue(?::text, 'thing.happened', "
+                                  "jsonb_build_object('n', g)) FROM generate_series(1, ?::int) g"),
+                   {nameSpace, count});
+}
+
+inline int countStatus(QSqlDatabase db, const QString &status) {
+    const QString value = sqlScalar(
+        db, QStringLiteral("SELECT count(*) FROM outbox_events WHERE status = ?::text"), {status});
+    return value.isNull() ? -1 : value.toInt();
+}
+
+inline core::DispatcherConfig baseConfig(const QUrl &runnerUrl) {
+    core::DispatcherConfig config;
+    config.runnerUrl = runnerUrl;
+    config.batchSize = 10;
+    config.concurrency = 8;
+    config.lease = core::Millis(30000);
+    config.pollInterval = core::Millis(1000);
+    config.requestTimeout = core::Millis(5000);
+    config.baseDelay = core::Millis(50);
+    config.maxDelay = core::Millis(200);
+    config.maxAttempts = 5;
+    config.shutdownGrace = core::Millis(2000);
+    return config;
+}
+
+} // namespace outbox::testing

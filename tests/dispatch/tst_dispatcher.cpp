@@ -1,0 +1,446 @@
+// The dispatcher end to end: a real PostgreSQL, the DispatcherHost's worker
+// thread, HttpPublisher and a DevRunner on real sockets (or the in-process
+// publisher where HTTP is beside the point).
+
+#include "dispatch/devrunner.h"
+#include "dispatch/dispatcherhost.h"
+#include "dispatch/inprocesspublisher.h"
+#include "dispatchtesting.h"
+#include "store/outboxstore.h"
+
+#include <QSignalSpy>
+#include <QtTest>
+
+#include <memory>
+
+using namespace outbox;
+using dispatch::DevRunner;
+using dispatch::DevRunnerSettings;
+using dispatch::DispatcherHost;
+using dispatch::DispatcherOptions;
+using dispatch::DispatcherState;
+using testing::baseConfig;
+using testing::countStatus;
+using testing::enqueueMany;
+using testing::sqlExec;
+using testing::sqlScalar;
+
+namespace {
+
+const QString kSecret = QStringLiteral("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw");
+
+} // namespace
+
+class TestDispatcher : public QObject {
+    Q_OBJECT
+
+private Q_SLOTS:
+    void initTestCase();
+    void cleanupTestCase();
+    void init();
+    void cleanup();
+
+    void deliversEventsEnqueuedBeforeAndAfterStart();
+    void notifyWakesBeforeThePoll();
+    void retriesWithBackoffThenDead();
+    void permanentStatusIsDeadAtOnce();
+    void retryAfterRaisesTheDelay();
+    void fencedOutAckIsCounted();
+    void liveConfigChange();
+    void gracefulStopReleasesLeases();
+    void gracefulStopWaitsForInFlight();
+    void inProcessPublisherAndDeadSweep();
+    void namespaceFilter();
+    void refusesUnmigratedDatabase();
+    void refusesInvalidConfiguration();
+    void hostDestructionReleasesLeases();
+
+private:
+    std::unique_ptr<DispatcherHost> makeHost(const core::DispatcherConfig &config,
+                                             dispatch::PublisherFactory factory = {},
+                                             DispatcherOptions options = {});
+    bool startHost(DispatcherHost &host);
+    bool stopHost(DispatcherHost &host);
+
+    std::unique_ptr<testing::PgFixture> m_pg;
+    QString m_dbName;
+    QSqlDatabase m_db; // the test's own connection (producer and checks)
+};
+
+void TestDispatcher::initTestCase() {
+    qRegisterMetaType<dispatch::DispatcherStats>();
+    qRegisterMetaType<DispatcherState>();
+    m_pg = std::make_unique<testing::PgFixture>();
+    OUTBOX_START_PG(*m_pg);
+    testing::useMigratedTemplate(*m_pg);
+}
+
+void TestDispatcher::cleanupTestCase() {
+    m_db = QSqlDatabase();
+    m_pg.reset();
+}
+
+void TestDispatcher::init() {
+    m_dbName = m_pg->freshMigratedDatabase();
+    QVERIFY(!m_dbName.isEmpty());
+    m_db = m_pg->open(m_dbName);
+    QVERIFY(m_db.isOpen());
+}
+
+void TestDispatcher::cleanup() {
+    m_db = QSqlDatabase();
+}
+
+std::unique_ptr<DispatcherHost> TestDispatcher::makeHost(const core::DispatcherConfig &config,
+                                                         dispatch::PublisherFactory factory,
+                                                         DispatcherOptions options) {
+    return std::make_unique<DispatcherHost>(testing::connInfoFor(*m_pg, m_dbName), config,
+                                            std::move(factory), std::move(options));
+}
+
+bool TestDispatcher::startHost(DispatcherHost &host) {
+    QSignalSpy started(&host, &DispatcherHost::started);
+    host.start();
+    return started.wait(20000) || started.size() == 1;
+}
+
+bool TestDispatcher::stopHost(DispatcherHost &host) {
+    QSignalSpy stopped(&host, &DispatcherHost::stopped);
+    host.stop();
+    return stopped.wait(30000) || stopped.size() == 1;
+}
+
+void TestDispatcher::deliversEventsEnqueuedBeforeAndAfterStart() {
+    DevRunner runner;
+    QVERIFY(runner.setSecrets({kSecret}).ok()); // every request must be signed
+    QVERIFY(runner.listen().ok());
+    QVERIFY(enqueueMany(m_db, 50));
+
+    auto config = baseConfig(runner.url());
+    config.secrets = {kSecret};
+    auto host = makeHost(config);
+    QVERIFY(startHost(*host));
+
+    store::OutboxStore producer(m_db);
+    QList<QUuid> later;
+    for (int i = 0; i < 50; ++i) {
+        store::EnqueueRequest request;
+        request.nameSpace = QStringLiteral("test");
+        request.topic = QStringLiteral("later");
+        request.payload = "{\"i\": " + QByteArray::number(i) + '}';
+        const auto enqueued = producer.enqueue(request);
+        QVERIFY2(enqueued.ok(), qPrintable(enqueued.errorMessage()));
+        later << enqueued->id;
+    }
+
+    QTRY_COMPARE_WITH_TIMEOUT(countStatus(m_db, QStringLiteral("delivered")), 100, 30000);
+    QVERIFY(stopHost(*host));
+
+    const auto runnerStats = runner.stats();
+    QCOMPARE(runnerStats.uniqueIds, 100);
+    QCOMPARE(runnerStats.duplicates, 0);
+    QCOMPARE(runnerStats.badSignatures, 0);
+    for (const QUuid &id : std::as_const(later))
+        QCOMPARE(runner.deliveredCount(id), 1);
+
+    const auto stats = host->lastStats();
+    QCOMPARE(stats.state, DispatcherState::Stopped);
+    QCOMPARE(stats.claimed, 100);
+    QCOMPARE(stats.delivered, 100);
+    QCOMPARE(stats.retried, 0);
+    QCOMPARE(stats.fencedOut, 0);
+    QCOMPARE(stats.inFlight, 0);
+    QCOMPARE(stats.commitToDelivered.count(), 100);
+    QCOMPARE(stats.httpDuration.count(), 100);
+    QVERIFY(stats.commitToDelivered.p99() <= stats.commitToDelivered.max());
+    QCOMPARE(countStatus(m_db, QStringLiteral("processing")), 0);
+}
+
+void TestDispatcher::notifyWakesBeforeThePoll() {
+    DevRunner runner;
+    QVERIFY(runner.listen().ok());
+    auto config = baseConfig(runner.url());
+    config.pollInterval = core::Millis(10000);
+    config.lease = core::Millis(60000);
+    auto host = makeHost(config);
+    QVERIFY(startHost(*host));
+    // Subscribed, and the start-up claims are done: from here only NOTIFY
+    // (or the poll, 10 s away) can wake the dispatcher.
+    QTRY_VERIFY_WITH_TIMEOUT(host->lastStats().listening, 10000);
+    QTRY_VERIFY(host->lastStats().claims >= 1);
+    QTest::qWait(300);
+    const qint64 claimsBefore = host->lastStats().claims;
+
+    QVERIFY(enqueueMany(m_db, 1));
+    // Functional check, not a speed limit: well inside the 10 s poll interval.
+    QTRY_COMPARE_WITH_TIMEOUT(countStatus(m_db, QStringLiteral("delivered")), 1, 5000);
+    QVERIFY(host->lastStats().claims >= claimsBefore);
+    QCOMPARE(runner.stats().uniqueIds, 1);
+    QVERIFY(stopHost(*host));
+}
+
+void TestDispatcher::retriesWithBackoffThenDead() {
+    DevRunner runner;
+    runner.setFixedStatus(503);
+    QVERIFY(runner.listen().ok());
+    auto config = baseConfig(runner.url());
+    config.maxAttempts = 3;
+    auto host = makeHost(config);
+    QVERIFY(startHost(*host));
+    QVERIFY(enqueueMany(m_db, 1));
+
+    QTRY_COMPARE_WITH_TIMEOUT(countStatus(m_db, QStringLiteral("dead")), 1, 20000);
+    QCOMPARE(sqlScalar(m_db, QStringLiteral("SELECT attempts FROM outbox_events")).toInt(), 3);
+    QVERIFY(sqlScalar(m_db, QStringLiteral("SELECT last_error FROM outbox_events"))
+                .contains(QLatin1String("HTTP 503")));
+    // One history row per failed attempt, each with the status.
+    QCOMPARE(sqlScalar(m_db, QStringLiteral("SELECT count(*) FROM outbox_attempts "
+                                            "WHERE http_status = 503"))
+                 .toInt(),
+             3);
+    QCOMPARE(runner.stats().received, 3);
+    QVERIFY(stopHost(*host));
+    const auto stats = host->lastStats();
+    QCOMPARE(stats.retried, 2);
+    QCOMPARE(stats.dead, 1);
+    QCOMPARE(stats.delivered, 0);
+}
+
+void TestDispatcher::permanentStatusIsDeadAtOnce() {
+    DevRunner runner;
+    runner.setFixedStatus(410);
+    QVERIFY(runner.listen().ok());
+    auto host = makeHost(baseConfig(runner.url()));
+    QVERIFY(startHost(*host));
+    QVERIFY(enqueueMany(m_db, 2));
+    QTRY_COMPARE_WITH_TIMEOUT(countStatus(m_db, QStringLiteral("dead")), 2, 20000);
+    QCOMPARE(sqlScalar(m_db, QStringLiteral("SELECT max(attempts) FROM outbox_events")).toInt(), 1);
+    QCOMPARE(runner.stats().received, 2);
+    QVERIFY(stopHost(*host));
+    QCOMPARE(host->lastStats().dead, 2);
+    QCOMPARE(host->lastStats().retried, 0);
+}
+
+void TestDispatcher::retryAfterRaisesTheDelay() {
+    DevRunner runner;
+    runner.setFixedStatus(429);
+    runner.setRetryAfter("3");
+    QVERIFY(runner.listen().ok());
+    auto config = baseConfig(runner.url());
+    config.maxDelay = core::Millis(60000); // the cap still applies, but far above 3 s
+    auto host = makeHost(config);
+    QVERIFY(startHost(*host));
+    QVERIFY(enqueueMany(m_db, 1));
+
+    QTRY_COMPARE_WITH_TIMEOUT(host->lastStats().retried, 1, 20000);
+    const double delay =
+        sqlScalar(m_db, QStringLiteral("SELECT extract(epoch FROM next_attempt_at - updated_at) "
+                                       "FROM outbox_events"))
+            .toDouble();
+    QVERIFY2(delay >= 2.9 && delay <= 3.1, qPrintable(QString::number(delay)));
+
+    runner.setFixedStatus(0); // the runner recovers: the retry succeeds
+    QTRY_COMPARE_WITH_TIMEOUT(countStatus(m_db, QStringLiteral("delivered")), 1, 20000);
+    QCOMPARE(sqlScalar(m_db, QStringLiteral("SELECT attempts FROM outbox_events")).toInt(), 2);
+    QVERIFY(stopHost(*host));
+}
+
+void TestDispatcher::fencedOutAckIsCounted() {
+    DevRunner runner;
+    runner.setLatency(core::Millis(1500));
+    QVERIFY(runner.listen().ok());
+    auto config = baseConfig(runner.url());
+    config.concurrency = 1;
+    auto host = makeHost(config);
+    QVERIFY(startHost(*host));
+    QVERIFY(enqueueMany(m_db, 1));
+    QTRY_COMPARE_WITH_TIMEOUT(runner.stats().received, 1, 10000);
+
+    // Meanwhile another worker took the row over (as after an expired lease).
+    const QUuid other = QUuid::createUuid();
+    QVERIFY(sqlExec(m_db,
+                    QStringLiteral("UPDATE outbox_events SET locked_by = ?::uuid, "
+                                   "attempts = attempts + 1"),
+                    {other.toString(QUuid::WithoutBraces)}));
+
+    QTRY_COMPARE_WITH_TIMEOUT(host->lastStats().fencedOut, 1, 10000);
+    QCOMPARE(host->lastStats().delivered, 0);
+    QCOMPARE(countStatus(m_db, QStringLiteral("processing")), 1);
+    QCOMPARE(sqlScalar(m_db, QStringLiteral("SELECT locked_by FROM outbox_events")),
+             other.toString(QUuid::WithoutBraces));
+    QVERIFY(stopHost(*host));
+}
+
+void TestDispatcher::liveConfigChange() {
+    DevRunner first;
+    DevRunner second;
+    QVERIFY(first.listen().ok());
+    QVERIFY(second.listen().ok());
+    auto config = baseConfig(first.url());
+    config.concurrency = 1;
+    config.batchSize = 1;
+    auto host = makeHost(config);
+    QVERIFY(startHost(*host));
+    QVERIFY(enqueueMany(m_db, 3));
+    QTRY_COMPARE_WITH_TIMEOUT(first.stats().uniqueIds, 3, 20000);
+
+    QSignalSpy applied(host.get(), &DispatcherHost::configApplied);
+    QSignalSpy rejected(host.get(), &DispatcherHost::configRejected);
+    auto changed = config;
+    changed.runnerUrl = second.url();
+    changed.concurrency = 4;
+    changed.batchSize = 4;
+    host->setConfig(changed);
+    QTRY_COMPARE(applied.size(), 1);
+    QTRY_COMPARE(host->lastStats().concurrency, 4);
+
+    QVERIFY(enqueueMany(m_db, 5));
+    QTRY_COMPARE_WITH_TIMEOUT(second.stats().uniqueIds, 5, 20000);
+    QCOMPARE(first.stats().uniqueIds, 3);
+
+    auto invalid = changed;
+    invalid.pollInterval = core::Millis(20000); // more than a third of the lease
+    host->setConfig(invalid);
+    QTRY_COMPARE(rejected.size(), 1);
+    QVERIFY2(rejected.first().first().toString().contains(QLatin1String("--poll-interval")),
+             qPrintable(rejected.first().first().toString()));
+    QCOMPARE(applied.size(), 1);
+
+    // Still running with the last good configuration.
+    QVERIFY(enqueueMany(m_db, 1));
+    QTRY_COMPARE_WITH_TIMEOUT(second.stats().uniqueIds, 6, 20000);
+    QVERIFY(stopHost(*host));
+}
+
+void TestDispatcher::gracefulStopReleasesLeases() {
+    DevRunner runner;
+    runner.setMode(DevRunnerSettings::Mode::NeverRespond);
+    QVERIFY(runner.listen().ok());
+    auto config = baseConfig(runner.url());
+    config.requestTimeout = core::Millis(20000);
+    config.lease = core::Millis(60000);
+    config.shutdownGrace = core::Millis(300);
+    auto host = makeHost(config);
+    QVERIFY(startHost(*host));
+    QVERIFY(enqueueMany(m_db, 5));
+    QTRY_COMPARE_WITH_TIMEOUT(runner.stats().received, 5, 10000);
+    QCOMPARE(countStatus(m_db, QStringLiteral("processing")), 5);
+
+    QVERIFY(stopHost(*host));
+    QCOMPARE(host->lastStats().released, 5);
+    QCOMPARE(countStatus(m_db, QStringLiteral("pending")), 5);
+    QCOMPARE(sqlScalar(m_db, QStringLiteral("SELECT count(*) FROM outbox_events "
+                                            "WHERE locked_by IS NULL AND attempts = 1"))
+                 .toInt(),
+             5);
+
+    // Another worker can take them at once, without waiting for the lease.
+    store::OutboxStore other(m_db);
+    const auto claimed = other.claimBatch(QUuid::createUuid(), store::ClaimOptions{});
+    QVERIFY2(claimed.ok(), qPrintable(claimed.errorMessage()));
+    QCOMPARE(claimed->size(), 5);
+}
+
+void TestDispatcher::gracefulStopWaitsForInFlight() {
+    DevRunner runner;
+    runner.setLatency(core::Millis(500));
+    QVERIFY(runner.listen().ok());
+    auto config = baseConfig(runner.url());
+    config.shutdownGrace = core::Millis(10000);
+    auto host = makeHost(config);
+    QVERIFY(startHost(*host));
+    QVERIFY(enqueueMany(m_db, 3));
+    QTRY_COMPARE_WITH_TIMEOUT(runner.stats().received, 3, 10000);
+
+    QVERIFY(stopHost(*host));
+    QCOMPARE(countStatus(m_db, QStringLiteral("delivered")), 3);
+    QCOMPARE(host->lastStats().delivered, 3);
+    QCOMPARE(host->lastStats().released, 0);
+}
+
+void TestDispatcher::inProcessPublisherAndDeadSweep() {
+    auto config = baseConfig(QUrl(QStringLiteral("http://127.0.0.1:9/unused")));
+    config.maxAttempts = 3;
+    config.batchSize = 50;
+    config.concurrency = 64;
+    DispatcherOptions options;
+    options.sweepInterval = core::Millis(200);
+    auto host = makeHost(
+        config, [] { return std::make_unique<dispatch::InProcessPublisher>(); }, options);
+
+    // A row whose attempts are used up is never claimed; the sweep ends it.
+    QVERIFY(enqueueMany(m_db, 1, QStringLiteral("exhausted")));
+    QVERIFY(sqlExec(m_db, QStringLiteral("UPDATE outbox_events SET attempts = 3")));
+    QVERIFY(enqueueMany(m_db, 300));
+
+    QVERIFY(startHost(*host));
+    QTRY_COMPARE_WITH_TIMEOUT(countStatus(m_db, QStringLiteral("delivered")), 300, 30000);
+    QTRY_COMPARE_WITH_TIMEOUT(countStatus(m_db, QStringLiteral("dead")), 1, 10000);
+    QTRY_COMPARE(host->lastStats().swept, 1);
+    QVERIFY(stopHost(*host));
+    const auto stats = host->lastStats();
+    QCOMPARE(stats.delivered, 300);
+    QCOMPARE(stats.claimed, 300);
+    QVERIFY(stats.claims >= 300 / config.batchSize);
+}
+
+void TestDispatcher::namespaceFilter() {
+    auto config = baseConfig(QUrl(QStringLiteral("http://127.0.0.1:9/unused")));
+    config.nameSpace = QStringLiteral("mine");
+    auto host = makeHost(config, [] { return std::make_unique<dispatch::InProcessPublisher>(); });
+    QVERIFY(enqueueMany(m_db, 4, QStringLiteral("mine")));
+    QVERIFY(enqueueMany(m_db, 3, QStringLiteral("theirs")));
+    QVERIFY(startHost(*host));
+    QTRY_COMPARE_WITH_TIMEOUT(countStatus(m_db, QStringLiteral("delivered")), 4, 20000);
+    QTest::qWait(300);
+    QCOMPARE(countStatus(m_db, QStringLiteral("pending")), 3);
+    QVERIFY(stopHost(*host));
+}
+
+void TestDispatcher::refusesUnmigratedDatabase() {
+    const QString empty = m_pg->freshDatabase();
+    QVERIFY(!empty.isEmpty());
+    DispatcherHost host(testing::connInfoFor(*m_pg, empty),
+                        baseConfig(QUrl(QStringLiteral("http://127.0.0.1:9/"))));
+    QSignalSpy failed(&host, &DispatcherHost::failed);
+    QSignalSpy stopped(&host, &DispatcherHost::stopped);
+    host.start();
+    QTRY_COMPARE_WITH_TIMEOUT(stopped.size(), 1, 20000);
+    QCOMPARE(failed.size(), 1);
+    const QString message = failed.first().first().toString();
+    QVERIFY2(message.contains(QLatin1String("migrate")), qPrintable(message));
+    QCOMPARE(host.state(), DispatcherState::Failed);
+    QVERIFY(!host.isActive());
+}
+
+void TestDispatcher::refusesInvalidConfiguration() {
+    auto config = baseConfig(QUrl(QStringLiteral("http://127.0.0.1:9/")));
+    config.requestTimeout = config.lease;
+    auto host = makeHost(config);
+    QSignalSpy failed(host.get(), &DispatcherHost::failed);
+    QSignalSpy stopped(host.get(), &DispatcherHost::stopped);
+    host->start();
+    QTRY_COMPARE(stopped.size(), 1);
+    QCOMPARE(failed.size(), 1);
+    QVERIFY2(failed.first().first().toString().contains(QLatin1String("--request-timeout")),
+             qPrintable(failed.first().first().toString()));
+    QCOMPARE(host->lastStats().state, DispatcherState::Failed);
+}
+
+void TestDispatcher::hostDestructionReleasesLeases() {
+    DevRunner runner;
+    runner.setMode(DevRunnerSettings::Mode::NeverRespond);
+    QVERIFY(runner.listen().ok());
+    auto config = baseConfig(runner.url());
+    config.shutdownGrace = core::Millis(60000); // destruction does not wait for it
+    auto host = makeHost(config);
+    QVERIFY(startHost(*host));
+    QVERIFY(enqueueMany(m_db, 2));
+    QTRY_COMPARE_WITH_TIMEOUT(runner.stats().received, 2, 10000);
+    host.reset();
+    QCOMPARE(countStatus(m_db, QStringLiteral("pending")), 2);
+    QCOMPARE(countStatus(m_db, QStringLiteral("processing")), 0);
+}
+
+QTEST_GUILESS_MAIN(TestDispatcher)
+#include "tst_dispatcher.moc"

@@ -1,0 +1,80 @@
+// The database is down when the dispatcher starts: it waits (state
+// Reconnecting) instead of failing, and runs once the server is back. A
+// separate executable because the test fixture's own admin connection does
+// not survive a server restart.
+
+#include "dispatch/devrunner.h"
+#include "dispatch/dispatcherhost.h"
+#include "dispatchtesting.h"
+
+#include <QSignalSpy>
+#include <QtTest>
+
+#include <memory>
+
+using namespace outbox;
+using dispatch::DevRunner;
+using dispatch::DispatcherHost;
+using dispatch::DispatcherState;
+using testing::baseConfig;
+using testing::countStatus;
+using testing::enqueueMany;
+
+class TestDispatcherDbDown : public QObject {
+    Q_OBJECT
+
+private Q_SLOTS:
+    void initTestCase() {
+        qRegisterMetaType<dispatch::DispatcherStats>();
+        qRegisterMetaType<DispatcherState>();
+        m_pg = std::make_unique<testing::PgFixture>();
+        OUTBOX_START_PG(*m_pg);
+        testing::useMigratedTemplate(*m_pg);
+    }
+    void cleanupTestCase() { m_pg.reset(); }
+    void databaseDownAtStart();
+
+private:
+    std::unique_ptr<testing::PgFixture> m_pg;
+};
+
+void TestDispatcherDbDown::databaseDownAtStart() {
+    const QString dbName = m_pg->freshMigratedDatabase();
+    QVERIFY(!dbName.isEmpty());
+    {
+        QSqlDatabase db = m_pg->open(dbName, QStringLiteral("before"));
+        QVERIFY(db.isOpen());
+        QVERIFY(enqueueMany(db, 5));
+    }
+    m_pg->close(QStringLiteral("before"));
+
+    DevRunner runner;
+    QVERIFY(runner.listen().ok());
+    const auto stopped = m_pg->cluster().stop();
+    QVERIFY2(stopped.ok(), qPrintable(stopped.errorMessage()));
+
+    DispatcherHost host(testing::connInfoFor(*m_pg, dbName), baseConfig(runner.url()));
+    QSignalSpy started(&host, &DispatcherHost::started);
+    QSignalSpy failed(&host, &DispatcherHost::failed);
+    host.start();
+    // An unreachable database is waited for, not a reason to give up.
+    QTRY_COMPARE_WITH_TIMEOUT(host.state(), DispatcherState::Reconnecting, 20000);
+    QTest::qWait(500);
+    QCOMPARE(failed.size(), 0);
+    QCOMPARE(started.size(), 0);
+
+    const auto restarted = m_pg->cluster().restart();
+    QVERIFY2(restarted.ok(), qPrintable(restarted.errorMessage()));
+    QTRY_COMPARE_WITH_TIMEOUT(started.size(), 1, 30000);
+    QSqlDatabase db = m_pg->open(dbName, QStringLiteral("after"));
+    QVERIFY(db.isOpen());
+    QTRY_COMPARE_WITH_TIMEOUT(countStatus(db, QStringLiteral("delivered")), 5, 30000);
+    QCOMPARE(runner.stats().uniqueIds, 5);
+
+    QSignalSpy done(&host, &DispatcherHost::stopped);
+    host.stop();
+    QVERIFY(done.wait(30000) || done.size() == 1);
+}
+
+QTEST_GUILESS_MAIN(TestDispatcherDbDown)
+#include "tst_dispatcherdbdown.moc"

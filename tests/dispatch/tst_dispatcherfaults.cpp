@@ -1,0 +1,222 @@
+// Faults under a running dispatcher: the database restarts, the dispatcher's
+// own connection or its LISTEN connection is killed, the database is down at
+// start. Nothing may be lost (at worst delivered twice).
+
+#include "dispatch/devrunner.h"
+#include "dispatch/dispatcherhost.h"
+#include "dispatchtesting.h"
+
+#include <QSignalSpy>
+#include <QtTest>
+
+#include <memory>
+
+using namespace outbox;
+using dispatch::DevRunner;
+using dispatch::DispatcherHost;
+using dispatch::DispatcherOptions;
+using dispatch::DispatcherState;
+using testing::baseConfig;
+using testing::countStatus;
+using testing::enqueueMany;
+using testing::sqlExec;
+using testing::sqlScalar;
+
+class TestDispatcherFaults : public QObject {
+    Q_OBJECT
+
+private Q_SLOTS:
+    void initTestCase();
+    void cleanupTestCase();
+    void init();
+    void cleanup();
+
+    void dispatcherConnectionKilled();
+    void listenerKilledWatchdogStillDelivers();
+    void listenerKilledResubscribes();
+    // Last: PgFixture's admin connection does not survive a server restart.
+    void databaseRestartUnderLoad();
+
+private:
+    std::unique_ptr<DispatcherHost> makeHost(const core::DispatcherConfig &config,
+                                             DispatcherOptions options = {});
+    bool startHost(DispatcherHost &host);
+    bool stopHost(DispatcherHost &host);
+    // Reopens the test's connection after a server restart.
+    bool reopen();
+    bool terminateBackends(const QString &applicationName);
+    QString backendPid(const QString &applicationName);
+
+    std::unique_ptr<testing::PgFixture> m_pg;
+    QString m_dbName;
+    QSqlDatabase m_db;
+};
+
+void TestDispatcherFaults::initTestCase() {
+    qRegisterMetaType<dispatch::DispatcherStats>();
+    qRegisterMetaType<DispatcherState>();
+    m_pg = std::make_unique<testing::PgFixture>();
+    OUTBOX_START_PG(*m_pg);
+    testing::useMigratedTemplate(*m_pg);
+}
+
+void TestDispatcherFaults::cleanupTestCase() {
+    m_db = QSqlDatabase();
+    m_pg.reset();
+}
+
+void TestDispatcherFaults::init() {
+    m_dbName = m_pg->freshMigratedDatabase();
+    QVERIFY(!m_dbName.isEmpty());
+    QVERIFY(reopen());
+}
+
+void TestDispatcherFaults::cleanup() {
+    m_db = QSqlDatabase();
+}
+
+bool TestDispatcherFaults::reopen() {
+    m_db = m_pg->open(m_dbName, QStringLiteral("faults-test"));
+    return m_db.isOpen();
+}
+
+std::unique_ptr<DispatcherHost> TestDispatcherFaults::makeHost(const core::DispatcherConfig &config,
+                                                               DispatcherOptions options) {
+    return std::make_unique<DispatcherHost>(testing::connInfoFor(*m_pg, m_dbName), config,
+                                            dispatch::PublisherFactory{}, std::move(options));
+}
+
+bool TestDispatcherFaults::startHost(DispatcherHost &host) {
+    QSignalSpy started(&host, &DispatcherHost::started);
+    host.start();
+    return started.wait(30000) || started.size() == 1;
+}
+
+bool TestDispatcherFaults::stopHost(DispatcherHost &host) {
+    QSignalSpy stopped(&host, &DispatcherHost::stopped);
+    host.stop();
+    return stopped.wait(30000) || stopped.size() == 1;
+}
+
+bool TestDispatcherFaults::terminateBackends(const QString &applicationName) {
+    return sqlScalar(m_db,
+                     QStringLiteral("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+                                    "WHERE application_name = ?::text AND datname = ?::text"),
+                     {applicationName, m_dbName})
+               .toInt() > 0;
+}
+
+QString TestDispatcherFaults::backendPid(const QString &applicationName) {
+    return sqlScalar(m_db,
+                     QStringLiteral("SELECT coalesce(max(pid)::text, '') FROM pg_stat_activity "
+                                    "WHERE application_name = ?::text AND datname = ?::text"),
+                     {applicationName, m_dbName});
+}
+
+void TestDispatcherFaults::dispatcherConnectionKilled() {
+    DevRunner runner;
+    runner.setLatency(core::Millis(20));
+    QVERIFY(runner.listen().ok());
+    auto config = baseConfig(runner.url());
+    config.concurrency = 4;
+    config.batchSize = 4;
+    auto host = makeHost(config);
+    QSignalSpy states(host.get(), &DispatcherHost::stateChanged);
+    QVERIFY(startHost(*host));
+    QVERIFY(enqueueMany(m_db, 200));
+    QTRY_VERIFY_WITH_TIMEOUT(countStatus(m_db, QStringLiteral("delivered")) >= 20, 20000);
+
+    QVERIFY(terminateBackends(QStringLiteral("outbox-dispatch")));
+
+    QTRY_COMPARE_WITH_TIMEOUT(countStatus(m_db, QStringLiteral("delivered")), 200, 60000);
+    QTRY_VERIFY(host->lastStats().reconnects >= 1);
+    bool sawReconnecting = false;
+    for (const auto &arguments : std::as_const(states))
+        sawReconnecting |=
+            arguments.first().value<DispatcherState>() == DispatcherState::Reconnecting;
+    QVERIFY(sawReconnecting);
+    QCOMPARE(runner.stats().uniqueIds, 200);
+    QVERIFY(stopHost(*host));
+}
+
+void TestDispatcherFaults::listenerKilledWatchdogStillDelivers() {
+    DevRunner runner;
+    QVERIFY(runner.listen().ok());
+    auto config = baseConfig(runner.url());
+    config.pollInterval = core::Millis(500);
+    DispatcherOptions options;
+    // Keep the listener down for the whole test: only the poll can deliver.
+    options.reconnectBaseDelay = core::Millis(120000);
+    options.reconnectMaxDelay = core::Millis(120000);
+    auto host = makeHost(config, options);
+    QVERIFY(startHost(*host));
+    QTRY_VERIFY_WITH_TIMEOUT(host->lastStats().listening, 10000);
+
+    QVERIFY(terminateBackends(QStringLiteral("outbox-dispatch-listen")));
+    QTRY_VERIFY_WITH_TIMEOUT(!host->lastStats().listening, 20000);
+
+    QVERIFY(enqueueMany(m_db, 3));
+    QTRY_COMPARE_WITH_TIMEOUT(countStatus(m_db, QStringLiteral("delivered")), 3, 20000);
+    QVERIFY(!host->lastStats().listening);
+    QCOMPARE(runner.stats().uniqueIds, 3);
+    QVERIFY(stopHost(*host));
+}
+
+void TestDispatcherFaults::listenerKilledResubscribes() {
+    DevRunner runner;
+    QVERIFY(runner.listen().ok());
+    auto config = baseConfig(runner.url());
+    config.pollInterval = core::Millis(10000);
+    config.lease = core::Millis(60000);
+    auto host = makeHost(config);
+    QVERIFY(startHost(*host));
+    QTRY_VERIFY_WITH_TIMEOUT(host->lastStats().listening, 10000);
+    const QString before = backendPid(QStringLiteral("outbox-dispatch-listen"));
+    QVERIFY(!before.isEmpty());
+
+    QVERIFY(terminateBackends(QStringLiteral("outbox-dispatch-listen")));
+    QTRY_VERIFY_WITH_TIMEOUT(!backendPid(QStringLiteral("outbox-dispatch-listen")).isEmpty() &&
+                                 backendPid(QStringLiteral("outbox-dispatch-listen")) != before,
+                             20000);
+    QTRY_VERIFY_WITH_TIMEOUT(host->lastStats().listening, 10000);
+    QTest::qWait(300);
+
+    // Woken by NOTIFY on the new subscription, well before the 10 s poll.
+    QVERIFY(enqueueMany(m_db, 1));
+    QTRY_COMPARE_WITH_TIMEOUT(countStatus(m_db, QStringLiteral("delivered")), 1, 5000);
+    QVERIFY(stopHost(*host));
+}
+
+void TestDispatcherFaults::databaseRestartUnderLoad() {
+    DevRunner runner;
+    runner.setLatency(core::Millis(30));
+    QVERIFY(runner.listen().ok());
+    auto config = baseConfig(runner.url());
+    config.concurrency = 4;
+    config.batchSize = 4;
+    auto host = makeHost(config);
+    QSignalSpy states(host.get(), &DispatcherHost::stateChanged);
+    QVERIFY(startHost(*host));
+    QVERIFY(enqueueMany(m_db, 100));
+    QTRY_VERIFY_WITH_TIMEOUT(countStatus(m_db, QStringLiteral("delivered")) >= 10, 20000);
+
+    m_db = QSqlDatabase();
+    const auto restarted = m_pg->cluster().restart();
+    QVERIFY2(restarted.ok(), qPrintable(restarted.errorMessage()));
+    QVERIFY(reopen());
+    QVERIFY(enqueueMany(m_db, 50));
+
+    QTRY_COMPARE_WITH_TIMEOUT(countStatus(m_db, QStringLiteral("delivered")), 150, 90000);
+    QCOMPARE(runner.stats().uniqueIds, 150); // nothing lost (a duplicate would be allowed)
+    QTRY_VERIFY(host->lastStats().reconnects >= 1);
+    bool sawReconnecting = false;
+    for (const auto &arguments : std::as_const(states))
+        sawReconnecting |=
+            arguments.first().value<DispatcherState>() == DispatcherState::Reconnecting;
+    QVERIFY(sawReconnecting);
+    QVERIFY(stopHost(*host));
+    QCOMPARE(countStatus(m_db, QStringLiteral("processing")), 0);
+}
+
+QTEST_GUILESS_MAIN(TestDispatcherFaults)
+#include "tst_dispatcherfaults.moc"

@@ -1,0 +1,80 @@
+// `outboxctl bench --quick --json` runs on its own cluster and runner and
+// reports every figure. Only that the figures exist and are plausible is
+// checked here: speed depends on the machine (docs/PERFORMANCE.md).
+
+#include "e2e/e2e.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QtTest>
+
+using namespace outbox::testing;
+
+class TestE2eBench final : public QObject {
+    Q_OBJECT
+
+private Q_SLOTS:
+    void quickJsonHasEveryFigure() {
+        QProcess bench;
+        bench.setProcessEnvironment(e2eEnvironment());
+        bench.start(QStringLiteral(OUTBOXCTL_PATH),
+                    {QStringLiteral("bench"), QStringLiteral("--quick"), QStringLiteral("--json")});
+        QVERIFY(bench.waitForStarted(30000));
+        QVERIFY2(bench.waitForFinished(280000), "outboxctl bench --quick did not finish");
+        const QByteArray out = bench.readAllStandardOutput();
+        const QByteArray err = bench.readAllStandardError();
+        QVERIFY2(bench.exitStatus() == QProcess::NormalExit && bench.exitCode() == 0,
+                 err.constData());
+
+        // Exactly one JSON object on stdout; progress goes to stderr.
+        QJsonParseError error;
+        const QJsonDocument document = QJsonDocument::fromJson(out, &error);
+        QVERIFY2(error.error == QJsonParseError::NoError, out.constData());
+        QVERIFY(document.isObject());
+        const QJsonObject json = document.object();
+
+        for (const char *key : {"db_ceiling_events_per_s", "db_only_events_per_s", "db_only_ratio",
+                                "http_only_requests_per_s", "e2e_events_per_s", "e2e_ratio",
+                                "latency_p50_ms", "latency_p99_ms", "latency_max_ms", "rss_mb_max",
+                                "burn_down_first_events_per_s", "burn_down_last_events_per_s",
+                                "burn_down_ratio", "burn_down_no_vacuum_settings_ratio"}) {
+            const QJsonValue value = json.value(QLatin1String(key));
+            QVERIFY2(value.isDouble(), key);
+            QVERIFY2(value.toDouble() > 0.0, key);
+        }
+        QVERIFY(json.value(QStringLiteral("latency_p50_ms")).toDouble() <=
+                json.value(QStringLiteral("latency_p99_ms")).toDouble());
+        QVERIFY(json.value(QStringLiteral("latency_p99_ms")).toDouble() <=
+                json.value(QStringLiteral("latency_max_ms")).toDouble());
+        QCOMPARE(json.value(QStringLiteral("latency_events")).toInt(), 300);
+        QCOMPARE(json.value(QStringLiteral("e2e_duplicates")).toInt(-1), 0);
+        QCOMPARE(json.value(QStringLiteral("burn_down_events")).toInt(), 50000);
+
+        // A verdict per target, each with a measured value.
+        const QJsonArray targets = json.value(QStringLiteral("targets")).toArray();
+        QCOMPARE(targets.size(), 6);
+        for (const QJsonValue &target : targets) {
+            const QJsonObject check = target.toObject();
+            QVERIFY(!check.value(QStringLiteral("name")).toString().isEmpty());
+            QVERIFY(!check.value(QStringLiteral("value")).toString().isEmpty());
+            QVERIFY(check.value(QStringLiteral("pass")).isBool());
+        }
+        const QJsonObject environment = json.value(QStringLiteral("environment")).toObject();
+        QVERIFY(environment.value(QStringLiteral("cpus")).toInt() >= 1);
+        QVERIFY(!environment.value(QStringLiteral("postgresql")).toString().isEmpty());
+    }
+
+    void refusesBadOptions() {
+        QProcess bench;
+        bench.setProcessEnvironment(e2eEnvironment());
+        bench.start(QStringLiteral(OUTBOXCTL_PATH),
+                    {QStringLiteral("bench"), QStringLiteral("--runner"), QStringLiteral("moon")});
+        QVERIFY(bench.waitForFinished(30000));
+        QCOMPARE(bench.exitCode(), 2);
+        QVERIFY(bench.readAllStandardError().contains("--runner 'moon'"));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestE2eBench)
+#include "tst_e2e_bench.moc"

@@ -1,0 +1,257 @@
+// Faults around a running `outboxctl dispatch` process: the runner is down
+// for a while (retries with backoff, nothing lost), the runner never comes
+// back (dead only after max attempts), PostgreSQL restarts underneath.
+
+#include "e2e/e2e.h"
+
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QtTest>
+
+using namespace outbox::testing;
+
+namespace {
+
+QStringList dispatchArguments(const QString &connInfo, const QString &url,
+                              const QStringList &extra) {
+    return QStringList{QStringLiteral("--db"),
+                       connInfo,
+                       QStringLiteral("dispatch"),
+                       QStringLiteral("--runner-url"),
+                       url,
+                       QStringLiteral("--stats-interval"),
+                       QStringLiteral("1s")} +
+           extra;
+}
+
+QString runnerUrl(int port) {
+    return QStringLiteral("http://127.0.0.1:%1/events").arg(port);
+}
+
+qint64 scalar(QSqlDatabase db, const QString &sql) {
+    const QString value = sqlScalar(db, sql);
+    return value.isNull() ? -1 : value.toLongLong();
+}
+
+} // namespace
+
+class TestE2eFaults final : public QObject {
+    Q_OBJECT
+
+private:
+    std::unique_ptr<PgFixture> m_pg;
+
+private Q_SLOTS:
+    void initTestCase() {
+        m_pg = std::make_unique<PgFixture>();
+        OUTBOX_START_PG(*m_pg);
+        m_pg->setTemplatePreparer(migrateTemplate);
+    }
+
+    void cleanupTestCase() { m_pg.reset(); }
+
+    // Connection refused for a while: every failure is recorded, retries
+    // wait at least the backoff, nothing dies; once the runner listens,
+    // everything is delivered exactly once.
+    void runnerDownThenBack() {
+        const QString dbName = m_pg->freshMigratedDatabase();
+        QSqlDatabase db = m_pg->open(dbName);
+        QVERIFY(db.isOpen());
+        constexpr int events = 100;
+        QVERIFY(insertEvents(db, events));
+        const int port = freePort();
+
+        CtlProcess dispatch(dispatchArguments(
+            m_pg->connInfo(dbName), runnerUrl(port),
+            {QStringLiteral("--base-delay"), QStringLiteral("200ms"), QStringLiteral("--max-delay"),
+             QStringLiteral("1s"), QStringLiteral("--max-attempts"), QStringLiteral("50"),
+             QStringLiteral("--poll-interval"), QStringLiteral("300ms"), QStringLiteral("--lease"),
+             QStringLiteral("5s"), QStringLiteral("--request-timeout"), QStringLiteral("2s"),
+             QStringLiteral("--concurrency"), QStringLiteral("32")}));
+        QVERIFY(dispatch.start());
+
+        // Every event failed at least twice, each failure in outbox_attempts.
+        QTRY_VERIFY_WITH_TIMEOUT(
+            scalar(db, QStringLiteral("SELECT count(*) FROM (SELECT event_id FROM outbox_attempts"
+                                      " GROUP BY event_id HAVING count(*) >= 2) AS retried")) ==
+                events,
+            60000);
+        QCOMPARE(countWhere(db, QStringLiteral("status = 'delivered'")), qint64(0));
+        QCOMPARE(countWhere(db, QStringLiteral("status = 'dead'")), qint64(0));
+        QCOMPARE(scalar(db, QStringLiteral("SELECT count(*) FROM outbox_attempts"
+                                           " WHERE http_status IS NOT NULL")),
+                 qint64(0));
+        const qint64 refused = scalar(db, QStringLiteral("SELECT count(*) FROM outbox_attempts"
+                                                         " WHERE error ILIKE '%refused%'"));
+        QCOMPARE(refused, scalar(db, QStringLiteral("SELECT count(*) FROM outbox_attempts")));
+        // Attempt numbers are consecutive per event.
+        QCOMPARE(scalar(db, QStringLiteral("SELECT count(*) FROM (SELECT event_id,"
+                                           " max(attempt) = count(*) AS consecutive"
+                                           " FROM outbox_attempts GROUP BY event_id) AS a"
+                                           " WHERE NOT consecutive")),
+                 qint64(0));
+        // Equal jitter: the wait before attempt n+1 is at least half of
+        // min(base * 2^(n-1), max) -- never less than 100 ms here.
+        const qint64 shortestGapMs = scalar(
+            db, QStringLiteral("SELECT floor(min(gap))::bigint FROM ("
+                               " SELECT extract(epoch FROM attempted_at - lag(attempted_at)"
+                               "   OVER (PARTITION BY event_id ORDER BY attempt)) * 1000 AS gap"
+                               " FROM outbox_attempts) AS gaps WHERE gap IS NOT NULL"));
+        QVERIFY2(shortestGapMs >= 99, qPrintable(QString::number(shortestGapMs)));
+
+        RunnerProcess runner;
+        QVERIFY(runner.start(port));
+        QTRY_COMPARE_WITH_TIMEOUT(countWhere(db, QStringLiteral("status = 'delivered'")),
+                                  qint64(events), 60000);
+        const RunnerCounts counts = runner.counts();
+        QCOMPARE(counts.unique, qint64(events));
+        QCOMPARE(counts.duplicates, qint64(0));
+        QVERIFY(dispatch.running());
+        dispatch.terminate();
+        QVERIFY(dispatch.waitForExit(30000));
+        QCOMPARE(dispatch.exitCode(), 0);
+    }
+
+    // A runner that never comes back: each event is dead after exactly
+    // --max-attempts attempts, each attempt recorded.
+    void deadOnlyAfterMaxAttempts() {
+        const QString dbName = m_pg->freshMigratedDatabase();
+        QSqlDatabase db = m_pg->open(dbName);
+        QVERIFY(db.isOpen());
+        constexpr int events = 20;
+        constexpr int maxAttempts = 3;
+        QVERIFY(insertEvents(db, events));
+
+        CtlProcess dispatch(dispatchArguments(
+            m_pg->connInfo(dbName), runnerUrl(freePort()),
+            {QStringLiteral("--max-attempts"), QString::number(maxAttempts),
+             QStringLiteral("--base-delay"), QStringLiteral("100ms"), QStringLiteral("--max-delay"),
+             QStringLiteral("200ms"), QStringLiteral("--poll-interval"), QStringLiteral("100ms"),
+             QStringLiteral("--lease"), QStringLiteral("2s"), QStringLiteral("--request-timeout"),
+             QStringLiteral("1s")}));
+        QVERIFY(dispatch.start());
+        QTRY_COMPARE_WITH_TIMEOUT(countWhere(db, QStringLiteral("status = 'dead'")), qint64(events),
+                                  60000);
+        QCOMPARE(countWhere(db, QStringLiteral("attempts = %1").arg(maxAttempts)), qint64(events));
+        QCOMPARE(scalar(db, QStringLiteral("SELECT count(*) FROM outbox_attempts")),
+                 qint64(events * maxAttempts));
+        QCOMPARE(scalar(db, QStringLiteral("SELECT count(*) FROM (SELECT event_id FROM"
+                                           " outbox_attempts GROUP BY event_id"
+                                           " HAVING count(*) = %1) AS a")
+                                .arg(maxAttempts)),
+                 qint64(events));
+        dispatch.terminate();
+        QVERIFY(dispatch.waitForExit(30000));
+        QCOMPARE(dispatch.exitCode(), 0);
+        QVERIFY2(dispatch.lastValue(QStringLiteral("event=exit"), QStringLiteral("dead")) == events,
+                 qPrintable(dispatch.output()));
+    }
+
+    // The runner's failure modes as a dispatcher sees them: a permanent
+    // status dead-letters at once; a wrong signature is refused (401) and
+    // retried; the runner's final counters as JSON.
+    void runnerFailureModes() {
+        const QString dbName = m_pg->freshMigratedDatabase();
+        QSqlDatabase db = m_pg->open(dbName);
+        QVERIFY(db.isOpen());
+        QVERIFY(insertEvents(db, 10, QStringLiteral("gone")));
+        QVERIFY(insertEvents(db, 10, QStringLiteral("signed")));
+
+        RunnerProcess gone;
+        QVERIFY(gone.start(0, {QStringLiteral("--status"), QStringLiteral("410")}));
+        CtlProcess first(
+            dispatchArguments(m_pg->connInfo(dbName), gone.url().toString(),
+                              {QStringLiteral("--namespace"), QStringLiteral("gone")}));
+        QVERIFY(first.start());
+        QTRY_COMPARE_WITH_TIMEOUT(
+            countWhere(db, QStringLiteral("namespace = 'gone' AND status = 'dead'")), qint64(10),
+            30000);
+        QCOMPARE(countWhere(db, QStringLiteral("namespace = 'gone' AND attempts = 1"
+                                               " AND last_error LIKE 'HTTP 410%'")),
+                 qint64(10));
+        QCOMPARE(countWhere(db, QStringLiteral("namespace <> 'gone' AND attempts > 0")), qint64(0));
+        first.terminate();
+        QVERIFY(first.waitForExit(30000));
+        QCOMPARE(first.exitCode(), 0);
+
+        const TextFile runnerSecret("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw");
+        const TextFile otherSecret("whsec_c2VjcmV0LW9mLWFub3RoZXItcnVubmVy");
+        RunnerProcess strict;
+        QVERIFY(strict.start(0, {QStringLiteral("--secret-file"), runnerSecret.path(),
+                                 QStringLiteral("--stats-json")}));
+        CtlProcess second(
+            dispatchArguments(m_pg->connInfo(dbName), strict.url().toString(),
+                              {QStringLiteral("--namespace"), QStringLiteral("signed"),
+                               QStringLiteral("--secret-file"), otherSecret.path(),
+                               QStringLiteral("--base-delay"), QStringLiteral("30s")}));
+        QVERIFY(second.start());
+        QTRY_VERIFY_WITH_TIMEOUT(strict.counts().badSignatures >= 10, 30000);
+        QTRY_COMPARE_WITH_TIMEOUT(
+            scalar(db,
+                   QStringLiteral("SELECT count(*) FROM outbox_attempts WHERE http_status = 401")),
+            qint64(10), 30000);
+        QCOMPARE(countWhere(db, QStringLiteral("namespace = 'signed' AND status = 'delivered'")),
+                 qint64(0));
+        second.terminate();
+        QVERIFY(second.waitForExit(30000));
+        QCOMPARE(second.exitCode(), 0);
+
+        strict.process().terminate();
+        QVERIFY(strict.process().waitForExit(30000));
+        QCOMPARE(strict.process().exitCode(), 0);
+        // The last line on stdout: the counters as one JSON object.
+        const QStringList lines = strict.process().output().split(QLatin1Char('\n'));
+        QJsonObject counters;
+        for (const QString &line : lines) {
+            if (line.startsWith(QLatin1Char('{')))
+                counters = QJsonDocument::fromJson(line.toUtf8()).object();
+        }
+        QVERIFY2(!counters.isEmpty(), qPrintable(strict.process().output()));
+        QCOMPARE(counters.value(QStringLiteral("bad_signatures")).toInteger(), 10);
+        QCOMPARE(counters.value(QStringLiteral("delivered")).toInteger(), 0);
+        QCOMPARE(counters.value(QStringLiteral("duplicates")).toInteger(), 0);
+    }
+
+    // The server restarts while the dispatcher delivers: it reconnects and
+    // finishes, nothing lost.
+    void postgresRestartUnderDispatcher() {
+        const QString dbName = m_pg->freshMigratedDatabase();
+        QSqlDatabase db = m_pg->open(dbName);
+        QVERIFY(db.isOpen());
+        constexpr int events = 1500;
+        QVERIFY(insertEvents(db, events));
+        RunnerProcess runner;
+        QVERIFY(runner.start(0, {QStringLiteral("--latency"), QStringLiteral("10ms")}));
+
+        CtlProcess dispatch(dispatchArguments(
+            m_pg->connInfo(dbName), runner.url().toString(),
+            {QStringLiteral("--concurrency"), QStringLiteral("8"), QStringLiteral("--batch-size"),
+             QStringLiteral("20"), QStringLiteral("--poll-interval"), QStringLiteral("300ms"),
+             QStringLiteral("--lease"), QStringLiteral("10s"), QStringLiteral("--request-timeout"),
+             QStringLiteral("3s")}));
+        QVERIFY(dispatch.start());
+        QTRY_VERIFY2_WITH_TIMEOUT(runner.counts().unique >= 200,
+                                  qPrintable(dispatch.output() + runner.process().output()), 60000);
+        QVERIFY2(runner.counts().unique < events, "delivered everything before the restart");
+
+        const auto restarted = m_pg->cluster().restart();
+        QVERIFY2(restarted.ok(), qPrintable(restarted.errorMessage()));
+        QSqlDatabase fresh = m_pg->open(dbName); // the old session died with the server
+        QVERIFY(fresh.isOpen());
+
+        QTRY_COMPARE_WITH_TIMEOUT(countWhere(fresh, QStringLiteral("status = 'delivered'")),
+                                  qint64(events), 120000);
+        QVERIFY(dispatch.running());
+        QVERIFY2(dispatch.output().contains(QLatin1String("event=reconnected")),
+                 qPrintable(dispatch.output()));
+        QCOMPARE(runner.counts().unique, qint64(events));
+        dispatch.terminate();
+        QVERIFY(dispatch.waitForExit(30000));
+        QCOMPARE(dispatch.exitCode(), 0);
+        QVERIFY(dispatch.lastValue(QStringLiteral("event=exit"), QStringLiteral("reconnects")) >=
+                1);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestE2eFaults)
+#include "tst_e2e_faults.moc"
