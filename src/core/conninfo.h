@@ -18,8 +18,8 @@ public:
     // OUTBOX_DB when set, else an empty ConnInfo (pure libpq defaults).
     static Result<ConnInfo> fromEnvironment();
 
-    QString host;     // host name, IP or unix socket directory
-    int port = 0;     // 0 = libpq default
+    QString host; // host name, IP or unix socket directory
+    int port = 0; // 0 = libpq default
     QString dbname;
     QString user;
     QString password; // never printed

@@ -14,11 +14,11 @@ namespace outbox::core {
 // and never rendered by describe().
 struct DispatcherConfig {
     QUrl runnerUrl;
-    QStringList secrets;   // Standard Webhooks secrets (rotation: several)
-    QString bearerToken;   // optional Authorization: Bearer
-    QString caFile;        // optional extra CA bundle for https
+    QStringList secrets; // Standard Webhooks secrets (rotation: several)
+    QString bearerToken; // optional Authorization: Bearer
+    QString caFile;      // optional extra CA bundle for https
     int batchSize = 100;
-    int concurrency = 64;  // HTTP requests in flight
+    int concurrency = 64; // HTTP requests in flight
     Millis lease{30000};
     Millis pollInterval{1000};
     int maxAttempts = 10;
@@ -26,8 +26,8 @@ struct DispatcherConfig {
     Millis maxDelay{300000};
     Millis requestTimeout{10000};
     Millis shutdownGrace{10000};
-    QUuid workerId;        // null = generate at start
-    QString nameSpace;     // empty = all namespaces
+    QUuid workerId;                    // null = generate at start
+    QString nameSpace;                 // empty = all namespaces
     QList<int> permanentStatuses{410}; // HTTP statuses that dead-letter at once
 
     // Refuses: non-http(s) URL, sizes < 1, poll_interval > lease/3,

@@ -56,8 +56,8 @@ struct AuditRecord {
     QString dbUser;
     QString osUser;
     QString host;
-    QString action;  // requeue, retry, cancel, purge, replay
-    QString filter;  // human-readable description of what was targeted
+    QString action; // requeue, retry, cancel, purge, replay
+    QString filter; // human-readable description of what was targeted
     qint64 affected = 0;
     qint64 skipped = 0;
 

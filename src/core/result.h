@@ -13,8 +13,8 @@ enum class ErrorKind {
     Unavailable,      // the database (or another service) could not be reached
     PermissionDenied, // the role lacks a privilege
     NotFound,
-    Conflict,         // e.g. a schema newer than this binary
-    Failed,           // anything else
+    Conflict, // e.g. a schema newer than this binary
+    Failed,   // anything else
 };
 
 struct Error {
@@ -24,14 +24,14 @@ struct Error {
 
 // A value or an error. Nothing in this project throws across a thread or
 // signal boundary: fallible functions return this instead.
-template <typename T>
-class [[nodiscard]] Result {
+template <typename T> class [[nodiscard]] Result {
 public:
-    Result(T value) : m_value(std::move(value)) {}
-    Result(Error error) : m_error(std::move(error)) {}
+    Result(T value)
+        : m_value(std::move(value)) {}
+    Result(Error error)
+        : m_error(std::move(error)) {}
 
-    static Result failure(ErrorKind kind, QString message)
-    {
+    static Result failure(ErrorKind kind, QString message) {
         return Result(Error{kind, std::move(message)});
     }
 
@@ -53,14 +53,14 @@ private:
     Error m_error;
 };
 
-template <>
-class [[nodiscard]] Result<void> {
+template <> class [[nodiscard]] Result<void> {
 public:
     Result() = default;
-    Result(Error error) : m_ok(false), m_error(std::move(error)) {}
+    Result(Error error)
+        : m_ok(false)
+        , m_error(std::move(error)) {}
 
-    static Result failure(ErrorKind kind, QString message)
-    {
+    static Result failure(ErrorKind kind, QString message) {
         return Result(Error{kind, std::move(message)});
     }
 

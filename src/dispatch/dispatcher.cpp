@@ -414,7 +414,10 @@ bool Dispatcher::flush() {
     const auto flushed =
         m_buffer.flush(*m_connection.store(), m_stats.workerId, m_config.maxAttempts, m_stats);
     if (!flushed) {
-        handleStoreError(flushed.error(), QStringLiteral("writing acks and nacks"));
+        // Kept for the next try: after the reconnect, or a poll interval
+        // later when the connection itself is fine.
+        if (!handleStoreError(flushed.error(), QStringLiteral("writing acks and nacks")))
+            m_flushTimer.start(m_config.pollInterval);
         return false;
     }
     if (flushed->soonestRetry)

@@ -49,8 +49,8 @@ struct DispatcherOptions {
 //
 // Slots (call queued, e.g. QMetaObject::invokeMethod(d, &Dispatcher::start)):
 //   start()      validate the configuration, connect, check the schema
-//                version, LISTEN, run. Emits stateChanged(Starting) then
-//                started(workerId) and stateChanged(Running). A database that
+//                version, LISTEN, run. Emits stateChanged(Starting), then
+//                stateChanged(Running) and started(workerId). A database that
 //                cannot be reached is retried with backoff (state
 //                Reconnecting); bad configuration, credentials or schema emit
 //                failed(message), stateChanged(Failed) and stopped().

@@ -48,7 +48,8 @@ void Dispatcher::abort() {
     setState(DispatcherState::Stopping);
     abandonInFlight();
     // One synchronous attempt: the caller is waiting (e.g. a destructor).
-    if (!m_connection.store())
+    const bool pending = !m_buffer.isEmpty() || !m_releases.isEmpty();
+    if (pending && !m_connection.store())
         (void)m_connection.open(!m_everConnected);
     if (m_connection.store() && flush() && !m_releases.isEmpty()) {
         const auto released = m_connection.store()->release(m_stats.workerId, m_releases);
@@ -94,6 +95,10 @@ void Dispatcher::abandonInFlight() {
 
 void Dispatcher::finishStop() {
     m_graceTimer.stop();
+    if (m_buffer.isEmpty() && m_releases.isEmpty()) {
+        finalizeStop(); // nothing to write: no need to wait for the database
+        return;
+    }
     if (!m_stopClock.isValid())
         m_stopClock.start();
     const auto retryLater = [this] {

@@ -5,8 +5,7 @@
 namespace outbox::store {
 
 template <typename Body>
-auto inTransaction(QSqlDatabase db, const QString &context, Body &&body) -> decltype(body())
-{
+auto inTransaction(QSqlDatabase db, const QString &context, Body &&body) -> decltype(body()) {
     if (!db.transaction()) {
         return toError(db.lastError(), context);
     }

@@ -18,8 +18,8 @@ namespace outbox::store {
 class EmbeddedPostgres final {
 public:
     struct Options {
-        bool tcp = false;          // also listen on 127.0.0.1 on a free port
-        QString database = QStringLiteral("outbox"); // created after initdb
+        bool tcp = false;                             // also listen on 127.0.0.1 on a free port
+        QString database = QStringLiteral("outbox");  // created after initdb
         QString superuser = QStringLiteral("outbox"); // bootstrap superuser name
         QStringList serverSettings; // extra "-c name=value" settings, e.g. "fsync=off"
         bool fastAndUnsafe = true;  // fsync=off, synchronous_commit=off, full_page_writes=off

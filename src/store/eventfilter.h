@@ -17,17 +17,17 @@ namespace outbox::store {
 // value reaches SQL as a bound parameter, never spliced into the text.
 struct EventFilter {
     std::optional<core::Status> status;
-    std::optional<bool> retrying;      // pending with attempts > 0 (true) / = 0 (false)
-    QString nameSpace;                 // exact
-    QString topic;                     // exact
+    std::optional<bool> retrying; // pending with attempts > 0 (true) / = 0 (false)
+    QString nameSpace;            // exact
+    QString topic;                // exact
     std::optional<QUuid> tenantId;
-    QString dedupeKey;                 // exact
-    QList<QUuid> ids;                  // exact ids (a selection)
-    QString errorContains;             // case-insensitive substring of last_error
-    QString errorSignature;            // exact normalised signature (see errorSignature())
-    QString text;                      // id prefix, or substring of dedupe key, topic, last_error
-    QDateTime createdFrom;             // inclusive
-    QDateTime createdTo;               // exclusive
+    QString dedupeKey;      // exact
+    QList<QUuid> ids;       // exact ids (a selection)
+    QString errorContains;  // case-insensitive substring of last_error
+    QString errorSignature; // exact normalised signature (see errorSignature())
+    QString text;           // id prefix, or substring of dedupe key, topic, last_error
+    QDateTime createdFrom;  // inclusive
+    QDateTime createdTo;    // exclusive
     std::optional<core::Millis> olderThan; // updated_at < now() - olderThan (purge by age)
 
     bool isEmpty() const;

@@ -24,13 +24,13 @@ enum class Action { RetryNow, Requeue, Cancel, Purge, Replay };
 QString actionName(Action action); // "retry", "requeue", "cancel", "purge", "replay"
 
 struct BulkOptions {
-    bool dryRun = false;       // count and sample, change nothing, no audit row
-    int batchSize = 500;       // rows per transaction
-    qint64 limit = -1;         // at most this many rows in total (-1 = all matching)
-    double ratePerSecond = 0;  // > 0: throttle (requeue redrive), batches of at most one
-                               // second's worth; 0 = as fast as possible
-    int sampleSize = 10;       // ids returned as a sample
-    QString reason;            // free text for the audit row / cancel message
+    bool dryRun = false;      // count and sample, change nothing, no audit row
+    int batchSize = 500;      // rows per transaction
+    qint64 limit = -1;        // at most this many rows in total (-1 = all matching)
+    double ratePerSecond = 0; // > 0: throttle (requeue redrive), batches of at most one
+                              // second's worth; 0 = as fast as possible
+    int sampleSize = 10;      // ids returned as a sample
+    QString reason;           // free text for the audit row / cancel message
     // Called after every batch with rows done so far (changed + skipped) and
     // the rows this run works through (matched at start, capped by limit);
     // return false to stop after the current batch.
@@ -40,14 +40,14 @@ struct BulkOptions {
 struct BulkResult {
     Action action = Action::Requeue;
     bool dryRun = false;
-    qint64 matched = 0;  // rows matching filter + the action's allowed states at start
-    qint64 changed = 0;  // rows changed (purged, requeued, new events for replay)
+    qint64 matched = 0; // rows matching filter + the action's allowed states at start
+    qint64 changed = 0; // rows changed (purged, requeued, new events for replay)
     // Rows matched at start (within the limit) that were left alone because
     // they were changed, deleted or locked by someone else meanwhile. Rows
     // that only started to match during the run are never touched.
     qint64 skipped = 0;
     bool cancelled = false;
-    QList<QUuid> sample; // up to sampleSize ids that match (dry run) or changed
+    QList<QUuid> sample;  // up to sampleSize ids that match (dry run) or changed
     QList<QUuid> created; // replay: ids of the new events (up to sampleSize)
     qint64 auditId = 0;   // 0 for dry runs
 };
@@ -76,24 +76,19 @@ public:
     core::Result<BulkResult> run(Action action, const EventFilter &filter,
                                  const BulkOptions &options = {});
 
-    core::Result<BulkResult> retryNow(const EventFilter &f, const BulkOptions &o = {})
-    {
+    core::Result<BulkResult> retryNow(const EventFilter &f, const BulkOptions &o = {}) {
         return run(Action::RetryNow, f, o);
     }
-    core::Result<BulkResult> requeue(const EventFilter &f, const BulkOptions &o = {})
-    {
+    core::Result<BulkResult> requeue(const EventFilter &f, const BulkOptions &o = {}) {
         return run(Action::Requeue, f, o);
     }
-    core::Result<BulkResult> cancel(const EventFilter &f, const BulkOptions &o = {})
-    {
+    core::Result<BulkResult> cancel(const EventFilter &f, const BulkOptions &o = {}) {
         return run(Action::Cancel, f, o);
     }
-    core::Result<BulkResult> purge(const EventFilter &f, const BulkOptions &o = {})
-    {
+    core::Result<BulkResult> purge(const EventFilter &f, const BulkOptions &o = {}) {
         return run(Action::Purge, f, o);
     }
-    core::Result<BulkResult> replay(const EventFilter &f, const BulkOptions &o = {})
-    {
+    core::Result<BulkResult> replay(const EventFilter &f, const BulkOptions &o = {}) {
         return run(Action::Replay, f, o);
     }
 

@@ -60,12 +60,12 @@ struct Ack {
 
 struct Nack {
     QUuid id;
-    int attempts = 0;          // as seen at claim
-    QString error;             // stored as last_error and in outbox_attempts
-    core::Millis delay{0};     // backoff chosen by the caller (RetryPolicy)
-    bool permanent = false;    // dead at once (e.g. HTTP 410)
+    int attempts = 0;       // as seen at claim
+    QString error;          // stored as last_error and in outbox_attempts
+    core::Millis delay{0};  // backoff chosen by the caller (RetryPolicy)
+    bool permanent = false; // dead at once (e.g. HTTP 410)
     std::optional<int> httpStatus;
-    core::Millis duration{0};  // how long the attempt took
+    core::Millis duration{0}; // how long the attempt took
 };
 
 // Unfinished work handed back on shutdown.
@@ -97,13 +97,15 @@ public:
     // One statement: CTE ... ORDER BY created_at, id LIMIT n FOR UPDATE SKIP
     // LOCKED, then UPDATE ... FROM that CTE. Eligible: pending and due, or
     // processing with an expired lease; attempts < maxAttempts.
-    core::Result<QList<ClaimedEvent>> claimBatch(const QUuid &workerId, const ClaimOptions &options);
+    core::Result<QList<ClaimedEvent>> claimBatch(const QUuid &workerId,
+                                                 const ClaimOptions &options);
 
     // Batched and fenced by (locked_by = worker, attempts = claimed value).
     core::Result<FencedResult> ack(const QUuid &workerId, const QList<Ack> &acks);
     // Back to pending after `delay`, or dead when attempts >= maxAttempts or
     // permanent; one outbox_attempts row per applied nack, same statement.
-    core::Result<FencedResult> nack(const QUuid &workerId, const QList<Nack> &nacks, int maxAttempts);
+    core::Result<FencedResult> nack(const QUuid &workerId, const QList<Nack> &nacks,
+                                    int maxAttempts);
     // Shutdown: leased rows back to pending, due now, lease cleared.
     core::Result<FencedResult> release(const QUuid &workerId, const QList<Release> &releases);
 

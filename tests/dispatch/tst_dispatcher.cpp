@@ -54,6 +54,7 @@ private Q_SLOTS:
     void refusesUnmigratedDatabase();
     void refusesInvalidConfiguration();
     void hostDestructionReleasesLeases();
+    void restartAfterStop();
 
 private:
     std::unique_ptr<DispatcherHost> makeHost(const core::DispatcherConfig &config,
@@ -440,6 +441,29 @@ void TestDispatcher::hostDestructionReleasesLeases() {
     host.reset();
     QCOMPARE(countStatus(m_db, QStringLiteral("pending")), 2);
     QCOMPARE(countStatus(m_db, QStringLiteral("processing")), 0);
+}
+
+void TestDispatcher::restartAfterStop() {
+    DevRunner runner;
+    QVERIFY(runner.listen().ok());
+    auto host = makeHost(baseConfig(runner.url()));
+    QSignalSpy started(host.get(), &DispatcherHost::started);
+    QVERIFY(startHost(*host));
+    QVERIFY(enqueueMany(m_db, 3));
+    QTRY_COMPARE_WITH_TIMEOUT(countStatus(m_db, QStringLiteral("delivered")), 3, 20000);
+    QVERIFY(stopHost(*host));
+    QVERIFY(!host->isActive());
+
+    // The console's Stop / Start buttons: the same host runs again.
+    QVERIFY(enqueueMany(m_db, 4));
+    QVERIFY(startHost(*host));
+    QTRY_COMPARE_WITH_TIMEOUT(countStatus(m_db, QStringLiteral("delivered")), 7, 20000);
+    QVERIFY(stopHost(*host));
+    QCOMPARE(started.size(), 2);
+    // A generated worker id is new for every run; counters start from zero.
+    QVERIFY(started.at(0).first().toUuid() != started.at(1).first().toUuid());
+    QCOMPARE(host->lastStats().delivered, 4);
+    QCOMPARE(runner.stats().uniqueIds, 7);
 }
 
 QTEST_GUILESS_MAIN(TestDispatcher)

@@ -33,6 +33,7 @@ private Q_SLOTS:
     }
     void cleanupTestCase() { m_pg.reset(); }
     void databaseDownAtStart();
+    void stopWhileDatabaseDown();
 
 private:
     std::unique_ptr<testing::PgFixture> m_pg;
@@ -74,6 +75,24 @@ void TestDispatcherDbDown::databaseDownAtStart() {
     QSignalSpy done(&host, &DispatcherHost::stopped);
     host.stop();
     QVERIFY(done.wait(30000) || done.size() == 1);
+}
+
+void TestDispatcherDbDown::stopWhileDatabaseDown() {
+    const auto stopped = m_pg->cluster().stop();
+    QVERIFY2(stopped.ok(), qPrintable(stopped.errorMessage()));
+    dispatch::DispatcherOptions options;
+    options.stopFlushTimeout = core::Millis(120000);
+    DispatcherHost host(testing::connInfoFor(*m_pg, QStringLiteral("outbox")),
+                        baseConfig(QUrl(QStringLiteral("http://127.0.0.1:9/"))), {}, options);
+    host.start();
+    QTRY_COMPARE_WITH_TIMEOUT(host.state(), DispatcherState::Reconnecting, 20000);
+
+    // Nothing was claimed, so nothing needs the database: stopping does not
+    // wait for it to come back (stopFlushTimeout would allow two minutes).
+    QSignalSpy done(&host, &DispatcherHost::stopped);
+    host.stop();
+    QTRY_COMPARE_WITH_TIMEOUT(done.size(), 1, 20000);
+    QCOMPARE(host.state(), DispatcherState::Stopped);
 }
 
 QTEST_GUILESS_MAIN(TestDispatcherDbDown)

@@ -1,0 +1,533 @@
+#include "consolebench.h"
+
+#include "benchwindow.h"
+#include "console/dispatcherpanel.h"
+#include "console/eventtablemodel.h"
+#include "console/eventview.h"
+#include "console/mainwindow.h"
+#include "console/statusnavmodel.h"
+#include "console/storeclient.h"
+#include "dispatch/inprocesspublisher.h"
+#include "producer.h"
+#include "rowsprobe.h"
+
+#include <QDockWidget>
+#include <QFile>
+#include <QIcon>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QScopeGuard>
+#include <QTableView>
+#include <QTimer>
+
+#include <chrono>
+#include <cstdio>
+
+namespace outbox::consolebench {
+
+namespace {
+
+using core::Status;
+
+constexpr int kLoadTimeoutMs = 60000;
+
+qint64 steadyNowNs() {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
+
+core::Error failure(const QString &message) {
+    return core::Error{core::ErrorKind::Failed, message};
+}
+
+double statusFieldMb(const QByteArray &field) {
+    QFile status(QStringLiteral("/proc/self/status"));
+    if (!status.open(QIODevice::ReadOnly)) {
+        return 0.0;
+    }
+    for (const QByteArray &line : status.readAll().split('\n')) {
+        if (line.startsWith(field)) {
+            // "VmHWM:     12345 kB"
+            const QList<QByteArray> parts = line.simplified().split(' ');
+            return parts.size() >= 2 ? parts.at(1).toDouble() / 1024.0 : 0.0;
+        }
+    }
+    return 0.0;
+}
+
+constexpr int kIdleTimeoutMs = 120000;
+
+// Opens a MainWindow on `info` showing `status`, the way outbox-console
+// --db does (connectTo, then show), and waits for its rows on screen.
+// Returns the milliseconds from the constructor call to the painted rows.
+struct Opened {
+    double ms = 0;
+    qint64 shownAt = 0; // BenchApplication::now()
+    double constructedMs = -1;
+    double firstFrameMs = -1;
+    double connectedMs = -1;
+};
+
+core::Result<Opened> openWindow(BenchApplication &app, BenchWindow &window,
+                                const core::ConnInfo &info, Status status) {
+    const qint64 t0 = app.now();
+    console::MainWindow *w = window.create();
+    const qint64 constructed = app.now();
+    if (status != Status::Pending) {
+        w->showStatus(status);
+    }
+    w->connectTo(info, QStringLiteral("bench"));
+    qint64 connected = 0;
+    const QMetaObject::Connection connection =
+        QObject::connect(w->client(), &console::StoreClient::connectionStateChanged, w,
+                         [&connected, &app](console::ConnectionState state) {
+                             if (state == console::ConnectionState::Connected && connected == 0) {
+                                 connected = app.now();
+                             }
+                         });
+    const auto disconnect = qScopeGuard([&connection] { QObject::disconnect(connection); });
+    w->show();
+    RowsProbe probe(&app, w->view(status), t0);
+    if (!waitUntil([&] { return probe.shownAt().has_value() || !probe.loadError().isEmpty(); },
+                   kLoadTimeoutMs)) {
+        return failure(QStringLiteral("the %1 view showed no rows within %2 s")
+                           .arg(core::statusName(status))
+                           .arg(kLoadTimeoutMs / 1000));
+    }
+    if (!probe.loadError().isEmpty()) {
+        return failure(QStringLiteral("the %1 view could not load: %2")
+                           .arg(core::statusName(status), probe.loadError()));
+    }
+    const auto since = [t0](qint64 at) { return at > 0 ? double(at - t0) / 1e6 : -1.0; };
+    return Opened{probe.shownMs(), *probe.shownAt(), since(constructed),
+                  since(probe.firstFrameAt().value_or(0)), since(connected)};
+}
+
+core::Result<StartRun> startChild(const BenchOptions &options, const core::ConnInfo &info,
+                                  Status status) {
+    QProcess child;
+    child.setProcessChannelMode(QProcess::ForwardedErrorChannel);
+    const qint64 t0 = steadyNowNs();
+    child.start(options.childProgram,
+                {QStringLiteral("--child-start"), QStringLiteral("--db"), info.toKeyValue(),
+                 QStringLiteral("--view"), core::statusName(status), QStringLiteral("--t0"),
+                 QString::number(t0)});
+    if (!child.waitForFinished(kLoadTimeoutMs + 10000)) {
+        child.kill();
+        child.waitForFinished();
+        return failure(
+            QStringLiteral("the cold-start child did not finish: %1").arg(child.errorString()));
+    }
+    const QList<QByteArray> lines = child.readAllStandardOutput().trimmed().split('\n');
+    const QJsonObject json = QJsonDocument::fromJson(lines.constLast()).object();
+    if (child.exitCode() != 0 || json.isEmpty()) {
+        return failure(QStringLiteral("the cold-start child failed (exit code %1): %2")
+                           .arg(child.exitCode())
+                           .arg(QString::fromUtf8(lines.constLast())));
+    }
+    StartRun run;
+    run.status = status;
+    run.processMs = json.value(QLatin1String("process_to_rows_ms")).toDouble();
+    run.windowMs = json.value(QLatin1String("window_to_rows_ms")).toDouble();
+    run.rssMb = json.value(QLatin1String("rss_peak_mb")).toDouble();
+    run.constructedMs = json.value(QLatin1String("constructed_ms")).toDouble(-1);
+    run.firstFrameMs = json.value(QLatin1String("first_frame_ms")).toDouble(-1);
+    run.connectedMs = json.value(QLatin1String("connected_ms")).toDouble(-1);
+    return run;
+}
+
+core::Result<void> measureStarts(BenchApplication &app, const BenchOptions &options,
+                                 Dataset &dataset, BenchResults &results,
+                                 const Progress &progress) {
+    const core::ConnInfo info = dataset.connInfo();
+    for (Status status : {Status::Pending, Status::Delivered}) {
+        progress(QStringLiteral("cold starts on the %1 view").arg(core::statusName(status)));
+        for (int i = 0; i < options.startRuns; ++i) {
+            if (auto idle = dataset.waitIdle(kIdleTimeoutMs); !idle) {
+                return idle;
+            }
+            auto run = startChild(options, info, status);
+            if (!run) {
+                return run.error();
+            }
+            results.processStarts << run.value();
+        }
+        progress(QStringLiteral("new windows on the %1 view").arg(core::statusName(status)));
+        for (int i = 0; i < options.startRuns; ++i) {
+            if (auto idle = dataset.waitIdle(kIdleTimeoutMs); !idle) {
+                return idle;
+            }
+            BenchWindow window;
+            auto ms = openWindow(app, window, info, status);
+            if (!ms) {
+                return ms.error();
+            }
+            StartRun run;
+            run.status = status;
+            run.windowMs = ms->ms;
+            run.constructedMs = ms->constructedMs;
+            run.firstFrameMs = ms->firstFrameMs;
+            run.connectedMs = ms->connectedMs;
+            results.windowStarts << run;
+            window.destroy();
+            runFor(100); // let deferred deletions and the closed connection settle
+        }
+    }
+    return {};
+}
+
+core::Result<void> measureSwitches(BenchApplication &app, const BenchOptions &options,
+                                   console::MainWindow *w, BenchResults &results) {
+    constexpr Status order[] = {Status::Delivered, Status::Dead, Status::Processing,
+                                Status::Pending};
+    QList<Status> visited{Status::Pending};
+    Status from = Status::Pending;
+    for (int round = 0; round < options.switchRounds; ++round) {
+        for (Status to : order) {
+            runFor(500); // an operator's pace: earlier work has a moment to finish
+            SwitchRun run;
+            run.from = from;
+            run.to = to;
+            run.firstVisit = !visited.contains(to);
+            const qint64 t0 = app.now();
+            RowsProbe probe(&app, w->view(to), t0);
+            w->showStatus(to);
+            if (!waitUntil([&] { return probe.done() || !probe.loadError().isEmpty(); },
+                           kLoadTimeoutMs)) {
+                return failure(QStringLiteral("switching to %1: no rows within %2 s")
+                                   .arg(core::statusName(to))
+                                   .arg(kLoadTimeoutMs / 1000));
+            }
+            if (!probe.loadError().isEmpty()) {
+                return failure(QStringLiteral("switching to %1: %2")
+                                   .arg(core::statusName(to), probe.loadError()));
+            }
+            run.shownMs = probe.shownMs();
+            run.freshMs = probe.freshMs();
+            results.switches << run;
+            visited << to;
+            from = to;
+        }
+    }
+    return {};
+}
+
+core::Result<void> measureRefreshes(BenchApplication &app, const BenchOptions &options,
+                                    Dataset &dataset, console::MainWindow *w,
+                                    BenchResults &results) {
+    w->showStatus(Status::Delivered);
+    console::EventView *view = w->view(Status::Delivered);
+    runFor(1000);
+    for (int i = 0; i < options.refreshRuns; ++i) {
+        // New deliveries, so every refresh has rows to insert at the top
+        // (newest first) and to drop at the bottom, as in a live outbox.
+        if (auto added = dataset.addDelivered(20); !added) {
+            return added;
+        }
+        runFor(300);
+        const qint64 t0 = app.now();
+        RowsProbe probe(&app, view, t0);
+        qint64 refreshedAt = 0;
+        const auto connection =
+            QObject::connect(view->model(), &console::EventTableModel::refreshed, &probe, [&] {
+                if (refreshedAt == 0) {
+                    refreshedAt = app.now();
+                }
+            });
+        w->refreshNow(); // what the live tick does
+        if (!waitUntil([&] { return probe.done() || !probe.loadError().isEmpty(); },
+                       kLoadTimeoutMs)) {
+            return failure(QStringLiteral("refresh of the delivered view did not finish"));
+        }
+        QObject::disconnect(connection);
+        results.refreshMs << probe.freshMs();
+        results.refreshWorkerMs << double(refreshedAt - t0) / 1e6;
+    }
+    return {};
+}
+
+// An operator scrolling far down the delivered view: each time the view
+// reaches the bottom it fetches the next page (keyset), until `rows` rows
+// are loaded. Shows what paging costs and what many loaded rows weigh.
+core::Result<void> measureScroll(BenchApplication &app, int rows, console::MainWindow *w,
+                                 BenchResults &results) {
+    w->setLive(false);
+    w->showStatus(Status::Delivered);
+    console::EventView *view = w->view(Status::Delivered);
+    runFor(1000);
+    while (view->model()->rowCount() < rows) {
+        const int before = view->model()->rowCount();
+        const qint64 t0 = app.now();
+        std::optional<qint64> painted;
+        app.setPaintHook([&](QWidget *widget) {
+            if (widget == view->table()->viewport() && view->model()->rowCount() > before &&
+                !painted) {
+                painted = app.now();
+            }
+        });
+        view->table()->scrollToBottom();
+        const bool grew = waitUntil([&] { return painted.has_value(); }, kLoadTimeoutMs);
+        app.setPaintHook({});
+        if (!grew) {
+            if (!view->model()->canFetchMore({})) {
+                break; // the end of the data
+            }
+            return failure(QStringLiteral("scrolling the delivered view: no new rows after "
+                                          "%1 rows")
+                               .arg(before));
+        }
+        results.scrollPageMs << double(*painted - t0) / 1e6;
+    }
+    results.scrolledRows = view->model()->rowCount();
+    runFor(500);
+    results.rssAfterScrollMb = residentMb();
+    return {};
+}
+
+dispatch::PublisherFactory benchPublisher() {
+    return [] {
+        // One event in fifty fails once, like a flaky runner; the rest
+        // are delivered at once (the dispatcher runs as fast as the
+        // database lets it).
+        return std::make_unique<dispatch::InProcessPublisher>([](const store::ClaimedEvent &event) {
+            if (event.attempts == 1 && qHash(event.id) % 50 == 0) {
+                return dispatch::PublishOutcome::retry(
+                    event, QStringLiteral("HTTP 503 Service Unavailable: runner busy"), 503);
+            }
+            return dispatch::PublishOutcome::delivered(event);
+        });
+    };
+}
+
+core::Result<void> measureStall(BenchApplication &app, const BenchOptions &options,
+                                Dataset &dataset, console::MainWindow *w, BenchResults &results,
+                                const Progress &progress) {
+    progress(QStringLiteral("adding a backlog of %1 due events").arg(options.backlog));
+    if (auto added = dataset.addBacklog(options.backlog); !added) {
+        return added;
+    }
+    w->showStatus(Status::Pending);
+    if (auto *dock = w->findChild<QDockWidget *>(QStringLiteral("dispatcherDock"))) {
+        dock->show(); // its figures and chart repaint while it runs: part of the load
+    }
+    w->setLive(true);
+    w->refreshNow();
+    runFor(2000);
+    if (auto reset = dataset.resetStatementStats(); !reset) {
+        return reset;
+    }
+    results.backlogBefore = w->navigator()->counts() ? w->navigator()->counts()->pending : 0;
+    results.rssBeforeStallMb = residentMb();
+
+    console::DispatcherPanel *panel = w->dispatcherPanel();
+    core::DispatcherConfig config;
+    config.runnerUrl = QUrl(QStringLiteral("http://127.0.0.1:9/bench"));
+    config.secrets = {QStringLiteral("whsec_YmVuY2gtc2VjcmV0LWJlbmNoLXNlY3JldA==")};
+    config.concurrency = options.concurrency;
+    config.batchSize = options.batchSize;
+    panel->setConfig(config, false);
+    panel->setPublisherFactory(benchPublisher());
+
+    int countsRefreshes = 0;
+    int pageRefreshes = 0;
+    QObject context;
+    QObject::connect(w, &console::MainWindow::countsUpdated, &context, [&] { ++countsRefreshes; });
+    for (Status status : {Status::Pending, Status::Processing, Status::Delivered, Status::Dead}) {
+        QObject::connect(w->view(status)->model(), &console::EventTableModel::refreshed, &context,
+                         [&] { ++pageRefreshes; });
+    }
+
+    progress(QStringLiteral("dispatcher at full speed for %1 s, console live")
+                 .arg(options.stallSeconds));
+    ProducerThread producer(dataset.connInfo(), options.producerRate);
+    StallMeter meter;
+    app.startEventProfile(8);
+    meter.start();
+    QElapsedTimer clock;
+    clock.start();
+    panel->start(); // pressing Start is part of the measured window
+    producer.start();
+    // An operator looking around while it runs: another page every 5 s.
+    QTimer switcher;
+    const Status cycle[] = {Status::Delivered, Status::Dead, Status::Processing, Status::Pending};
+    int next = 0;
+    QObject::connect(&switcher, &QTimer::timeout, &context, [&] {
+        w->showStatus(cycle[next % 4]);
+        ++next;
+    });
+    switcher.start(5000);
+    runFor(options.stallSeconds * 1000);
+    switcher.stop();
+    meter.stop();
+    results.stallSeconds = double(clock.elapsed()) / 1000.0;
+    results.slowest = app.stopEventProfile();
+    results.stall = meter.figures();
+    const dispatch::DispatcherStats stats = panel->lastStats();
+    results.stallDelivered = stats.delivered;
+    results.stallRetried = stats.retried;
+    results.stallCountsRefreshes = countsRefreshes;
+    results.stallPageRefreshes = pageRefreshes;
+    results.stallViewSwitches = next;
+    producer.stop();
+    results.stallProduced = producer.produced();
+    if (panel->state() != dispatch::DispatcherState::Running &&
+        panel->state() != dispatch::DispatcherState::Stopping) {
+        return failure(QStringLiteral("the embedded dispatcher is not running (state %1); see "
+                                      "its log in the dispatcher panel")
+                           .arg(dispatch::stateName(panel->state())));
+    }
+
+    progress(QStringLiteral("stopping the dispatcher"));
+    panel->stop();
+    if (!waitUntil([&] { return !panel->isRunning(); }, kLoadTimeoutMs)) {
+        return failure(QStringLiteral("the embedded dispatcher did not stop within %1 s")
+                           .arg(kLoadTimeoutMs / 1000));
+    }
+    w->refreshNow();
+    runFor(1000);
+    results.pendingAfter = w->navigator()->counts() ? w->navigator()->counts()->pending : 0;
+    return {};
+}
+
+} // namespace
+
+double residentMb() {
+    return statusFieldMb("VmRSS:");
+}
+
+double peakResidentMb() {
+    return statusFieldMb("VmHWM:");
+}
+
+QString loadAverage() {
+    QFile file(QStringLiteral("/proc/loadavg"));
+    if (!file.open(QIODevice::ReadOnly)) {
+        return {};
+    }
+    const QList<QByteArray> parts = file.readAll().split(' ');
+    return parts.size() >= 3 ? QString::fromLatin1(parts[0] + ' ' + parts[1] + ' ' + parts[2])
+                             : QString();
+}
+
+void setUpApplication() {
+    QApplication::setOrganizationName(QStringLiteral("outbox-console"));
+    QApplication::setApplicationName(QStringLiteral("outbox-console-bench"));
+    QApplication::setApplicationDisplayName(QStringLiteral("Outbox Console"));
+    QApplication::setWindowIcon(QIcon(QStringLiteral(":/icons/outbox-console.svg")));
+}
+
+core::Result<BenchResults> runBench(BenchApplication &app, const BenchOptions &options,
+                                    const Progress &progress) {
+    BenchResults results;
+    Dataset dataset;
+    progress(QStringLiteral("starting PostgreSQL"));
+    if (auto started = dataset.start(); !started) {
+        return started.error();
+    }
+    results.serverVersion = dataset.serverVersion();
+    progress(QStringLiteral("loading %1 delivered + %2 dead events")
+                 .arg(options.size.delivered)
+                 .arg(options.size.dead));
+    auto facts = dataset.load(options.size);
+    if (!facts) {
+        return facts.error();
+    }
+    results.data = facts.value();
+    const core::ConnInfo info = dataset.connInfo();
+    for (const QString &sql : options.afterLoadSql) {
+        progress(QStringLiteral("running: %1").arg(sql));
+        if (auto done = dataset.exec(sql, QStringLiteral("--after-load-sql")); !done) {
+            return done.error();
+        }
+    }
+    if (options.pauseAfterLoad) {
+        std::fprintf(stderr, "loaded; connect with: psql \"%s\"\npress Enter to go on\n",
+                     qPrintable(info.toKeyValue()));
+        std::fgetc(stdin);
+    }
+
+    results.loadBefore = loadAverage();
+    if (auto reset = dataset.resetStatementStats(); !reset) {
+        return reset.error();
+    }
+    if (auto done = measureStarts(app, options, dataset, results, progress); !done) {
+        return done.error();
+    }
+
+    // One window for the rest, as an operator would keep it open.
+    if (auto idle = dataset.waitIdle(kIdleTimeoutMs); !idle) {
+        return idle.error();
+    }
+    BenchWindow window;
+    auto opened = openWindow(app, window, info, Status::Pending);
+    if (!opened) {
+        return opened.error();
+    }
+    console::MainWindow *w = window.window();
+    w->setLive(false); // the phases below trigger every refresh themselves
+    progress(QStringLiteral("switching status views"));
+    if (auto done = measureSwitches(app, options, w, results); !done) {
+        return done.error();
+    }
+    progress(QStringLiteral("refreshing the delivered view"));
+    if (auto done = measureRefreshes(app, options, dataset, w, results); !done) {
+        return done.error();
+    }
+    if (auto stats = dataset.statementStats(8); stats) {
+        results.consoleStatements = stats.value();
+    }
+    if (options.stallSeconds > 0) {
+        if (auto done = measureStall(app, options, dataset, w, results, progress); !done) {
+            return done.error();
+        }
+    }
+    if (options.stallSeconds > 0) {
+        if (auto stats = dataset.statementStats(8); stats) {
+            results.stallStatements = stats.value();
+        }
+    }
+    if (options.scrollRows > 0) {
+        progress(QStringLiteral("scrolling the delivered view to %1 rows").arg(options.scrollRows));
+        if (auto done = measureScroll(app, options.scrollRows, w, results); !done) {
+            return done.error();
+        }
+    }
+    results.loadAfter = loadAverage();
+    results.rssEndMb = residentMb();
+    results.rssPeakMb = peakResidentMb();
+    window.destroy();
+    runFor(100);
+    return results;
+}
+
+int runChildStart(BenchApplication &app, const core::ConnInfo &info, Status status, qint64 t0Ns) {
+    BenchWindow window;
+    auto opened = openWindow(app, window, info, status);
+    if (!opened) {
+        const QJsonObject error{{QStringLiteral("error"), opened.errorMessage()}};
+        std::fprintf(stdout, "%s\n",
+                     QJsonDocument(error).toJson(QJsonDocument::Compact).constData());
+        return 1;
+    }
+    // The same instant on both clocks, to put the paint on the steady clock
+    // the parent read before starting this process.
+    const qint64 steadyNow = steadyNowNs();
+    const qint64 appNow = app.now();
+    const qint64 paintedNs = steadyNow - (appNow - opened->shownAt);
+    const QJsonObject json{
+        {QStringLiteral("process_to_rows_ms"), double(paintedNs - t0Ns) / 1e6},
+        {QStringLiteral("window_to_rows_ms"), opened->ms},
+        {QStringLiteral("constructed_ms"), opened->constructedMs},
+        {QStringLiteral("first_frame_ms"), opened->firstFrameMs},
+        {QStringLiteral("connected_ms"), opened->connectedMs},
+        {QStringLiteral("rss_peak_mb"), peakResidentMb()},
+    };
+    std::fprintf(stdout, "%s\n", QJsonDocument(json).toJson(QJsonDocument::Compact).constData());
+    std::fflush(stdout);
+    window.destroy();
+    return 0;
+}
+
+} // namespace outbox::consolebench

@@ -1,0 +1,368 @@
+#include "dataset.h"
+
+#include "store/database.h"
+#include "store/migrator.h"
+
+#include <QElapsedTimer>
+#include <QRegularExpression>
+#include <QSqlQuery>
+#include <QThread>
+#include <QVariant>
+
+#include <algorithm>
+
+namespace outbox::consolebench {
+
+namespace {
+
+constexpr qint64 kChunk = 200000; // bounds each statement's memory and WAL
+
+// A UUID v7 whose time part is `ts` (the production ids come from the
+// commit time, so id order is created_at order).
+const QLatin1String kUuidFromTs(
+    "encode(set_bit(set_bit(overlay(uuid_send(gen_random_uuid()) PLACING"
+    " substring(int8send(floor(extract(epoch FROM s.ts) * 1000)::bigint) FROM 3) FROM 1 FOR 6),"
+    " 52, 1), 53, 1), 'hex')::uuid");
+
+const QLatin1String
+    kNamespace("(ARRAY['billing','files','identity','notifications','search'])[1 + s.g % 5]");
+
+const QLatin1String kTopic(
+    "(ARRAY['invoice.paid','invoice.created','refund.issued',"
+    "'file.stored','file.deleted','thumbnail.ready',"
+    "'user.created','user.updated','session.revoked',"
+    "'email.sent','sms.sent','push.sent',"
+    "'index.updated','index.rebuilt','document.removed'])[1 + (s.g % 5) * 3 + (s.g / 5) % 3]");
+
+// About 200 bytes of JSON text.
+const QLatin1String kPayload(
+    "jsonb_build_object('id', s.g, 'customer', 'cus_' || substr(md5(s.g::text), 1, 14),"
+    " 'amount_cents', (s.g::bigint * 7919) % 100000, 'currency', 'EUR', 'lines', s.g % 7 + 1,"
+    " 'source', 'checkout-web', 'trace', md5('t' || s.g), 'created_by', 'svc-' || s.g % 13)");
+
+// Error shapes with varying ids and numbers, as real runners produce them.
+const QLatin1String kDeadError(
+    "CASE s.g % 8"
+    " WHEN 0 THEN 'HTTP 503 Service Unavailable: upstream ' || (ARRAY['billing','files',"
+    "'identity','notifications','search'])[1 + s.g % 5] || '-' || s.g % 9"
+    " || ' timed out after ' || 1000 + s.g % 9000 || ' ms'"
+    " WHEN 1 THEN 'HTTP 500 Internal Server Error: {\"error\":\"deadlock detected\","
+    "\"request_id\":\"' || md5(s.g::text) || '\"}'"
+    " WHEN 2 THEN 'connection refused by 10.0.' || s.g % 256 || '.' || s.g % 250 || ':8443'"
+    " WHEN 3 THEN 'request timed out after 10000 ms'"
+    " WHEN 4 THEN 'HTTP 422 Unprocessable Entity: field customer_id=' || s.g || ' is unknown'"
+    " WHEN 5 THEN 'HTTP 410 Gone: endpoint /hooks/' || s.g % 17 || ' was removed'"
+    " WHEN 6 THEN 'TLS handshake failed: certificate has expired (serial ' || to_hex(s.g) || ')'"
+    " ELSE 'cancelled by ops-oncall' END");
+
+struct KindSql {
+    const char *status;
+    double oldestSecondsAgo; // created_at spread
+    double newestSecondsAgo;
+    const char *attempts;
+    const char *nextAttemptAt;
+    const char *lockedBy;
+    const char *lockedUntil;
+    QString lastError;
+    const char *deliveredAt;
+    const char *updatedAt;
+    const char *keyPrefix;
+};
+
+} // namespace
+
+Dataset::Dataset() = default;
+
+Dataset::~Dataset() {
+    m_db = QSqlDatabase();
+    if (!m_connectionName.isEmpty()) {
+        store::closeDatabase(m_connectionName);
+    }
+}
+
+core::Result<void> Dataset::start() {
+    store::EmbeddedPostgres::Options options;
+    options.fastAndUnsafe = true;
+    options.serverSettings = {QStringLiteral("shared_preload_libraries=pg_stat_statements"),
+                              QStringLiteral("pg_stat_statements.track=top")};
+    if (auto started = m_cluster.start(options); !started) {
+        return started;
+    }
+    auto info = core::ConnInfo::parse(m_cluster.connInfo());
+    if (!info) {
+        return info.error();
+    }
+    m_connInfo = info.value();
+    m_connectionName = store::uniqueConnectionName(QStringLiteral("bench-loader"));
+    auto db = store::openDatabase(m_connInfo, m_connectionName);
+    if (!db) {
+        return db.error();
+    }
+    m_db = db.value();
+    if (auto migrated = store::Migrator(m_db).migrate(); !migrated) {
+        return migrated.error();
+    }
+    if (auto done = exec(QStringLiteral("CREATE EXTENSION pg_stat_statements"),
+                         QStringLiteral("enabling pg_stat_statements"));
+        !done) {
+        return done;
+    }
+    auto version = store::exec(m_db, QStringLiteral("SHOW server_version"), {},
+                               QStringLiteral("server version"));
+    if (version && version->next()) {
+        m_serverVersion = version->value(0).toString();
+    }
+    return {};
+}
+
+core::Result<void> Dataset::exec(const QString &sql, const QString &what) {
+    auto result = store::exec(m_db, sql, {}, what);
+    if (!result) {
+        return result.error();
+    }
+    return {};
+}
+
+core::Result<void> Dataset::waitIdle(int timeoutMs) {
+    QElapsedTimer clock;
+    clock.start();
+    for (;;) {
+        auto busy = store::exec(m_db,
+                                QStringLiteral("SELECT count(*) FROM pg_stat_activity"
+                                               " WHERE state = 'active' AND pid <> pg_backend_pid()"
+                                               " AND backend_type = 'client backend'"),
+                                {}, QStringLiteral("waiting for the server to be idle"));
+        if (!busy) {
+            return busy.error();
+        }
+        if (busy->next() && busy->value(0).toLongLong() == 0) {
+            return {};
+        }
+        if (clock.elapsed() > timeoutMs) {
+            return core::Error{core::ErrorKind::Failed,
+                               QStringLiteral("other sessions were still running statements "
+                                              "after %1 s")
+                                   .arg(timeoutMs / 1000)};
+        }
+        QThread::msleep(50);
+    }
+}
+
+core::Result<void> Dataset::resetStatementStats() {
+    return exec(QStringLiteral("SELECT pg_stat_statements_reset()"),
+                QStringLiteral("resetting statement statistics"));
+}
+
+core::Result<QList<StatementStat>> Dataset::statementStats(int limit) {
+    // The loader's own statements (inserts, this query) run as the same
+    // user; they are told apart by text.
+    auto query = store::exec(
+        m_db,
+        QStringLiteral("SELECT calls, total_exec_time, mean_exec_time, max_exec_time, query"
+                       " FROM pg_stat_statements"
+                       " WHERE dbid = (SELECT oid FROM pg_database WHERE datname ="
+                       " current_database())"
+                       " AND query NOT LIKE '%pg_stat_%' AND query NOT LIKE 'INSERT INTO"
+                       " outbox_events (id, namespace, topic, aggregate_type%'"
+                       " ORDER BY total_exec_time DESC LIMIT %1")
+            .arg(limit),
+        {}, QStringLiteral("reading statement statistics"));
+    if (!query) {
+        return query.error();
+    }
+    const QRegularExpression spaces(QStringLiteral("\\s+"));
+    QList<StatementStat> stats;
+    while (query->next()) {
+        StatementStat stat;
+        stat.calls = query->value(0).toLongLong();
+        stat.totalMs = query->value(1).toDouble();
+        stat.meanMs = query->value(2).toDouble();
+        stat.maxMs = query->value(3).toDouble();
+        QString text = query->value(4).toString().replace(spaces, QStringLiteral(" ")).trimmed();
+        if (text.size() > 160) {
+            text = text.left(157) + QStringLiteral("...");
+        }
+        stat.query = text;
+        stats << stat;
+    }
+    return stats;
+}
+
+core::Result<void> Dataset::insert(Kind kind, qint64 count) {
+    constexpr double day = 86400.0;
+    const QString retryError = QStringLiteral(
+        "'HTTP 503 Service Unavailable: upstream busy, retry in ' || s.g % 600 || ' s'");
+    KindSql k{};
+    switch (kind) {
+    case Kind::Delivered:
+        k = {"delivered",
+             7 * day,
+             60,
+             "CASE WHEN s.g % 20 = 0 THEN 2 ELSE 1 END",
+             "s.ts",
+             "NULL",
+             "NULL",
+             QStringLiteral("NULL"),
+             "s.ts + (5 + s.g % 500) * interval '1 ms'",
+             "s.ts + (5 + s.g % 500) * interval '1 ms'",
+             "d"};
+        break;
+    case Kind::Dead:
+        k = {"dead",
+             7 * day,
+             3600,
+             "CASE WHEN s.g % 8 = 7 THEN 3 ELSE 10 END",
+             "s.ts + interval '30 minutes'",
+             "NULL",
+             "NULL",
+             kDeadError,
+             "NULL",
+             "s.ts + interval '30 minutes'",
+             "x"};
+        break;
+    case Kind::PendingDue:
+        k = {"pending", 600,    0,  "0", "s.ts", "NULL", "NULL", QStringLiteral("NULL"),
+             "NULL",    "s.ts", "p"};
+        break;
+    case Kind::Retrying:
+        k = {"pending",
+             7200,
+             60,
+             "1 + s.g % 5",
+             "now() + make_interval(secs => s.g % 3600)",
+             "NULL",
+             "NULL",
+             retryError,
+             "NULL",
+             "now()",
+             "r"};
+        break;
+    case Kind::Processing:
+        k = {"processing",
+             300,
+             0,
+             "1",
+             "s.ts",
+             "'0190aaaa-0000-7000-8000-00000000beef'::uuid",
+             "CASE WHEN s.g % 2 = 0 THEN now() + interval '10 minutes'"
+             " ELSE now() - interval '1 minute' END",
+             QStringLiteral("NULL"),
+             "NULL",
+             "now()",
+             "w"};
+        break;
+    case Kind::Backlog:
+        k = {"pending", 60,     0,  "0", "s.ts", "NULL", "NULL", QStringLiteral("NULL"),
+             "NULL",    "s.ts", "b"};
+        break;
+    case Kind::Fresh:
+        k = {"delivered", 2,       0,  "1", "s.ts", "NULL", "NULL", QStringLiteral("NULL"),
+             "now()",     "now()", "f"};
+        break;
+    }
+    const QString sql =
+        QLatin1String("INSERT INTO outbox_events (id, namespace, topic, aggregate_type,"
+                      " aggregate_id, tenant_id, dedupe_key, payload, status, attempts,"
+                      " next_attempt_at, locked_by, locked_until, last_error, delivered_at,"
+                      " created_at, updated_at) SELECT ") +
+        kUuidFromTs + QLatin1String(", ") + kNamespace + QLatin1String(", ") + kTopic +
+        QLatin1String(", (ARRAY['order','file','user','message','document'])[1 + s.g % 5],"
+                      " ((s.g::bigint * 7919) % 1000003)::text, s.tenant,"
+                      " CASE WHEN s.g % 3 = 0 THEN NULL ELSE coalesce(s.tenant::text || '/', '')"
+                      " || '%1-' || (s.g + %2) END, ")
+            .arg(QLatin1String(k.keyPrefix))
+            .arg(m_serial) +
+        kPayload +
+        QStringLiteral(", '%1', %2, %3, %4, %5, %6, %7, s.ts, %8")
+            .arg(QLatin1String(k.status), QLatin1String(k.attempts), QLatin1String(k.nextAttemptAt),
+                 QLatin1String(k.lockedBy), QLatin1String(k.lockedUntil), k.lastError,
+                 QLatin1String(k.deliveredAt), QLatin1String(k.updatedAt)) +
+        QStringLiteral(" FROM (SELECT g, now() - make_interval(secs => %1 - %2 * g / %3::float8)"
+                       " AS ts, CASE WHEN g % 4 = 0 THEN NULL ELSE ('00000000-0000-4000-8000-'"
+                       " || lpad(to_hex(1 + g % 40), 12, '0'))::uuid END AS tenant"
+                       " FROM generate_series(%4::integer, %5::integer) AS g) AS s");
+    for (qint64 from = 1; from <= count; from += kChunk) {
+        const qint64 to = std::min(count, from + kChunk - 1);
+        const QString statement = sql.arg(k.oldestSecondsAgo, 0, 'f', 3)
+                                      .arg(k.oldestSecondsAgo - k.newestSecondsAgo, 0, 'f', 3)
+                                      .arg(count)
+                                      .arg(from)
+                                      .arg(to);
+        if (auto done =
+                exec(statement, QStringLiteral("loading %1 events").arg(QLatin1String(k.status)));
+            !done) {
+            return done;
+        }
+    }
+    m_serial += count;
+    return {};
+}
+
+core::Result<DatasetFacts> Dataset::load(const DatasetSize &size) {
+    QElapsedTimer timer;
+    timer.start();
+    if (auto emptied = exec(QStringLiteral("TRUNCATE outbox_attempts, outbox_events"),
+                            QStringLiteral("emptying the outbox"));
+        !emptied) {
+        return emptied.error();
+    }
+    const std::pair<Kind, qint64> parts[] = {{Kind::Delivered, size.delivered},
+                                             {Kind::Dead, size.dead},
+                                             {Kind::PendingDue, size.pendingDue},
+                                             {Kind::Retrying, size.retrying},
+                                             {Kind::Processing, size.processing}};
+    for (const auto &[kind, count] : parts) {
+        if (count > 0) {
+            if (auto done = insert(kind, count); !done) {
+                return done.error();
+            }
+        }
+    }
+    if (auto done = exec(QStringLiteral("VACUUM (ANALYZE) outbox_events"),
+                         QStringLiteral("vacuum after loading"));
+        !done) {
+        return done.error();
+    }
+    if (auto done = exec(QStringLiteral("CHECKPOINT"), QStringLiteral("checkpoint")); !done) {
+        return done.error();
+    }
+    auto query =
+        store::exec(m_db,
+                    QStringLiteral("SELECT count(*) FILTER (WHERE status = 'delivered'),"
+                                   " count(*) FILTER (WHERE status = 'dead'),"
+                                   " count(*) FILTER (WHERE status = 'pending'),"
+                                   " count(*) FILTER (WHERE status = 'processing'),"
+                                   " avg(octet_length(payload::text)),"
+                                   " pg_size_pretty(pg_total_relation_size('outbox_events'))"
+                                   " FROM outbox_events"),
+                    {}, QStringLiteral("describing the data set"));
+    if (!query) {
+        return query.error();
+    }
+    if (!query->next()) {
+        return core::Error{core::ErrorKind::Failed,
+                           QStringLiteral("describing the data set: no row")};
+    }
+    DatasetFacts facts;
+    facts.delivered = query->value(0).toLongLong();
+    facts.dead = query->value(1).toLongLong();
+    facts.pending = query->value(2).toLongLong();
+    facts.processing = query->value(3).toLongLong();
+    facts.payloadBytes = query->value(4).toDouble();
+    facts.tableSize = query->value(5).toString();
+    facts.loadSeconds = double(timer.elapsed()) / 1000.0;
+    return facts;
+}
+
+core::Result<void> Dataset::addBacklog(qint64 events) {
+    if (auto done = insert(Kind::Backlog, events); !done) {
+        return done;
+    }
+    return exec(QStringLiteral("ANALYZE outbox_events"), QStringLiteral("analyze"));
+}
+
+core::Result<void> Dataset::addDelivered(qint64 events) {
+    return insert(Kind::Fresh, events);
+}
+
+} // namespace outbox::consolebench

@@ -1,0 +1,133 @@
+#pragma once
+
+#include "core/event.h"
+#include "store/eventfilter.h"
+#include "store/operations.h"
+#include "store/queries.h"
+
+#include <QHash>
+#include <QObject>
+#include <QPointer>
+
+#include <functional>
+#include <optional>
+
+class QAction;
+class QMenu;
+class QWidget;
+
+namespace outbox::console {
+
+class BulkDialog;
+class ConsoleSettings;
+class StoreClient;
+
+// Why the console may not change events (`actions`) or run its dispatcher
+// (`dispatch`); empty when it may. From the --read-only flag and the role's
+// privileges (unknown until the server answered: no restriction yet).
+struct ReadOnlyReasons {
+    QString actions;
+    QString dispatch;
+};
+ReadOnlyReasons readOnlyReasons(bool readOnlyFlag,
+                                const std::optional<store::Privileges> &privileges,
+                                const QString &user);
+
+// The operator actions: on the selected rows (retry now, requeue, cancel,
+// replay, purge, copy id, copy payload, export JSON lines) and on every
+// event matching the filter (through BulkDialog), plus purge-by-age. Every
+// change goes through StoreClient::startBulk (OperatorStore: guarded by the
+// expected state, batched, audited). Owns the QActions; the window puts
+// them in menus and toolbars.
+class ActionController final : public QObject {
+    Q_OBJECT
+
+public:
+    enum Kind {
+        RetrySelected,
+        RequeueSelected,
+        CancelSelected,
+        ReplaySelected,
+        PurgeSelected,
+        CopyId,
+        CopyPayload,
+        ExportJson,
+        RetryMatching,
+        RequeueMatching,
+        CancelMatching,
+        ReplayMatching,
+        PurgeMatching,
+        PurgeOld,
+        KindCount
+    };
+
+    // Asked before a change to selected rows; true = go ahead. Tests inject
+    // one; the default asks with a message box.
+    using Confirmer = std::function<bool(const QString &title, const QString &text)>;
+    // Asked for the export file; empty = cancelled.
+    using FileChooser = std::function<QString(const QString &suggestedName)>;
+
+    ActionController(ConsoleSettings *settings, QWidget *dialogParent);
+    ~ActionController() override;
+    Q_DISABLE_COPY_MOVE(ActionController)
+
+    void setClient(StoreClient *client);
+    void setSelectionProvider(std::function<QList<core::OutboxEvent>()> provider);
+    void setFilterProvider(std::function<store::EventFilter()> provider);
+    void setConfirmer(Confirmer confirmer);
+    void setFileChooser(FileChooser chooser);
+
+    // Disables every action that changes events; `reason` becomes their
+    // tooltip ("Read-only: ...").
+    void setReadOnly(bool readOnly, const QString &reason);
+    bool isReadOnly() const { return m_readOnly; }
+    QString readOnlyReason() const { return m_readOnlyReason; }
+    void setConnected(bool connected);
+
+    QAction *action(Kind kind) const { return m_actions.value(kind); }
+    // Context menu for the table.
+    void fillContextMenu(QMenu *menu) const;
+    void fillActionsMenu(QMenu *menu) const;
+
+    // Re-evaluates what the selection allows; call on selection changes.
+    void updateState();
+
+    void runOnSelection(store::Action action);
+    BulkDialog *runOnFilter(store::Action action);
+    void openPurgeDialog();
+    void copyIds();
+    void copyPayloads();
+    void exportJsonLines();
+
+    // JSON object for one event (export and copy): metadata + parsed payload.
+    static QByteArray toJsonLine(const core::OutboxEvent &event);
+
+Q_SIGNALS:
+    void message(const QString &text);
+    // An action changed (or may have changed) events: views should refresh.
+    void eventsChanged();
+    void bulkDialogOpened(outbox::console::BulkDialog *dialog);
+
+private:
+    QAction *make(Kind kind, const QString &text, const QString &icon, const QString &tip);
+    QList<core::OutboxEvent> selection() const;
+    bool confirm(const QString &title, const QString &text) const;
+    void selectionActionDone(store::Action action, qint64 requested,
+                             const store::BulkResult &result);
+
+    ConsoleSettings *m_settings;
+    QWidget *m_parent;
+    QPointer<StoreClient> m_client;
+    std::function<QList<core::OutboxEvent>()> m_selection;
+    std::function<store::EventFilter()> m_filter;
+    Confirmer m_confirmer;
+    FileChooser m_fileChooser;
+    QHash<int, QAction *> m_actions;
+    QHash<int, QString> m_tips;
+    bool m_readOnly = false;
+    QString m_readOnlyReason;
+    bool m_connected = false;
+    int m_running = 0; // selection actions in flight
+};
+
+} // namespace outbox::console

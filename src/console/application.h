@@ -1,0 +1,15 @@
+#pragma once
+
+namespace outbox::console {
+
+// The whole of outbox-console's main(): parses the command line (a bad one
+// is reported on stderr, and in a message box when there is a display, and
+// exits with 2), chooses the database (--db, --profile, --demo, or the
+// connection dialog) and runs the main window.
+int runApplication(int argc, char **argv);
+
+// Registers the console's icons (a static library's resources are not
+// registered on their own). Safe to call more than once.
+void initResources();
+
+} // namespace outbox::console

@@ -1,0 +1,79 @@
+#pragma once
+
+#include "core/conninfo.h"
+#include "core/result.h"
+
+#include <QByteArray>
+#include <QList>
+#include <QString>
+
+#include <chrono>
+#include <optional>
+
+class QSettings;
+
+namespace outbox::console {
+
+// A saved connection: either fields or a conninfo/URI string. Never holds a
+// password: passwords come from .pgpass/libpq or are asked at connect time
+// and kept in memory only.
+struct ConnectionProfile {
+    QString name;
+    QString host;
+    int port = 0;
+    QString database;
+    QString user;
+    QString sslMode;
+    QString connInfo; // when set, used instead of the fields
+
+    core::Result<core::ConnInfo> toConnInfo() const;
+    // Fills the fields from `info`, dropping any password.
+    static ConnectionProfile fromConnInfo(const QString &name, const core::ConnInfo &info);
+    friend bool operator==(const ConnectionProfile &, const ConnectionProfile &) = default;
+};
+
+// The console's preferences in QSettings: window layout, column layout per
+// view, refresh tick, connection profiles. Takes the QSettings to use so
+// tests can point it at a temporary file.
+class ConsoleSettings final {
+public:
+    explicit ConsoleSettings(QSettings *settings);
+    Q_DISABLE_COPY_MOVE(ConsoleSettings)
+
+    QByteArray windowGeometry() const;
+    void setWindowGeometry(const QByteArray &geometry);
+    QByteArray windowState() const;
+    void setWindowState(const QByteArray &state);
+
+    QByteArray headerState(const QString &viewKey) const;
+    void setHeaderState(const QString &viewKey, const QByteArray &state);
+
+    std::chrono::milliseconds refreshInterval() const; // default 2 s, clamped to [0.5 s, 10 min]
+    void setRefreshInterval(std::chrono::milliseconds interval);
+    bool liveEnabled() const; // default true
+    void setLiveEnabled(bool live);
+    double requeueRate() const; // events/s for bulk requeue, 0 = unthrottled; default 100
+    void setRequeueRate(double rate);
+
+    QList<ConnectionProfile> profiles() const;
+    std::optional<ConnectionProfile> profile(const QString &name) const;
+    // Adds or replaces the profile with that name. A password inside a
+    // conninfo string is removed before it is written.
+    void saveProfile(const ConnectionProfile &profile);
+    void removeProfile(const QString &name);
+    QString lastProfile() const;
+    void setLastProfile(const QString &name);
+
+    void sync();
+    // For parts that keep their own group (the dispatcher panel).
+    QSettings *qsettings() const { return m_settings; }
+
+private:
+    QSettings *m_settings;
+};
+
+// `text` with any password (key=value or URI) removed; empty when it does
+// not parse.
+QString connInfoWithoutPassword(const QString &text);
+
+} // namespace outbox::console

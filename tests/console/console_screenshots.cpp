@@ -1,0 +1,262 @@
+// Makes the console screenshots in docs/screenshots/: a throwaway cluster
+// with a realistic mix of events, the main window driven to each state, and
+// a grab of the screen. Run it under a real X server (xvfb-run), not the
+// offscreen platform:
+//   xvfb-run -a -s '-screen 0 1600x1000x24' console_screenshots docs/screenshots
+
+#include "console/actions.h"
+#include "console/bulkdialog.h"
+#include "console/consolesettings.h"
+#include "console/detailpane.h"
+#include "console/errorgroupmodel.h"
+#include "console/errorgroupsview.h"
+#include "console/eventtablemodel.h"
+#include "console/eventview.h"
+#include "console/filterbar.h"
+#include "console/mainwindow.h"
+#include "console/storeclient.h"
+#include "store/database.h"
+#include "store/migrator.h"
+#include "store/operations.h"
+#include "support/pgfixture.h"
+
+#include <QApplication>
+#include <QDir>
+#include <QElapsedTimer>
+#include <QScreen>
+#include <QSettings>
+#include <QTabWidget>
+#include <QTemporaryDir>
+#include <QThread>
+
+#include <cstdio>
+#include <functional>
+
+using namespace outbox;
+
+namespace {
+
+const char *kSeed[] = {
+    "CREATE TEMP TABLE t(i int, ns text, topic text)",
+    "INSERT INTO t VALUES (0,'billing','invoice.paid'),(1,'billing','invoice.created'),"
+    " (2,'billing','refund.issued'),(3,'shipping','parcel.dispatched'),"
+    " (4,'shipping','parcel.delivered'),(5,'identity','user.signed_up'),"
+    " (6,'identity','user.deleted')",
+    // delivered
+    "INSERT INTO outbox_events (id, namespace, topic, tenant_id, dedupe_key, payload, status,"
+    " attempts, delivered_at, created_at, updated_at)"
+    " SELECT outbox_uuid_v7(), t.ns, t.topic, '0190c8e2-7c3a-7d2e-9a51-3f2b6c1d4e5f', t.ns || ':' "
+    "|| g,"
+    "  jsonb_build_object('id', g, 'amount', round((g * 7.31)::numeric % 1000, 2), 'currency',"
+    "   'EUR', 'customer', jsonb_build_object('id', 'cus_' || g, 'email', 'user' || g ||"
+    "   '@example.com'), 'items', jsonb_build_array(jsonb_build_object('sku', 'A-1', 'qty', 1),"
+    "   jsonb_build_object('sku', 'B-7', 'qty', 2))),"
+    "  'delivered', 1 + (g % 3 = 0)::int, now() - make_interval(secs => g),"
+    "  now() - make_interval(secs => g + 5), now() - make_interval(secs => g)"
+    " FROM generate_series(1, 3000) g JOIN t ON t.i = g % 7",
+    // dead, four kinds of failure
+    "INSERT INTO outbox_events (id, namespace, topic, dedupe_key, payload, status, attempts,"
+    " last_error, next_attempt_at, created_at, updated_at)"
+    " SELECT outbox_uuid_v7(), t.ns, t.topic, t.ns || ':dead:' || g,"
+    "  jsonb_build_object('id', g, 'amount', 12.5, 'currency', 'EUR', 'note',"
+    "   'customer ' || g || ' asked for a refund', 'lines', jsonb_build_array(1, 2, 3),"
+    "   'paid', g % 2 = 0, 'coupon', NULL), 'dead', 10,"
+    "  (ARRAY['HTTP 503: upstream billing-service unavailable (request ' || md5(g::text) || ')',"
+    "   'HTTP 422: invalid invoice ' || g || ': currency XYZ not supported',"
+    "   'timeout after 10000 ms waiting for the runner',"
+    "   'connection refused (runner 10.0.3.' || (g % 200) || ':8080)'])[1 + g % 4],"
+    "  now() - make_interval(secs => g * 13), now() - make_interval(secs => g * 60),"
+    "  now() - make_interval(secs => g * 13)"
+    " FROM generate_series(1, 160) g JOIN t ON t.i = g % 7",
+    // pending: first attempt, and retrying with backoff
+    "INSERT INTO outbox_events (id, namespace, topic, payload, created_at)"
+    " SELECT outbox_uuid_v7(), t.ns, t.topic, jsonb_build_object('id', g),"
+    "  now() - make_interval(secs => g)"
+    " FROM generate_series(1, 40) g JOIN t ON t.i = g % 7",
+    "INSERT INTO outbox_events (id, namespace, topic, payload, attempts, last_error,"
+    " next_attempt_at, created_at)"
+    " SELECT outbox_uuid_v7(), t.ns, t.topic, jsonb_build_object('id', g), 1 + g % 6,"
+    "  'HTTP 503: upstream billing-service unavailable (request ' || md5(g::text) || ')',"
+    "  now() + make_interval(secs => g * 7), now() - make_interval(secs => g * 30)"
+    " FROM generate_series(1, 35) g JOIN t ON t.i = g % 7",
+    // processing, a third with an expired lease
+    "INSERT INTO outbox_events (id, namespace, topic, payload, status, attempts, locked_by,"
+    " locked_until, created_at)"
+    " SELECT outbox_uuid_v7(), 'shipping', 'parcel.dispatched', jsonb_build_object('id', g),"
+    "  'processing', 1, CASE WHEN g % 3 = 0 THEN '0190c8e2-0000-7000-8000-00000000dead'::uuid"
+    "  ELSE '0190c8e2-0000-7000-8000-0000000000a1'::uuid END,"
+    "  CASE WHEN g % 3 = 0 THEN now() - interval '2 minutes' ELSE now() + interval '10 minutes'"
+    "  END, now() - make_interval(secs => g)"
+    " FROM generate_series(1, 9) g",
+    // failure history
+    "INSERT INTO outbox_attempts (event_id, attempt, attempted_at, worker_id, http_status,"
+    " duration_ms, error)"
+    " SELECT e.id, a, e.created_at + (e.updated_at - e.created_at) * a / 4,"
+    "  '0190c8e2-0000-7000-8000-0000000000a1', CASE WHEN e.last_error LIKE 'HTTP 422%' THEN 422"
+    "  WHEN e.last_error LIKE 'HTTP%' THEN 503 END, 40 + a * 37, e.last_error"
+    " FROM outbox_events e, generate_series(1, 4) a WHERE e.last_error IS NOT NULL",
+};
+
+core::Result<void> migrate(const QString &connInfo) {
+    auto info = core::ConnInfo::parse(connInfo);
+    if (!info)
+        return info.error();
+    const QString name = store::uniqueConnectionName(QStringLiteral("shots-migrate"));
+    core::Result<void> result;
+    {
+        auto db = store::openDatabase(info.value(), name);
+        if (!db) {
+            result = db.error();
+        } else if (auto report = store::Migrator(db.value()).migrate(true); !report) {
+            result = report.error();
+        }
+    }
+    store::closeDatabase(name);
+    return result;
+}
+
+bool waitFor(const std::function<bool()> &condition, int timeoutMs = 20000) {
+    QElapsedTimer timer;
+    timer.start();
+    while (!condition()) {
+        if (timer.elapsed() > timeoutMs)
+            return false;
+        QCoreApplication::processEvents(QEventLoop::AllEvents, 50);
+        QThread::msleep(20);
+    }
+    return true;
+}
+
+void settle(int ms) {
+    waitFor([] { return false; }, ms);
+}
+
+bool shoot(QWidget *window, const QString &path) {
+    // The screen, not QWidget::grab(): dialogs are separate windows.
+    settle(400);
+    const QRect area = window->frameGeometry();
+    const QPixmap pixmap = QGuiApplication::primaryScreen()->grabWindow(
+        0, area.x(), area.y(), area.width(), area.height());
+    const bool ok = pixmap.save(path);
+    std::fprintf(stderr, "%s %s\n", ok ? "wrote" : "FAILED", qPrintable(path));
+    return ok;
+}
+
+int fail(const char *what) {
+    std::fprintf(stderr, "console_screenshots: %s\n", what);
+    return 1;
+}
+
+} // namespace
+
+int main(int argc, char *argv[]) {
+    QApplication app(argc, argv);
+    const QString out = argc > 1 ? QString::fromLocal8Bit(argv[1]) : QStringLiteral(".");
+    QDir().mkpath(out);
+
+    testing::PgFixture pg;
+    if (auto started = pg.start(); !started)
+        return fail(qPrintable(started.errorMessage()));
+    pg.setTemplatePreparer(migrate);
+    const QString dbName = pg.freshMigratedDatabase();
+    QSqlDatabase db = pg.open(dbName);
+    for (const char *sql : kSeed) {
+        if (!testing::sqlExec(db, QString::fromUtf8(sql)))
+            return fail("seeding failed");
+    }
+
+    QTemporaryDir dir;
+    QSettings qsettings(dir.filePath(QStringLiteral("console.ini")), QSettings::IniFormat);
+    console::ConsoleSettings settings(&qsettings);
+    console::MainWindow window(&settings, {});
+    window.setGeometry(0, 0, 1500, 920);
+    window.connectTo(core::ConnInfo::parse(pg.connInfo(dbName)).value(), QStringLiteral("demo"));
+    window.show();
+    if (!waitFor([&] {
+            return window.client()->connectionState() == console::ConnectionState::Connected;
+        }))
+        return fail("no connection");
+
+    // 1. The dead page: what is failing, and one event in detail.
+    window.showStatus(core::Status::Dead);
+    console::EventView *dead = window.view(core::Status::Dead);
+    if (!waitFor([&] { return dead->model()->rowCount() >= 100; }) ||
+        !waitFor([&] { return window.errorGroups()->model()->rowCount() == 4; }))
+        return fail("the dead page did not load");
+    dead->selectIds({dead->model()->eventAt(3).id});
+    if (!waitFor([&] { return !window.detailPane()->explanationText().isEmpty(); }))
+        return fail("no detail");
+    shoot(&window, out + QStringLiteral("/main-window.png"));
+
+    // 2. The detail pane: an event requeued by an operator that failed again
+    // and now waits for its backoff; its payload, failures and history.
+    const QUuid id = dead->model()->eventAt(6).id;
+    store::OperatorStore operations(db, store::Actor{QStringLiteral("alice"),
+                                                     QStringLiteral("ops-laptop"),
+                                                     QStringLiteral("outbox-console")});
+    store::EventFilter one;
+    one.ids = {id};
+    store::BulkOptions why;
+    why.reason = QStringLiteral("INC-2291: billing-service redeployed");
+    if (!operations.requeue(one, why))
+        return fail("requeue failed");
+    const QString error = QStringLiteral("HTTP 503: upstream billing-service unavailable (request "
+                                         "5d41402abc4b2a76b9719d911017c592)");
+    if (!testing::sqlExec(db,
+                          QStringLiteral("UPDATE outbox_events SET attempts = 2, last_error = ?, "
+                                         " next_attempt_at = now() + interval '95 seconds' "
+                                         "WHERE id = ?"),
+                          {error, id}) ||
+        !testing::sqlExec(db,
+                          QStringLiteral("INSERT INTO outbox_attempts (event_id, attempt, "
+                                         " attempted_at, worker_id, http_status, duration_ms, "
+                                         " error) SELECT ?, a, now() - make_interval(secs => "
+                                         " 60 / a), '0190c8e2-0000-7000-8000-0000000000b2', 503, "
+                                         " 80 + a, ? FROM generate_series(1, 2) a"),
+                          {id, error}))
+        return fail("could not stage the detail event");
+    window.showStatus(core::Status::Pending);
+    console::EventView *pending = window.view(core::Status::Pending);
+    if (!waitFor([&] { return pending->model()->rowOf(id) >= 0; }))
+        return fail("the requeued event did not show up");
+    pending->selectIds({id});
+    if (!waitFor([&] {
+            return window.detailPane()->explanationText().contains(QLatin1String("backoff"));
+        }))
+        return fail("no detail for the requeued event");
+    settle(1500);
+    shoot(&window, out + QStringLiteral("/main-window-pending.png"));
+    auto *tabs = window.detailPane()->findChild<QTabWidget *>(QStringLiteral("tabs"));
+    QWidget *detailDock = window.detailPane()->parentWidget();
+    const QStringList tabShots{QStringLiteral("detail-pane"), QStringLiteral("detail-payload"),
+                               QStringLiteral("detail-failures"), QStringLiteral("detail-history")};
+    for (int i = 0; i < tabShots.size(); ++i) {
+        tabs->setCurrentIndex(i);
+        settle(300);
+        detailDock->grab().save(out + QLatin1Char('/') + tabShots.at(i) + QStringLiteral(".png"));
+    }
+    tabs->setCurrentIndex(0);
+    window.showStatus(core::Status::Dead);
+
+    // 3. A bulk requeue by filter, rate-limited, in progress.
+    window.filterBar()->setNamespace(QStringLiteral("billing"));
+    if (!waitFor([&] { return dead->model()->rowCount() > 0 && dead->model()->rowCount() < 100; }))
+        return fail("the filter did not apply");
+    console::BulkDialog *bulk = window.actions()->runOnFilter(store::Action::Requeue);
+    if (!bulk || !waitFor([&] { return bulk->stage() == console::BulkDialog::Stage::Confirm; }))
+        return fail("no dry run");
+    bulk->setRate(4);
+    bulk->setBatchSize(4);
+    bulk->setReason(QStringLiteral("billing-service is back (INC-2291)"));
+    shoot(&window, out + QStringLiteral("/bulk-requeue-confirm.png"));
+    bulk->start();
+    settle(5500);
+    shoot(&window, out + QStringLiteral("/bulk-requeue-progress.png"));
+    bulk->cancelRun();
+    if (!waitFor([&] { return bulk->stage() == console::BulkDialog::Stage::Done; }))
+        return fail("the requeue did not stop");
+    shoot(&window, out + QStringLiteral("/bulk-requeue-done.png"));
+    bulk->accept();
+    settle(300);
+    return 0;
+}

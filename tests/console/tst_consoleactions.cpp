@@ -1,0 +1,305 @@
+// The operator actions of the main window driven like an operator would,
+// offscreen, against a real PostgreSQL cluster: selection and filter
+// actions, the bulk dialog with cancel, purge by age, read-only modes,
+// export and copy. Real actions, dialogs and store (no mocks).
+
+#include "console/actions.h"
+#include "console/bulkdialog.h"
+#include "console/connectiondialog.h"
+#include "console/consolesettings.h"
+#include "console/detailpane.h"
+#include "console/errorgroupmodel.h"
+#include "console/errorgroupsview.h"
+#include "console/eventtablemodel.h"
+#include "console/eventview.h"
+#include "console/filterbar.h"
+#include "console/mainwindow.h"
+#include "console/purgedialog.h"
+#include "console/statusindicators.h"
+#include "console/statusnavmodel.h"
+#include "console/storeclient.h"
+#include "store/database.h"
+#include "store/migrator.h"
+#include "support/pgfixture.h"
+#include "windowtestbase.h"
+
+#include <QAbstractItemModelTester>
+#include <QAction>
+#include <QClipboard>
+#include <QHeaderView>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QLabel>
+#include <QPushButton>
+#include <QSettings>
+#include <QSqlQuery>
+#include <QTableView>
+#include <QTemporaryDir>
+#include <QTreeView>
+#include <QtTest>
+
+#include <memory>
+
+using namespace outbox;
+using console::ActionController;
+using console::BulkDialog;
+using console::ConnectionState;
+using console::MainWindow;
+using testing::kWindowTimeout;
+using testing::uuidArray;
+
+namespace {
+constexpr int kTimeout = kWindowTimeout;
+
+const QList<ActionController::Kind> kChanging{
+    ActionController::RetrySelected,   ActionController::RequeueSelected,
+    ActionController::CancelSelected,  ActionController::ReplaySelected,
+    ActionController::PurgeSelected,   ActionController::RetryMatching,
+    ActionController::RequeueMatching, ActionController::CancelMatching,
+    ActionController::ReplayMatching,  ActionController::PurgeMatching,
+    ActionController::PurgeOld};
+
+} // namespace
+
+class TestConsoleActions : public testing::WindowTestBase {
+    Q_OBJECT
+
+private Q_SLOTS:
+    void initTestCase() { startCluster(); }
+    void init() { setUpDatabase(); }
+    void cleanup() { tearDownDatabase(); }
+    void cleanupTestCase() { stopCluster(); }
+
+    void requeueSelectedDeadRows();
+    void bulkRequeueByFilterCanBeCancelled();
+    void readOnlyFlagDisablesActions();
+    void viewerRoleIsReadOnly();
+    void purgeOldDeliveredWithPreview();
+    void exportAndCopySelectedRows();
+};
+
+void TestConsoleActions::requeueSelectedDeadRows() {
+    insertDead(5, QStringLiteral("billing"), QStringLiteral("HTTP 503"));
+    openWindow();
+    console::EventView *view = showLoaded(core::Status::Dead, 5);
+    QVERIFY(!QTest::currentTestFailed());
+
+    QList<QUuid> chosen;
+    for (int row = 0; row < 3; ++row)
+        chosen << view->model()->eventAt(row).id;
+    QCOMPARE(view->selectIds(chosen), 3);
+
+    QString asked;
+    m_window->actions()->setConfirmer([&](const QString &, const QString &text) {
+        asked = text;
+        return true;
+    });
+    QAction *requeue = m_window->actions()->action(ActionController::RequeueSelected);
+    QVERIFY(requeue->isEnabled());
+    // Retry applies to pending events only; none is selected.
+    QVERIFY(!m_window->actions()->action(ActionController::RetrySelected)->isEnabled());
+    requeue->trigger();
+    QVERIFY2(asked.contains(QLatin1String("3 events")), qPrintable(asked));
+
+    const QString ids = uuidArray(chosen);
+    QTRY_COMPARE_WITH_TIMEOUT(
+        scalar(QStringLiteral("SELECT count(*) FROM outbox_events WHERE id = ANY(?::uuid[]) "
+                              "AND status = 'pending' AND attempts = 0"),
+               {ids}),
+        QStringLiteral("3"), kTimeout);
+    QCOMPARE(scalar(QStringLiteral("SELECT count(*) FROM outbox_events WHERE status = 'dead'")),
+             QStringLiteral("2"));
+    QCOMPARE(scalar(QStringLiteral("SELECT action || ':' || affected || ':' || skipped "
+                                   "FROM outbox_audit")),
+             QStringLiteral("requeue:3:0"));
+    QCOMPARE(scalar(QStringLiteral("SELECT count(*) FROM outbox_audit_events "
+                                   "WHERE event_id = ANY(?::uuid[])"),
+                    {ids}),
+             QStringLiteral("3"));
+    // The page follows: the requeued rows leave the dead view.
+    QTRY_COMPARE_WITH_TIMEOUT(view->model()->rowCount(), 2, kTimeout);
+    for (const auto &event : view->model()->events())
+        QVERIFY(!chosen.contains(event.id));
+}
+
+void TestConsoleActions::bulkRequeueByFilterCanBeCancelled() {
+    insertDead(400, QStringLiteral("billing"), QStringLiteral("HTTP 503"));
+    insertDead(50, QStringLiteral("shipping"), QStringLiteral("timeout"));
+    openWindow();
+    m_window->filterBar()->setNamespace(QStringLiteral("billing"));
+    showLoaded(core::Status::Dead, 200); // the first page of 400
+    QVERIFY(!QTest::currentTestFailed());
+    QCOMPARE(m_window->currentFilter().nameSpace, QStringLiteral("billing"));
+
+    m_window->actions()->action(ActionController::RequeueMatching)->trigger();
+    auto *dialog = m_window->findChild<BulkDialog *>();
+    QVERIFY(dialog);
+    QTRY_COMPARE_WITH_TIMEOUT(dialog->stage(), BulkDialog::Stage::Confirm, kTimeout);
+    QCOMPARE(dialog->matched(), 400); // the dry run counted billing only
+    auto *start = dialog->findChild<QPushButton *>(QStringLiteral("startButton"));
+    QVERIFY(start && start->isVisible());
+    QVERIFY2(start->text().contains(QLatin1String("400")), qPrintable(start->text()));
+
+    // Slow on purpose (10 rows per batch, 20 rows/s: 20 s for all) so that
+    // Cancel lands in the middle.
+    dialog->setRate(20);
+    dialog->setBatchSize(10);
+    start->click();
+    QCOMPARE(dialog->stage(), BulkDialog::Stage::Running);
+    QTRY_VERIFY_WITH_TIMEOUT(
+        scalar(QStringLiteral("SELECT count(*) FROM outbox_events WHERE status = 'pending'"))
+                .toInt() >= 20,
+        kTimeout);
+    auto *cancel = dialog->findChild<QPushButton *>(QStringLiteral("cancelButton"));
+    QVERIFY(cancel && cancel->isVisible());
+    cancel->click();
+    QTRY_COMPARE_WITH_TIMEOUT(dialog->stage(), BulkDialog::Stage::Done, kTimeout);
+
+    QVERIFY(dialog->result().has_value());
+    const store::BulkResult result = *dialog->result();
+    QVERIFY(result.cancelled);
+    QVERIFY2(result.changed >= 20 && result.changed < 400,
+             qPrintable(QString::number(result.changed)));
+    QCOMPARE(scalar(QStringLiteral("SELECT count(*) FROM outbox_events "
+                                   "WHERE status = 'pending' AND namespace = 'billing'")),
+             QString::number(result.changed));
+    QCOMPARE(scalar(QStringLiteral("SELECT count(*) FROM outbox_events "
+                                   "WHERE status = 'dead' AND namespace = 'shipping'")),
+             QStringLiteral("50"));
+    // The audit shows the partial run, closed.
+    QCOMPARE(scalar(QStringLiteral("SELECT action || ':' || affected || ':' || "
+                                   "(finished_at IS NOT NULL) FROM outbox_audit")),
+             QStringLiteral("requeue:%1:true").arg(result.changed));
+    QCOMPARE(scalar(QStringLiteral("SELECT count(*) FROM outbox_audit_events")),
+             QString::number(result.changed));
+}
+
+void TestConsoleActions::readOnlyFlagDisablesActions() {
+    insertDead(2, QStringLiteral("billing"), QStringLiteral("HTTP 503"));
+    openWindow(/*readOnly=*/true);
+    console::EventView *view = showLoaded(core::Status::Dead, 2);
+    QVERIFY(!QTest::currentTestFailed());
+    view->selectAll();
+    QVERIFY(m_window->isReadOnly());
+    for (ActionController::Kind kind : kChanging) {
+        QAction *action = m_window->actions()->action(kind);
+        QVERIFY2(!action->isEnabled(), qPrintable(action->text()));
+        QVERIFY2(action->toolTip().contains(QLatin1String("--read-only")),
+                 qPrintable(action->toolTip()));
+    }
+    // Looking and copying stay possible.
+    QVERIFY(m_window->actions()->action(ActionController::CopyId)->isEnabled());
+    QVERIFY(m_window->actions()->action(ActionController::ExportJson)->isEnabled());
+    QVERIFY(m_window->windowTitle().contains(QLatin1String("read-only")));
+
+    // Even a direct call changes nothing.
+    m_window->actions()->setConfirmer([](const QString &, const QString &) { return true; });
+    m_window->actions()->runOnSelection(store::Action::Requeue);
+    QVERIFY(m_window->actions()->runOnFilter(store::Action::Requeue) == nullptr);
+    QTest::qWait(500);
+    QCOMPARE(scalar(QStringLiteral("SELECT count(*) FROM outbox_events WHERE status = 'dead'")),
+             QStringLiteral("2"));
+    QCOMPARE(scalar(QStringLiteral("SELECT count(*) FROM outbox_audit")), QStringLiteral("0"));
+}
+
+void TestConsoleActions::viewerRoleIsReadOnly() {
+    QVERIFY(testing::sqlExec(
+        m_db, QStringLiteral("DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = "
+                             "'tst_viewer') THEN CREATE ROLE tst_viewer LOGIN IN ROLE "
+                             "outbox_viewer; END IF; END $$")));
+    insertDead(2, QStringLiteral("billing"), QStringLiteral("HTTP 503"));
+    openWindow(/*readOnly=*/false, QStringLiteral("tst_viewer"));
+    console::EventView *view = showLoaded(core::Status::Dead, 2); // a viewer can read
+    QVERIFY(!QTest::currentTestFailed());
+    view->selectAll();
+    QTRY_VERIFY_WITH_TIMEOUT(m_window->isReadOnly(), kTimeout);
+    for (ActionController::Kind kind : kChanging) {
+        QAction *action = m_window->actions()->action(kind);
+        QVERIFY2(!action->isEnabled(), qPrintable(action->text()));
+        QVERIFY2(action->toolTip().contains(QLatin1String("tst_viewer")) &&
+                     action->toolTip().contains(QLatin1String("outbox_operator")),
+                 qPrintable(action->toolTip()));
+    }
+}
+
+void TestConsoleActions::purgeOldDeliveredWithPreview() {
+    // 4 delivered 10 days ago, 3 delivered just now, 2 dead 10 days ago.
+    QVERIFY(testing::sqlExec(
+        m_db, QStringLiteral("INSERT INTO outbox_events (id, namespace, topic, payload, status, "
+                             " attempts, delivered_at, created_at, updated_at) "
+                             "SELECT outbox_uuid_v7(), 'billing', 'invoice.paid', '{}', "
+                             "  CASE WHEN g <= 7 THEN 'delivered' ELSE 'dead' END, 1, now(), "
+                             "  now() - interval '11 days', "
+                             "  CASE WHEN g BETWEEN 5 AND 7 THEN now() "
+                             "       ELSE now() - interval '10 days' END "
+                             "FROM generate_series(1, 9) AS g")));
+    openWindow();
+    m_window->actions()->action(ActionController::PurgeOld)->trigger();
+    auto *purge = m_window->findChild<console::PurgeDialog *>();
+    QVERIFY(purge);
+    purge->setStatusChoice(0); // delivered
+    purge->setAge(QStringLiteral("7d"));
+    QTRY_COMPARE_WITH_TIMEOUT(purge->previewCount(), 4, kTimeout);
+    purge->setStatusChoice(2); // delivered and dead
+    QTRY_COMPARE_WITH_TIMEOUT(purge->previewCount(), 6, kTimeout);
+    purge->setAge(QStringLiteral("7 days")); // not a duration
+    QVERIFY(!purge->problem().isEmpty());
+    QVERIFY(!purge->purgeButton()->isEnabled());
+    purge->setStatusChoice(0);
+    purge->setAge(QStringLiteral("7d"));
+    QTRY_COMPARE_WITH_TIMEOUT(purge->previewCount(), 4, kTimeout);
+    QVERIFY(purge->purgeButton()->isEnabled());
+    purge->purgeButton()->click();
+
+    auto *bulk = m_window->findChild<BulkDialog *>();
+    QVERIFY(bulk);
+    QCOMPARE(bulk->action(), store::Action::Purge);
+    QTRY_COMPARE_WITH_TIMEOUT(bulk->stage(), BulkDialog::Stage::Confirm, kTimeout);
+    QCOMPARE(bulk->matched(), 4);
+    bulk->findChild<QPushButton *>(QStringLiteral("startButton"))->click();
+    QTRY_COMPARE_WITH_TIMEOUT(bulk->stage(), BulkDialog::Stage::Done, kTimeout);
+    QCOMPARE(bulk->result()->changed, 4);
+    QCOMPARE(scalar(QStringLiteral("SELECT count(*) FROM outbox_events")), QStringLiteral("5"));
+    QCOMPARE(scalar(QStringLiteral("SELECT count(*) FROM outbox_events WHERE status = 'delivered' "
+                                   "AND updated_at < now() - interval '7 days'")),
+             QStringLiteral("0"));
+    QCOMPARE(scalar(QStringLiteral("SELECT action || ':' || affected FROM outbox_audit")),
+             QStringLiteral("purge:4"));
+}
+
+void TestConsoleActions::exportAndCopySelectedRows() {
+    insertDead(3, QStringLiteral("billing"), QStringLiteral("HTTP 503"));
+    openWindow();
+    console::EventView *view = showLoaded(core::Status::Dead, 3);
+    QVERIFY(!QTest::currentTestFailed());
+    QList<QUuid> chosen{view->model()->eventAt(0).id, view->model()->eventAt(2).id};
+    QCOMPARE(view->selectIds(chosen), 2);
+
+    const QString path = m_dir->filePath(QStringLiteral("events.jsonl"));
+    m_window->actions()->setFileChooser([&](const QString &suggested) {
+        [&] { QVERIFY(suggested.endsWith(QLatin1String(".jsonl"))); }();
+        return path;
+    });
+    m_window->actions()->action(ActionController::ExportJson)->trigger();
+    QFile file(path);
+    QVERIFY(file.open(QIODevice::ReadOnly));
+    const QList<QByteArray> lines = file.readAll().trimmed().split('\n');
+    QCOMPARE(lines.size(), 2);
+    for (int i = 0; i < 2; ++i) {
+        const QJsonObject o = QJsonDocument::fromJson(lines.at(i)).object();
+        QCOMPARE(QUuid::fromString(o.value(QStringLiteral("id")).toString()), chosen.at(i));
+        QCOMPARE(o.value(QStringLiteral("status")).toString(), QStringLiteral("dead"));
+        QVERIFY(o.value(QStringLiteral("payload")).toObject().contains(QStringLiteral("n")));
+    }
+
+    m_window->actions()->action(ActionController::CopyId)->trigger();
+    QCOMPARE(QGuiApplication::clipboard()->text(), chosen.at(0).toString(QUuid::WithoutBraces) +
+                                                       QLatin1Char('\n') +
+                                                       chosen.at(1).toString(QUuid::WithoutBraces));
+    view->selectIds({chosen.at(0)});
+    m_window->actions()->action(ActionController::CopyPayload)->trigger();
+    QVERIFY(QJsonDocument::fromJson(QGuiApplication::clipboard()->text().toUtf8()).isObject());
+}
+
+QTEST_MAIN(TestConsoleActions)
+#include "tst_consoleactions.moc"

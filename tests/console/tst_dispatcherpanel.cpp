@@ -1,0 +1,453 @@
+// The dispatcher panel under the offscreen platform: inline validation,
+// settings persistence without the secret, and a real run against the
+// embedded PostgreSQL and a development runner (figures, charts, log,
+// graceful close).
+
+#include "console/dispatcherpanel.h"
+#include "console/logview.h"
+#include "console/throughputchart.h"
+#include "dispatch/devrunner.h"
+#include "store/database.h"
+#include "store/migrator.h"
+#include "store/outboxstore.h"
+#include "store/queries.h"
+#include "support/pgfixture.h"
+
+#include <QLabel>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QSettings>
+#include <QSignalSpy>
+#include <QSpinBox>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <memory>
+
+using namespace outbox;
+using console::DispatcherPanel;
+using console::ThroughputChart;
+
+namespace {
+
+core::Result<void> migrate(const QString &connInfo) {
+    auto info = core::ConnInfo::parse(connInfo);
+    if (!info)
+        return info.error();
+    const QString name = store::uniqueConnectionName(QStringLiteral("tst-migrate"));
+    core::Result<void> result;
+    {
+        auto db = store::openDatabase(info.value(), name);
+        if (!db) {
+            result = db.error();
+        } else {
+            auto report = store::Migrator(db.value()).migrate();
+            if (!report)
+                result = report.error();
+        }
+    }
+    store::closeDatabase(name);
+    return result;
+}
+
+template <typename T> T *child(QWidget *parent, const char *name) {
+    T *found = parent->findChild<T *>(QLatin1String(name));
+    if (!found)
+        qWarning() << "no child" << name;
+    return found;
+}
+
+QString figure(DispatcherPanel &panel, const char *key) {
+    QLabel *label = panel.findChild<QLabel *>(QStringLiteral("figure:") + QLatin1String(key));
+    return label ? label->text() : QString();
+}
+
+core::DispatcherConfig validConfig() {
+    core::DispatcherConfig config;
+    config.runnerUrl = QUrl(QStringLiteral("http://127.0.0.1:9/events"));
+    config.lease = core::Millis(30'000);
+    config.pollInterval = core::Millis(1000);
+    config.requestTimeout = core::Millis(5000);
+    return config;
+}
+
+} // namespace
+
+class TestDispatcherPanel : public QObject {
+    Q_OBJECT
+
+private Q_SLOTS:
+    void initTestCase();
+    void cleanupTestCase();
+
+    void validation_data();
+    void validation();
+    void validFormEnablesStart();
+    void readOnlyDisablesStart();
+    void settingsPersistWithoutSecret();
+    void readyToCloseWhenIdle();
+    void logIsBounded();
+    void chartKeepsWindow();
+    void runAgainstDatabase();
+    void startFailureIsShown();
+    void destroyWhileRunning();
+
+private:
+    std::unique_ptr<testing::PgFixture> m_pg;
+};
+
+void TestDispatcherPanel::initTestCase() {
+    m_pg = std::make_unique<testing::PgFixture>();
+    OUTBOX_START_PG(*m_pg);
+    m_pg->setTemplatePreparer(migrate);
+}
+
+void TestDispatcherPanel::cleanupTestCase() {
+    m_pg.reset();
+}
+
+void TestDispatcherPanel::validation_data() {
+    QTest::addColumn<QString>("field");    // object name of the edited widget
+    QTest::addColumn<QString>("text");     // entered text
+    QTest::addColumn<QString>("mentions"); // the field's label in the message
+
+    QTest::newRow("poll interval above lease/3")
+        << QStringLiteral("pollInterval") << QStringLiteral("20s")
+        << QStringLiteral("Poll interval");
+    QTest::newRow("request timeout not below lease")
+        << QStringLiteral("requestTimeout") << QStringLiteral("30s")
+        << QStringLiteral("Request timeout");
+    QTest::newRow("lease not a duration")
+        << QStringLiteral("lease") << QStringLiteral("thirty") << QStringLiteral("Lease");
+    QTest::newRow("bare number") << QStringLiteral("baseDelay") << QStringLiteral("500")
+                                 << QStringLiteral("Backoff base");
+    QTest::newRow("base above max")
+        << QStringLiteral("baseDelay") << QStringLiteral("1h") << QStringLiteral("Backoff base");
+    QTest::newRow("not http") << QStringLiteral("runnerUrl")
+                              << QStringLiteral("ftp://example.com/x")
+                              << QStringLiteral("Runner URL");
+    QTest::newRow("empty url") << QStringLiteral("runnerUrl") << QString()
+                               << QStringLiteral("Runner URL");
+    QTest::newRow("bad secret") << QStringLiteral("secret") << QStringLiteral("whsec_###")
+                                << QStringLiteral("Secret");
+}
+
+void TestDispatcherPanel::validation() {
+    QFETCH(QString, field);
+    QFETCH(QString, text);
+    QFETCH(QString, mentions);
+
+    DispatcherPanel panel;
+    panel.setConnInfo(core::ConnInfo::parse(m_pg->connInfo()).value());
+    panel.setConfig(validConfig(), false);
+    panel.show();
+    auto *start = child<QPushButton>(&panel, "dispatcherStart");
+    QVERIFY(start);
+    QVERIFY2(panel.validationError().isEmpty(), qPrintable(panel.validationError()));
+    QVERIFY(start->isEnabled());
+
+    auto *edit = child<QLineEdit>(&panel, field.toLatin1().constData());
+    QVERIFY(edit);
+    edit->setText(text);
+
+    const QString message = panel.validationError();
+    QVERIFY2(message.contains(mentions), qPrintable(message));
+    QVERIFY2(!message.contains(QLatin1String("--")), qPrintable(message)); // no CLI flags
+    auto *label = child<QLabel>(&panel, "validationMessage");
+    QVERIFY(label && label->isVisible());
+    QCOMPARE(label->text(), message);
+    QVERIFY(!start->isEnabled());
+    QVERIFY(start->toolTip().contains(message));
+    QVERIFY(edit->styleSheet().contains(QLatin1String("border")));
+    // The secret never shows up in a message.
+    if (field == QLatin1String("secret"))
+        QVERIFY(!message.contains(text));
+}
+
+void TestDispatcherPanel::validFormEnablesStart() {
+    DispatcherPanel panel;
+    auto *start = child<QPushButton>(&panel, "dispatcherStart");
+    QVERIFY(start);
+    panel.setConfig(validConfig(), false);
+    QVERIFY(!start->isEnabled()); // no database yet
+    QVERIFY(start->toolTip().contains(QLatin1String("database")));
+    panel.setConnInfo(core::ConnInfo::parse(m_pg->connInfo()).value());
+    QVERIFY(start->isEnabled());
+    QVERIFY(!child<QPushButton>(&panel, "dispatcherStop")->isEnabled());
+    QVERIFY(!child<QPushButton>(&panel, "dispatcherApply")->isEnabled());
+
+    const core::DispatcherConfig config = panel.config();
+    QCOMPARE(config.runnerUrl, validConfig().runnerUrl);
+    QCOMPARE(config.pollInterval, core::Millis(1000));
+    QCOMPARE(config.requestTimeout, core::Millis(5000));
+}
+
+void TestDispatcherPanel::readOnlyDisablesStart() {
+    DispatcherPanel panel;
+    panel.setConfig(validConfig(), false);
+    panel.setConnInfo(core::ConnInfo::parse(m_pg->connInfo()).value());
+    panel.setReadOnly(true, QStringLiteral("Read-only: the role cannot update outbox_events."));
+    auto *start = child<QPushButton>(&panel, "dispatcherStart");
+    QVERIFY(!start->isEnabled());
+    QCOMPARE(start->toolTip(), QStringLiteral("Read-only: the role cannot update outbox_events."));
+    panel.start();
+    QVERIFY(!panel.isRunning());
+    panel.setReadOnly(false);
+    QVERIFY(start->isEnabled());
+}
+
+void TestDispatcherPanel::settingsPersistWithoutSecret() {
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QString path = dir.filePath(QStringLiteral("console.ini"));
+    const QString secret = QStringLiteral("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw");
+    {
+        QSettings settings(path, QSettings::IniFormat);
+        DispatcherPanel panel(&settings);
+        child<QLineEdit>(&panel, "runnerUrl")->setText(QStringLiteral("http://runner.test/hooks"));
+        child<QLineEdit>(&panel, "secret")->setText(secret);
+        child<QSpinBox>(&panel, "concurrency")->setValue(7);
+        child<QLineEdit>(&panel, "lease")->setText(QStringLiteral("45s"));
+        QVERIFY2(panel.validationError().isEmpty(), qPrintable(panel.validationError()));
+        QCOMPARE(child<QLineEdit>(&panel, "secret")->echoMode(), QLineEdit::Password);
+        settings.sync();
+    }
+    QFile file(path);
+    QVERIFY(file.open(QIODevice::ReadOnly));
+    const QByteArray contents = file.readAll();
+    QVERIFY(contents.contains("runner.test"));
+    QVERIFY(!contents.contains("MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"));
+    QVERIFY(!contents.toLower().contains("whsec"));
+
+    QSettings settings(path, QSettings::IniFormat);
+    DispatcherPanel panel(&settings);
+    const core::DispatcherConfig config = panel.config();
+    QCOMPARE(config.runnerUrl, QUrl(QStringLiteral("http://runner.test/hooks")));
+    QCOMPARE(config.concurrency, 7);
+    QCOMPARE(config.lease, core::Millis(45'000));
+    QVERIFY(config.secrets.isEmpty());
+
+    // Demo values (persist = false) never overwrite the saved settings.
+    core::DispatcherConfig demo = validConfig();
+    panel.setConfig(demo, false);
+    child<QSpinBox>(&panel, "concurrency")->setValue(3);
+    settings.sync();
+    QSettings reread(path, QSettings::IniFormat);
+    QCOMPARE(reread.value(QStringLiteral("dispatcher/runnerUrl")).toString(),
+             QStringLiteral("http://runner.test/hooks"));
+    QCOMPARE(reread.value(QStringLiteral("dispatcher/concurrency")).toInt(), 7);
+}
+
+void TestDispatcherPanel::readyToCloseWhenIdle() {
+    DispatcherPanel panel;
+    QSignalSpy ready(&panel, &DispatcherPanel::readyToClose);
+    panel.stopForClose();
+    QCOMPARE(ready.count(), 0); // queued: the caller's closeEvent returns first
+    QTRY_COMPARE(ready.count(), 1);
+}
+
+void TestDispatcherPanel::logIsBounded() {
+    console::LogView log;
+    log.setMaxLines(5);
+    for (int i = 0; i < 12; ++i)
+        log.append(console::LogView::Level::Info, QStringLiteral("line %1\nsecond part").arg(i));
+    QCOMPARE(log.lineCount(), 5);
+    const QStringList lines = log.lines();
+    QCOMPARE(lines.size(), 5);
+    QVERIFY2(lines.last().endsWith(QLatin1String("line 11 second part")), qPrintable(lines.last()));
+    QVERIFY2(lines.first().endsWith(QLatin1String("line 7 second part")),
+             qPrintable(lines.first()));
+    log.clear();
+    QCOMPARE(log.lineCount(), 0);
+}
+
+void TestDispatcherPanel::chartKeepsWindow() {
+    ThroughputChart chart;
+    chart.setWindow(core::Millis(60'000));
+    const QDateTime start = QDateTime::currentDateTimeUtc().addSecs(-600);
+    for (int i = 0; i <= 600; i += 10)
+        chart.addThroughputSample(start.addSecs(i), i, 1.0);
+    const QList<QPointF> delivered = chart.points(ThroughputChart::Series::Delivered);
+    // 60 s of 10 s samples, plus the one point left of the window's edge.
+    QCOMPARE(delivered.size(), 8);
+    QCOMPARE(delivered.last().y(), 600.0);
+    QCOMPARE(chart.points(ThroughputChart::Series::Failed).size(), 8);
+
+    store::StatusCounts counts;
+    counts.pending = 12;
+    counts.retrying = 3;
+    counts.processing = 4;
+    counts.dead = 1;
+    counts.serverTime = QDateTime::currentDateTimeUtc();
+    chart.addBacklogSample(counts);
+    QCOMPARE(chart.points(ThroughputChart::Series::Pending).size(), 1);
+    QCOMPARE(chart.points(ThroughputChart::Series::Retrying).constFirst().y(), 3.0);
+    QCOMPARE(chart.points(ThroughputChart::Series::Processing).constFirst().y(), 4.0);
+    QCOMPARE(chart.points(ThroughputChart::Series::Dead).constFirst().y(), 1.0);
+    chart.clear();
+    QVERIFY(chart.points(ThroughputChart::Series::Delivered).isEmpty());
+}
+
+void TestDispatcherPanel::runAgainstDatabase() {
+    const QString dbName = m_pg->freshMigratedDatabase();
+    QVERIFY(!dbName.isEmpty());
+    QSqlDatabase db = m_pg->open(dbName);
+    QVERIFY(db.isOpen());
+
+    dispatch::DevRunner runner;
+    QVERIFY(runner.listen().ok());
+    const QString secret = QStringLiteral("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw");
+    QVERIFY(runner.setSecrets({secret}).ok());
+    runner.setFailRate(0.2);
+
+    constexpr int Events = 60;
+    {
+        store::OutboxStore store(db);
+        for (int i = 0; i < Events; ++i) {
+            store::EnqueueRequest request;
+            request.nameSpace = QStringLiteral("billing");
+            request.topic = QStringLiteral("invoice.paid");
+            request.payload = QByteArray(R"({"n":)") + QByteArray::number(i) + '}';
+            QVERIFY(store.enqueue(request).ok());
+        }
+    }
+
+    DispatcherPanel panel;
+    panel.resize(1400, 600);
+    panel.show();
+    QSignalSpy running(&panel, &DispatcherPanel::runningChanged);
+    QSignalSpy stats(&panel, &DispatcherPanel::statsUpdated);
+    QSignalSpy ready(&panel, &DispatcherPanel::readyToClose);
+    core::DispatcherConfig config = validConfig();
+    config.runnerUrl = runner.url();
+    config.secrets = {secret};
+    config.baseDelay = core::Millis(50);
+    config.maxDelay = core::Millis(200);
+    config.maxAttempts = 50;
+    panel.setConfig(config, false);
+    panel.setConnInfo(core::ConnInfo::parse(m_pg->connInfo(dbName)).value());
+    QVERIFY2(panel.validationError().isEmpty(), qPrintable(panel.validationError()));
+
+    QTest::mouseClick(child<QPushButton>(&panel, "dispatcherStart"), Qt::LeftButton);
+    QVERIFY(panel.isRunning());
+    QCOMPARE(running.count(), 1);
+    QVERIFY(!child<QPushButton>(&panel, "dispatcherStart")->isEnabled());
+    QTRY_COMPARE_WITH_TIMEOUT(panel.state(), dispatch::DispatcherState::Running, 30000);
+    QTRY_COMPARE_WITH_TIMEOUT(panel.lastStats().delivered, qint64(Events), 60000);
+    QTRY_COMPARE_WITH_TIMEOUT(figure(panel, "delivered"), QString::number(Events), 10000);
+    QCOMPARE(figure(panel, "state"), QStringLiteral("running"));
+    QVERIFY(panel.lastStats().retried > 0); // the runner failed some on purpose
+    QCOMPARE(runner.stats().badSignatures, 0);
+    QVERIFY(stats.count() > 0);
+    QTRY_VERIFY(!panel.chart()->points(ThroughputChart::Series::Delivered).isEmpty());
+    QCOMPARE(panel.chart()->points(ThroughputChart::Series::Failed).size(),
+             panel.chart()->points(ThroughputChart::Series::Delivered).size());
+    double peak = 0.0;
+    for (const QPointF &point : panel.chart()->points(ThroughputChart::Series::Delivered))
+        peak = std::max(peak, point.y());
+    QVERIFY(peak > 0.0);
+
+    // Backlog samples from the console's counts.
+    {
+        store::EventQueries queries(db);
+        const auto counts = queries.counts();
+        QVERIFY(counts.ok());
+        panel.addBacklogSample(counts.value());
+        const auto pending = panel.chart()->points(ThroughputChart::Series::Pending);
+        QCOMPARE(pending.size(), 1);
+        QCOMPARE(pending.constFirst().y(), double(counts->pending));
+    }
+
+    // Live apply.
+    auto *apply = child<QPushButton>(&panel, "dispatcherApply");
+    QVERIFY(!apply->isEnabled());
+    child<QSpinBox>(&panel, "concurrency")->setValue(5);
+    QVERIFY(apply->isEnabled());
+    QTest::mouseClick(apply, Qt::LeftButton);
+    QTRY_VERIFY_WITH_TIMEOUT(panel.logView()
+                                 ->lines()
+                                 .join(QLatin1Char('\n'))
+                                 .contains(QLatin1String("Settings applied")),
+                             10000);
+    QTRY_COMPARE_WITH_TIMEOUT(panel.lastStats().concurrency, 5, 10000);
+    QVERIFY(!apply->isEnabled());
+
+    const QString log = panel.logView()->lines().join(QLatin1Char('\n'));
+    QVERIFY2(log.contains(QLatin1String("State: running")), qPrintable(log));
+    QVERIFY2(!log.contains(QLatin1String("MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw")), qPrintable(log));
+
+    // Graceful close.
+    panel.stopForClose();
+    QTRY_COMPARE_WITH_TIMEOUT(ready.count(), 1, 30000);
+    QVERIFY(!panel.isRunning());
+    QCOMPARE(running.count(), 2);
+    QCOMPARE(running.last().constFirst().toBool(), false);
+    QCOMPARE(panel.state(), dispatch::DispatcherState::Stopped);
+    QVERIFY(child<QPushButton>(&panel, "dispatcherStart")->isEnabled());
+    QVERIFY(panel.logView()->lines().join(QLatin1Char('\n')).contains(QLatin1String("Stopped.")));
+    QCOMPARE(testing::sqlScalar(db, QStringLiteral("SELECT count(*) FROM outbox_events "
+                                                   "WHERE status <> 'delivered'")),
+             QStringLiteral("0"));
+
+    const QString shots = qEnvironmentVariable("OUTBOX_SCREENSHOT_DIR");
+    if (!shots.isEmpty())
+        QVERIFY(panel.grab().save(shots + QStringLiteral("/dispatcher-panel-test.png")));
+}
+
+void TestDispatcherPanel::startFailureIsShown() {
+    // An unmigrated database: the dispatcher refuses to start (schema check).
+    const QString dbName = m_pg->freshDatabase();
+    QVERIFY(!dbName.isEmpty());
+    DispatcherPanel panel;
+    QSignalSpy running(&panel, &DispatcherPanel::runningChanged);
+    panel.setConfig(validConfig(), false);
+    panel.setConnInfo(core::ConnInfo::parse(m_pg->connInfo(dbName)).value());
+    panel.start();
+    QVERIFY(panel.isRunning());
+    QTRY_COMPARE_WITH_TIMEOUT(running.count(), 2, 30000);
+    QVERIFY(!panel.isRunning());
+    QCOMPARE(panel.state(), dispatch::DispatcherState::Failed);
+    QCOMPARE(figure(panel, "state"), QStringLiteral("failed"));
+    const QString log = panel.logView()->lines().join(QLatin1Char('\n'));
+    QVERIFY2(log.contains(QLatin1String("error Failed: ")), qPrintable(log));
+    QVERIFY2(log.contains(QLatin1String("migrate")), qPrintable(log)); // says what to do
+    QVERIFY(child<QPushButton>(&panel, "dispatcherStart")->isEnabled());
+}
+
+void TestDispatcherPanel::destroyWhileRunning() {
+    const QString dbName = m_pg->freshMigratedDatabase();
+    QSqlDatabase db = m_pg->open(dbName);
+    QVERIFY(db.isOpen());
+    dispatch::DevRunner runner;
+    QVERIFY(runner.listen().ok());
+    runner.setLatency(core::Millis(60'000)); // requests stay in flight
+    {
+        store::OutboxStore store(db);
+        for (int i = 0; i < 5; ++i) {
+            store::EnqueueRequest request;
+            request.nameSpace = QStringLiteral("users");
+            request.topic = QStringLiteral("user.created");
+            request.payload = QByteArrayLiteral("{}");
+            QVERIFY(store.enqueue(request).ok());
+        }
+    }
+    auto panel = std::make_unique<DispatcherPanel>();
+    core::DispatcherConfig config = validConfig();
+    config.runnerUrl = runner.url();
+    config.requestTimeout = core::Millis(9000);
+    panel->setConfig(config, false);
+    panel->setConnInfo(core::ConnInfo::parse(m_pg->connInfo(dbName)).value());
+    panel->start();
+    QTRY_COMPARE_WITH_TIMEOUT(panel->lastStats().inFlight, 5, 30000);
+    QCOMPARE(testing::sqlScalar(db, QStringLiteral("SELECT count(*) FROM outbox_events "
+                                                   "WHERE status = 'processing'")),
+             QStringLiteral("5"));
+    panel.reset(); // aborts: leases handed back at once
+    QCOMPARE(
+        testing::sqlScalar(db, QStringLiteral("SELECT count(*) FROM outbox_events "
+                                              "WHERE status = 'pending' AND locked_by IS NULL")),
+        QStringLiteral("5"));
+}
+
+QTEST_MAIN(TestDispatcherPanel)
+#include "tst_dispatcherpanel.moc"

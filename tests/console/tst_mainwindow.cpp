@@ -1,0 +1,306 @@
+// The main window offscreen against a real PostgreSQL cluster: the detail
+// pane's "why not delivered" line, the filter bar and error groups, the
+// navigator, live pause, saved layout, the connection dialog and a lost
+// connection.
+
+#include "console/actions.h"
+#include "console/bulkdialog.h"
+#include "console/connectiondialog.h"
+#include "console/consolesettings.h"
+#include "console/detailpane.h"
+#include "console/errorgroupmodel.h"
+#include "console/errorgroupsview.h"
+#include "console/eventtablemodel.h"
+#include "console/eventview.h"
+#include "console/filterbar.h"
+#include "console/mainwindow.h"
+#include "console/purgedialog.h"
+#include "console/statusindicators.h"
+#include "console/statusnavmodel.h"
+#include "console/storeclient.h"
+#include "store/database.h"
+#include "store/migrator.h"
+#include "support/pgfixture.h"
+#include "windowtestbase.h"
+
+#include <QAbstractItemModelTester>
+#include <QAction>
+#include <QClipboard>
+#include <QHeaderView>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QLabel>
+#include <QPushButton>
+#include <QSettings>
+#include <QSqlQuery>
+#include <QTableView>
+#include <QTemporaryDir>
+#include <QTreeView>
+#include <QtTest>
+
+#include <memory>
+
+using namespace outbox;
+using console::ActionController;
+using console::BulkDialog;
+using console::ConnectionState;
+using console::MainWindow;
+using testing::kWindowTimeout;
+using testing::uuidArray;
+
+namespace {
+constexpr int kTimeout = kWindowTimeout;
+} // namespace
+
+class TestMainWindow : public testing::WindowTestBase {
+    Q_OBJECT
+
+private Q_SLOTS:
+    void initTestCase() { startCluster(); }
+    void init() { setUpDatabase(); }
+    void cleanup() { tearDownDatabase(); }
+    void cleanupTestCase() { stopCluster(); }
+
+    void detailPaneExplainsWhy_data();
+    void detailPaneExplainsWhy();
+    void filterBarNarrowsTheView();
+    void navigatorChoosesPageAndFilter();
+    void pausedLiveViewHoldsStill();
+    void connectionDialogTestsWithoutBlocking();
+    void closingSavesLayoutPerView();
+    // Last: it stops and restarts the cluster under the other tests.
+    void lostConnectionIsShownAndRecovers();
+};
+
+void TestMainWindow::detailPaneExplainsWhy_data() {
+    QTest::addColumn<core::Status>("status");
+    QTest::addColumn<QString>("columns");
+    QTest::addColumn<QString>("values");
+    QTest::addColumn<QString>("expected");
+
+    QTest::newRow("pending, backoff")
+        << core::Status::Pending << QStringLiteral("status, attempts, last_error, next_attempt_at")
+        << QStringLiteral("'pending', 3, 'HTTP 503 from runner', now() + interval '10 minutes'")
+        << QStringLiteral("Waiting for backoff until");
+    QTest::newRow("leased") << core::Status::Processing
+                            << QStringLiteral("status, attempts, locked_by, locked_until")
+                            << QStringLiteral(
+                                   "'processing', 1, '0190c8e2-0000-7000-8000-0000000000a1', "
+                                   "now() + interval '5 minutes'")
+                            << QStringLiteral("Leased by worker 0190c8e2 until");
+    QTest::newRow("lease expired")
+        << core::Status::Processing << QStringLiteral("status, attempts, locked_by, locked_until")
+        << QStringLiteral("'processing', 2, '0190c8e2-0000-7000-8000-0000000000a1', "
+                          "now() - interval '2 minutes'")
+        << QStringLiteral("expired");
+    QTest::newRow("dead") << core::Status::Dead << QStringLiteral("status, attempts, last_error")
+                          << QStringLiteral("'dead', 7, 'HTTP 410 gone'")
+                          << QStringLiteral("Dead after 7 attempts");
+    QTest::newRow("delivered") << core::Status::Delivered
+                               << QStringLiteral("status, attempts, delivered_at")
+                               << QStringLiteral("'delivered', 1, now()")
+                               << QStringLiteral("Delivered at");
+    QTest::newRow("no dispatcher")
+        << core::Status::Pending << QStringLiteral("status, next_attempt_at")
+        << QStringLiteral("'pending', now() - interval '10 minutes'")
+        << QStringLiteral("no dispatcher is running");
+}
+
+void TestMainWindow::detailPaneExplainsWhy() {
+    QFETCH(core::Status, status);
+    QFETCH(QString, columns);
+    QFETCH(QString, values);
+    QFETCH(QString, expected);
+
+    const QString id =
+        scalar(QStringLiteral("INSERT INTO outbox_events (id, namespace, topic, payload, %1) "
+                              "VALUES (outbox_uuid_v7(), 'billing', 'invoice.paid', "
+                              "'{\"n\": 1, \"big\": 12345678901234567890}', %2) RETURNING id")
+                   .arg(columns, values));
+    QVERIFY(!id.isEmpty());
+    openWindow();
+    console::EventView *view = showLoaded(status, 1);
+    QVERIFY(!QTest::currentTestFailed());
+    QCOMPARE(view->selectIds({QUuid::fromString(id)}), 1);
+    QTRY_VERIFY2_WITH_TIMEOUT(m_window->detailPane()->explanationText().contains(expected),
+                              qPrintable(m_window->detailPane()->explanationText()), kTimeout);
+    // Payload: re-indented, every digit kept.
+    const QString payload = m_window->detailPane()->payloadText();
+    QVERIFY2(payload.contains(QLatin1String("\"big\": 12345678901234567890")), qPrintable(payload));
+    QVERIFY(payload.contains(QLatin1Char('\n')));
+}
+
+void TestMainWindow::filterBarNarrowsTheView() {
+    insertDead(3, QStringLiteral("billing"), QStringLiteral("HTTP 503 for request"),
+               QStringLiteral("bill-"));
+    insertDead(2, QStringLiteral("shipping"), QStringLiteral("timeout after 100 ms, try"),
+               QStringLiteral("ship-"));
+    openWindow();
+    console::EventView *view = showLoaded(core::Status::Dead, 5);
+    QVERIFY(!QTest::currentTestFailed());
+    console::FilterBar *bar = m_window->filterBar();
+
+    bar->setNamespace(QStringLiteral("shipping"));
+    QTRY_COMPARE_WITH_TIMEOUT(view->model()->rowCount(), 2, kTimeout);
+    for (const auto &event : view->model()->events())
+        QCOMPARE(event.nameSpace, QStringLiteral("shipping"));
+    bar->clear();
+    QTRY_COMPARE_WITH_TIMEOUT(view->model()->rowCount(), 5, kTimeout);
+    bar->setText(QStringLiteral("bill-2"));
+    QTRY_COMPARE_WITH_TIMEOUT(view->model()->rowCount(), 1, kTimeout);
+    QCOMPARE(view->model()->eventAt(0).dedupeKey.value_or(QString()), QStringLiteral("bill-2"));
+    bar->clear();
+    QTRY_COMPARE_WITH_TIMEOUT(view->model()->rowCount(), 5, kTimeout);
+
+    // "What is failing": two signatures (numbers folded); a click filters.
+    console::ErrorGroupsView *errors = m_window->errorGroups();
+    QAbstractItemModelTester groupsTester(errors->model(),
+                                          QAbstractItemModelTester::FailureReportingMode::QtTest);
+    QTRY_COMPARE_WITH_TIMEOUT(errors->model()->rowCount(), 2, kTimeout);
+    int timeoutRow = -1;
+    for (int row = 0; row < errors->model()->rowCount(); ++row) {
+        if (errors->model()->groups().at(row).signature.startsWith(QLatin1String("timeout")))
+            timeoutRow = row;
+    }
+    QVERIFY(timeoutRow >= 0);
+    QCOMPARE(errors->model()->groups().at(timeoutRow).count, 2);
+    const QModelIndex cell = errors->model()->index(timeoutRow, 0);
+    QTest::mouseClick(errors->view()->viewport(), Qt::LeftButton, {},
+                      errors->view()->visualRect(cell).center());
+    QVERIFY(!bar->errorSignature().isEmpty());
+    QTRY_COMPARE_WITH_TIMEOUT(view->model()->rowCount(), 2, kTimeout);
+    for (const auto &event : view->model()->events())
+        QCOMPARE(event.nameSpace, QStringLiteral("shipping"));
+    // A second click on the active group removes the narrowing.
+    QTest::mouseClick(
+        errors->view()->viewport(), Qt::LeftButton, {},
+        errors->view()
+            ->visualRect(errors->model()->index(errors->model()->rowOf(bar->errorSignature()), 0))
+            .center());
+    QVERIFY(bar->errorSignature().isEmpty());
+    QTRY_COMPARE_WITH_TIMEOUT(view->model()->rowCount(), 5, kTimeout);
+}
+
+void TestMainWindow::navigatorChoosesPageAndFilter() {
+    insertDead(3, QStringLiteral("billing"), QStringLiteral("HTTP 503"));
+    insertDead(2, QStringLiteral("shipping"), QStringLiteral("HTTP 503"));
+    openWindow();
+    QTRY_VERIFY_WITH_TIMEOUT(m_window->navigator()
+                                 ->indexForKey(console::StatusNavModel::namespaceKey(
+                                     core::Status::Dead, QStringLiteral("shipping")))
+                                 .isValid(),
+                             kTimeout);
+    QTreeView *tree = m_window->navigatorView();
+    const QModelIndex shipping = m_window->navigator()->indexForKey(
+        console::StatusNavModel::namespaceKey(core::Status::Dead, QStringLiteral("shipping")));
+    tree->expandAll();
+    tree->scrollTo(shipping);
+    QTest::mouseClick(tree->viewport(), Qt::LeftButton, {}, tree->visualRect(shipping).center());
+    QCOMPARE(m_window->currentView()->status(), core::Status::Dead);
+    console::EventView *view = m_window->currentView();
+    QTRY_COMPARE_WITH_TIMEOUT(view->model()->rowCount(), 2, kTimeout);
+    QCOMPARE(m_window->currentFilter().nameSpace, QStringLiteral("shipping"));
+}
+
+void TestMainWindow::pausedLiveViewHoldsStill() {
+    insertDead(2, QStringLiteral("billing"), QStringLiteral("HTTP 503"));
+    openWindow();
+    console::EventView *view = showLoaded(core::Status::Dead, 2);
+    QVERIFY(!QTest::currentTestFailed());
+    m_window->setLive(false);
+    QVERIFY(!m_window->isLive());
+    insertDead(3, QStringLiteral("billing"), QStringLiteral("HTTP 503"));
+    // NOTIFY arrives and ticks pass; a paused view does not move.
+    QTest::qWait(3000);
+    QCOMPARE(view->model()->rowCount(), 2);
+    m_window->setLive(true);
+    QTRY_COMPARE_WITH_TIMEOUT(view->model()->rowCount(), 5, kTimeout);
+}
+
+void TestMainWindow::connectionDialogTestsWithoutBlocking() {
+    console::ConnectionDialog dialog(m_settings.get());
+    auto info = core::ConnInfo::parse(m_pg->connInfo(m_dbName));
+    QVERIFY(info.ok());
+    dialog.setConnInfo(info.value());
+    QSignalSpy finished(&dialog, &console::ConnectionDialog::testFinished);
+    dialog.testConnection();
+    QVERIFY(dialog.isTesting()); // it runs off the GUI thread
+    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, kTimeout);
+    QVERIFY(finished.at(0).at(0).toBool());
+    const QString message = finished.at(0).at(1).toString();
+    QVERIFY2(message.contains(QLatin1String("PostgreSQL")) && message.contains(m_dbName) &&
+                 message.contains(QLatin1String("operate")),
+             qPrintable(message));
+    auto back = dialog.connInfo();
+    QVERIFY(back.ok());
+    QCOMPARE(back->dbname, m_dbName);
+
+    core::ConnInfo wrong = info.value();
+    wrong.dbname = QStringLiteral("no_such_database");
+    dialog.setConnInfo(wrong);
+    dialog.testConnection();
+    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 2, kTimeout);
+    QVERIFY(!finished.at(1).at(0).toBool());
+    QVERIFY2(finished.at(1).at(1).toString().contains(QLatin1String("no_such_database")),
+             qPrintable(finished.at(1).at(1).toString()));
+}
+
+void TestMainWindow::closingSavesLayoutPerView() {
+    openWindow();
+    using Col = console::EventTableModel::Column;
+    QHeaderView *dead = m_window->view(core::Status::Dead)->table()->horizontalHeader();
+    QVERIFY(!dead->isSectionHidden(Col::TopicColumn));
+    dead->setSectionHidden(Col::TopicColumn, true);
+    dead->resizeSection(Col::LastErrorColumn, 333);
+    m_window->setLive(false);
+    // Closing is asynchronous (the embedded dispatcher stops first).
+    QVERIFY(!m_window->close());
+    QTRY_VERIFY_WITH_TIMEOUT(!m_window->isVisible(), kTimeout);
+    QVERIFY(!m_settings->windowGeometry().isEmpty());
+    QVERIFY(!m_settings->liveEnabled());
+    m_tester.reset();
+    m_window.reset();
+
+    openWindow();
+    QVERIFY(!m_window->isLive());
+    dead = m_window->view(core::Status::Dead)->table()->horizontalHeader();
+    QVERIFY(dead->isSectionHidden(Col::TopicColumn));
+    QCOMPARE(dead->sectionSize(Col::LastErrorColumn), 333);
+    QHeaderView *pending = m_window->view(core::Status::Pending)->table()->horizontalHeader();
+    QVERIFY(!pending->isSectionHidden(Col::TopicColumn)); // per view
+}
+
+void TestMainWindow::lostConnectionIsShownAndRecovers() {
+    insertDead(2, QStringLiteral("billing"), QStringLiteral("HTTP 503"));
+    openWindow();
+    console::EventView *view = showLoaded(core::Status::Dead, 2);
+    QVERIFY(!QTest::currentTestFailed());
+    console::ConnectionBanner *banner = m_window->banner();
+    QVERIFY(!banner->isVisible());
+    const QString connection = m_db.connectionName();
+    m_db = QSqlDatabase();
+    m_pg->close(connection);
+
+    QVERIFY(m_pg->cluster().stop().ok());
+    QTRY_VERIFY_WITH_TIMEOUT(banner->isVisible(), kTimeout);
+    QVERIFY2(banner->text().contains(QLatin1String("lost")), qPrintable(banner->text()));
+    QVERIFY(m_window->indicators()->stateLabel()->text().contains(QLatin1String("reconnecting")));
+    QAction *requeue = m_window->actions()->action(ActionController::RequeueMatching);
+    QVERIFY(!requeue->isEnabled());
+    QVERIFY2(requeue->toolTip().contains(QLatin1String("Not connected")),
+             qPrintable(requeue->toolTip()));
+    QCOMPARE(view->model()->rowCount(), 2); // what was loaded stays visible
+
+    QVERIFY(m_pg->cluster().start().ok());
+    QTRY_COMPARE_WITH_TIMEOUT(m_window->client()->connectionState(), ConnectionState::Connected,
+                              kTimeout);
+    QTRY_VERIFY_WITH_TIMEOUT(!banner->isVisible(), kTimeout);
+    QVERIFY(requeue->isEnabled());
+    m_db = m_pg->open(m_dbName);
+    QVERIFY(m_db.isOpen());
+    insertDead(1, QStringLiteral("billing"), QStringLiteral("HTTP 503"));
+    QTRY_COMPARE_WITH_TIMEOUT(view->model()->rowCount(), 3, kTimeout);
+}
+
+QTEST_MAIN(TestMainWindow)
+#include "tst_mainwindow.moc"
