@@ -9,6 +9,7 @@
 #include <QStringList>
 
 #include <functional>
+#include <optional>
 
 // `outboxctl bench`: every figure of the dispatcher's performance targets,
 // measured in one run on a throwaway cluster and a development runner.
@@ -21,7 +22,7 @@ enum class RunnerPlacement {
 
 struct BenchOptions {
     int events = 50000;        // per throughput phase (ceilings, db-only, end to end)
-    int repeat = 1;            // rounds of the throughput phases; the best of each counts
+    int repeat = 1;            // rounds of the throughput phases (medians are reported)
     int burnDown = 1000000;    // backlog for the burn-down; 0 = skip it
     bool compareVacuum = true; // a second burn-down without the table's vacuum settings
     int latencyEvents = 1000;
@@ -29,7 +30,8 @@ struct BenchOptions {
     int batchSize = 100;
     int concurrency = 64;           // HTTP requests in flight (HTTP ceiling and end to end)
     int dbConcurrency = 100;        // in-process publisher slots for the database-only phases
-    core::Millis notifyDebounce{0}; // DispatcherOptions::notifyDebounce for the latency phase
+    core::Millis notifyDebounce{0}; // DispatcherOptions::notifyDebounce (as outboxctl dispatch)
+    std::optional<core::Millis> flushDelay; // DispatcherOptions::flushDelay; unset = its default
     RunnerPlacement runner = RunnerPlacement::Process;
     QString runnerProgram; // outboxctl, for RunnerPlacement::Process
     bool durable = false;  // fsync and synchronous_commit on (default: off, like the tests)
@@ -45,10 +47,17 @@ struct BenchResults {
     bool httpRan = false;
     bool latencyRan = false;
 
+    // With several rounds: the medians of the rates, and the median of the
+    // per-round ratios (each round's pair runs back to back, so a change in
+    // the machine's load affects both sides of a ratio alike).
     double dbCeilingPerSecond = 0;
     double dbOnlyPerSecond = 0;
+    double dbRatio = 0;
     double httpCeilingPerSecond = 0;
     double e2ePerSecond = 0;
+    double e2eRatio = 0;
+    QList<double> dbRatios; // per round
+    QList<double> e2eRatios;
     qint64 e2eDuplicates = 0; // the runner's count: must be 0 when nothing crashed
     int httpManagers = 0;
 

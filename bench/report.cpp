@@ -45,12 +45,12 @@ QJsonObject burnDownJson(const BenchResults::BurnDown &b) {
 QList<TargetCheck> checkTargets(const BenchResults &r) {
     QList<TargetCheck> checks;
     if (r.dbRan) {
-        const double dbRatio = ratio(r.dbOnlyPerSecond, r.dbCeilingPerSecond);
+        const double dbRatio = r.dbRatio;
         checks.append({QStringLiteral("database only / database ceiling"), percent(dbRatio),
                        QStringLiteral(">= 80%"), dbRatio >= 0.80});
     }
     if (r.httpRan) {
-        const double e2eRatio = ratio(r.e2ePerSecond, r.httpCeilingPerSecond);
+        const double e2eRatio = r.e2eRatio;
         checks.append({QStringLiteral("end to end / HTTP ceiling"), percent(e2eRatio),
                        QStringLiteral(">= 70%"), e2eRatio >= 0.70});
     }
@@ -76,11 +76,10 @@ QJsonObject resultsJson(const BenchResults &r) {
     QJsonObject json{
         {QStringLiteral("db_ceiling_events_per_s"), rounded(r.dbCeilingPerSecond, 0)},
         {QStringLiteral("db_only_events_per_s"), rounded(r.dbOnlyPerSecond, 0)},
-        {QStringLiteral("db_only_ratio"),
-         rounded(ratio(r.dbOnlyPerSecond, r.dbCeilingPerSecond), 3)},
+        {QStringLiteral("db_only_ratio"), rounded(r.dbRatio, 3)},
         {QStringLiteral("http_only_requests_per_s"), rounded(r.httpCeilingPerSecond, 0)},
         {QStringLiteral("e2e_events_per_s"), rounded(r.e2ePerSecond, 0)},
-        {QStringLiteral("e2e_ratio"), rounded(ratio(r.e2ePerSecond, r.httpCeilingPerSecond), 3)},
+        {QStringLiteral("e2e_ratio"), rounded(r.e2eRatio, 3)},
         {QStringLiteral("e2e_duplicates"), r.e2eDuplicates},
         {QStringLiteral("http_managers"), r.httpManagers},
         {QStringLiteral("latency_events"), r.latencyCount},
@@ -92,6 +91,14 @@ QJsonObject resultsJson(const BenchResults &r) {
         {QStringLiteral("latency_http_p99_ms"), rounded(r.httpP99, 3)},
         {QStringLiteral("rss_mb_max"), rounded(r.rssMbMax, 1)},
     };
+    const auto rounds = [](const QList<double> &values) {
+        QJsonArray array;
+        for (double value : values)
+            array.append(rounded(value, 3));
+        return array;
+    };
+    json.insert(QStringLiteral("db_only_ratio_rounds"), rounds(r.dbRatios));
+    json.insert(QStringLiteral("e2e_ratio_rounds"), rounds(r.e2eRatios));
     if (r.burnDown.ran) {
         json.insert(QStringLiteral("burn_down_events"), r.burnDown.events);
         json.insert(QStringLiteral("burn_down_first_events_per_s"),

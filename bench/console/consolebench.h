@@ -86,6 +86,8 @@ struct BenchResults {
     QList<double> scrollPageMs; // scroll to the bottom -> next page's rows painted
     double rssAfterScrollMb = 0;
 
+    QStringList notes; // problems in phases without a target
+
     double rssPeakMb = 0;
     double rssBeforeStallMb = 0;
     double rssEndMb = 0;
@@ -104,12 +106,6 @@ core::Result<BenchResults> runBench(BenchApplication &app, const BenchOptions &o
 // steady clock (CLOCK_MONOTONIC) of the parent right before it started us.
 int runChildStart(BenchApplication &app, const core::ConnInfo &info, core::Status status,
                   qint64 t0Ns);
-
-// Resident set size of this process now / at its peak, in MB (0 when
-// /proc is not there).
-double residentMb();
-double peakResidentMb();
-QString loadAverage();
 
 // Application names, icon: what outbox-console sets before its window.
 void setUpApplication();

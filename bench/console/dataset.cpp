@@ -148,6 +148,19 @@ core::Result<void> Dataset::waitIdle(int timeoutMs) {
     }
 }
 
+core::Result<qint64> Dataset::count(const QString &status) {
+    auto query =
+        store::exec(m_db, QStringLiteral("SELECT count(*) FROM outbox_events WHERE status = ?"),
+                    {status}, QStringLiteral("counting events"));
+    if (!query) {
+        return query.error();
+    }
+    if (!query->next()) {
+        return core::Error{core::ErrorKind::Failed, QStringLiteral("counting events: no row")};
+    }
+    return query->value(0).toLongLong();
+}
+
 core::Result<void> Dataset::resetStatementStats() {
     return exec(QStringLiteral("SELECT pg_stat_statements_reset()"),
                 QStringLiteral("resetting statement statistics"));

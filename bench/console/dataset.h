@@ -66,6 +66,9 @@ public:
     // one measurement does not pay for the previous one.
     core::Result<void> waitIdle(int timeoutMs);
 
+    // Rows with this status, counted exactly (for the report, not timed).
+    core::Result<qint64> count(const QString &status);
+
     core::Result<void> resetStatementStats();
     // The statements of other sessions (not this loader's) by total time.
     core::Result<QList<StatementStat>> statementStats(int limit);

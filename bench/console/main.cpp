@@ -8,6 +8,7 @@
 #include "report.h"
 
 #include <QCommandLineParser>
+#include <QFile>
 #include <QJsonDocument>
 #include <QTextStream>
 
@@ -91,6 +92,7 @@ int main(int argc, char **argv) {
     option("after-load-sql", "Run this statement after loading (repeatable), e.g. an index to try.",
            "SQL");
     option("json", "Print one JSON object instead of the table.");
+    option("json-file", "Also write the JSON object to this file.", "PATH");
     option("strict", "Exit with status 1 when a figure misses its target.");
     // The cold-start child (this program started again by the benchmark).
     QCommandLineOption childStart(QStringLiteral("child-start"));
@@ -163,6 +165,16 @@ int main(int argc, char **argv) {
     });
     if (!results) {
         return fail(results.errorMessage());
+    }
+    if (parser.isSet(QStringLiteral("json-file"))) {
+        QFile file(parser.value(QStringLiteral("json-file")));
+        if (!file.open(QIODevice::WriteOnly | QIODevice::Truncate) ||
+            file.write(
+                QJsonDocument(toJson(options, results.value())).toJson(QJsonDocument::Indented)) <
+                0) {
+            return fail(QStringLiteral("cannot write the JSON to %1: %2")
+                            .arg(file.fileName(), file.errorString()));
+        }
     }
     QTextStream out(stdout);
     if (json) {

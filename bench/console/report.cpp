@@ -297,6 +297,9 @@ void printHuman(QTextStream &out, const BenchOptions &options, const BenchResult
     };
     statements("database work, start/switch/refresh phases", r.consoleStatements);
     statements("database work, dispatcher phase", r.stallStatements);
+    for (const QString &note : r.notes) {
+        out << "  note: " << note << "\n";
+    }
     out << "  load average before/after: " << r.loadBefore << " / " << r.loadAfter << "\n";
     out.flush();
 }
@@ -372,6 +375,7 @@ QJsonObject toJson(const BenchOptions &options, const BenchResults &r) {
         {QStringLiteral("scroll"), QJsonObject{{QStringLiteral("rows"), r.scrolledRows},
                                                {QStringLiteral("page_ms"), toArray(r.scrollPageMs)},
                                                {QStringLiteral("rss_mb"), r.rssAfterScrollMb}}},
+        {QStringLiteral("notes"), QJsonArray::fromStringList(r.notes)},
         {QStringLiteral("rss_peak_mb"), r.rssPeakMb},
         {QStringLiteral("rss_before_dispatcher_mb"), r.rssBeforeStallMb},
         {QStringLiteral("rss_end_mb"), r.rssEndMb},

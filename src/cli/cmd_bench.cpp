@@ -30,6 +30,18 @@ void printHuman(QTextStream &out, const bench::BenchResults &r) {
                     rate(r.httpCeilingPerSecond)});
     figures.addRow(
         {QStringLiteral("end to end (dispatcher, HTTP publisher)"), rate(r.e2ePerSecond)});
+    const auto perRound = [](const QList<double> &ratios) {
+        QStringList parts;
+        for (double value : ratios)
+            parts.append(QString::number(value * 100.0, 'f', 0) + QLatin1Char('%'));
+        return parts.join(QStringLiteral(" "));
+    };
+    if (r.dbRatios.size() > 1)
+        figures.addRow(
+            {QStringLiteral("database only / ceiling, per round"), perRound(r.dbRatios)});
+    if (r.e2eRatios.size() > 1)
+        figures.addRow(
+            {QStringLiteral("end to end / HTTP ceiling, per round"), perRound(r.e2eRatios)});
     figures.addRow(
         {QStringLiteral("end to end duplicates at the runner"), QString::number(r.e2eDuplicates)});
     figures.addRow({QStringLiteral("commit->delivered p50 / p90 (%1 events)").arg(r.latencyCount),
@@ -98,8 +110,7 @@ int runBench(CommandContext &context) {
         option("quick",
                "CI size: 10000 events per phase, 300 latency events, a 50000-event burn-down."),
         option("events", "Events per throughput phase (default 50000).", "n"),
-        option("repeat",
-               "Rounds of the throughput phases; the best round of each counts (default 1).", "n"),
+        option("repeat", "Rounds of the throughput phases; medians are reported (default 1).", "n"),
         option("burn-down", "Backlog for the burn-down (default 1000000; 0 skips it).", "n"),
         option("no-vacuum-compare",
                "Skip the second burn-down without the table's vacuum settings."),
@@ -110,6 +121,9 @@ int runBench(CommandContext &context) {
                "In-process publisher slots in the database-only phases (default 100).", "n"),
         option("batch-size", "Rows per claim (default 100).", "n"),
         option("notify-debounce", "The dispatcher's NOTIFY debounce (default 0ms).", "duration"),
+        option("flush-delay",
+               "Longest an ack waits to be written with others (default: the dispatcher's).",
+               "duration"),
         option("runner",
                "Where the runner runs: process (a child outboxctl runner, default) or thread.",
                "where"),
@@ -157,6 +171,10 @@ int runBench(CommandContext &context) {
         if (value.value())
             *target = *value.value();
     }
+    auto flushDelay = parser.duration(QStringLiteral("flush-delay"));
+    if (!flushDelay)
+        return parser.fail(flushDelay.error());
+    options.flushDelay = flushDelay.value();
     if (options.latencyInterval.count() < 1)
         return parser.usageError(QStringLiteral("--latency-interval must be at least 1ms"));
     if (parser.isSet(QStringLiteral("runner"))) {

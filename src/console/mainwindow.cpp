@@ -367,6 +367,9 @@ void MainWindow::wireClient() {
                     kind == RequestKind::Counts) {
                     statusBar()->showMessage(error.message, 15000);
                 }
+                if (kind == RequestKind::Privileges && error.kind != core::ErrorKind::Unavailable) {
+                    m_banner->setProblem(error.message); // e.g. no outbox schema here
+                }
             });
 }
 

@@ -200,6 +200,12 @@ void ConnectionBanner::setConnectionState(ConnectionState state, const QString &
     show();
 }
 
+void ConnectionBanner::setProblem(const QString &message) {
+    m_text->setText(tr("This database cannot be used: %1").arg(message));
+    m_retry->hide();
+    show();
+}
+
 QString ConnectionBanner::text() const {
     return m_text->text();
 }

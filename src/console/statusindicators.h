@@ -68,6 +68,9 @@ public:
     Q_DISABLE_COPY_MOVE(ConnectionBanner)
 
     void setConnectionState(ConnectionState state, const QString &message);
+    // A problem the connection itself cannot fix (e.g. no outbox schema in
+    // this database); stays until the next connection.
+    void setProblem(const QString &message);
     QString text() const;
 
 Q_SIGNALS:

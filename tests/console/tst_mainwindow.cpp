@@ -68,6 +68,7 @@ private Q_SLOTS:
     void pausedLiveViewHoldsStill();
     void connectionDialogTestsWithoutBlocking();
     void closingSavesLayoutPerView();
+    void databaseWithoutSchemaSaysWhatToDo();
     // Last: it stops and restarts the cluster under the other tests.
     void lostConnectionIsShownAndRecovers();
 };
@@ -268,6 +269,19 @@ void TestMainWindow::closingSavesLayoutPerView() {
     QCOMPARE(dead->sectionSize(Col::LastErrorColumn), 333);
     QHeaderView *pending = m_window->view(core::Status::Pending)->table()->horizontalHeader();
     QVERIFY(!pending->isSectionHidden(Col::TopicColumn)); // per view
+}
+
+void TestMainWindow::databaseWithoutSchemaSaysWhatToDo() {
+    const QString empty = m_pg->freshDatabase();
+    QVERIFY(!empty.isEmpty());
+    m_window = std::make_unique<MainWindow>(m_settings.get(), console::MainWindowOptions{});
+    m_window->connectTo(core::ConnInfo::parse(m_pg->connInfo(empty)).value());
+    m_window->show();
+    QTRY_VERIFY_WITH_TIMEOUT(m_window->banner()->isVisible(), kTimeout);
+    QVERIFY2(m_window->banner()->text().contains(QLatin1String("outboxctl migrate")),
+             qPrintable(m_window->banner()->text()));
+    m_window.reset();
+    QVERIFY(m_pg->dropDatabase(empty));
 }
 
 void TestMainWindow::lostConnectionIsShownAndRecovers() {

@@ -124,24 +124,4 @@ QString WindowTestBase::scalar(const QString &sql, const QVariantList &values) {
     return sqlScalar(m_db, sql, values);
 }
 
-console::EventView *WindowTestBase::showLoaded(core::Status status, int rows) {
-    m_window->showStatus(status);
-    console::EventView *view = m_window->view(status);
-    if (!m_tester) {
-        m_tester = std::make_unique<QAbstractItemModelTester>(
-            view->table()->model(), QAbstractItemModelTester::FailureReportingMode::QtTest);
-    }
-    m_window->refreshNow();
-    [&] { QTRY_COMPARE_WITH_TIMEOUT(view->model()->rowCount(), rows, kWindowTimeout); }();
-    return view;
-}
-
-QString WindowTestBase::scalar(const QString &sql, const QVariantList &values) {
-    return sqlScalar(m_db, sql, values);
-}
-
-QString WindowTestBase::scalar(const QString &sql, const QVariantList &values) {
-    return sqlScalar(m_db, sql, values);
-}
-
 } // namespace outbox::testing
