@@ -76,6 +76,9 @@ struct StoreClientOptions {
     // reconnect attempt against an unreachable host cannot stall the worker.
     int connectTimeoutSeconds = 5;
     int maxSqlRows = 1000;
+    // LISTEN for changes on this worker's connection (StoreClient's second,
+    // aggregate worker does not: one changed() source is enough).
+    bool listen = true;
 };
 
 // "in 12s", "3m ago", "now"; `now` is the server clock.

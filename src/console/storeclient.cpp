@@ -6,62 +6,104 @@
 
 namespace outbox::console {
 
+namespace {
+
+// Every field of the filter, so that equal texts mean equal filters.
+QString filterQuestion(const store::EventFilter &f) {
+    QStringList parts;
+    parts << (f.status ? core::statusName(*f.status) : QString())
+          << (f.retrying ? QString::number(int(*f.retrying)) : QString()) << f.nameSpace << f.topic
+          << (f.tenantId ? f.tenantId->toString() : QString()) << f.dedupeKey << f.errorContains
+          << f.errorSignature << f.text << f.createdFrom.toString(Qt::ISODateWithMs)
+          << f.createdTo.toString(Qt::ISODateWithMs)
+          << (f.olderThan ? QString::number(f.olderThan->count()) : QString());
+    for (const QUuid &id : f.ids) {
+        parts << id.toString();
+    }
+    for (QString &part : parts) {
+        part.replace(QLatin1Char('\\'), QLatin1String("\\\\"))
+            .replace(QLatin1Char('|'), QLatin1String("\\|"));
+    }
+    return parts.join(QLatin1Char('|'));
+}
+
+StoreClientOptions aggregateOptions(StoreClientOptions options) {
+    options.listen = false;
+    return options;
+}
+
+} // namespace
+
 StoreClient::StoreClient(core::ConnInfo info, StoreClientOptions options, QObject *parent)
     : QObject(parent)
     , m_info(std::move(info))
     , m_options(std::move(options))
-    , m_worker(new StoreWorker(m_info, m_options)) {
+    , m_worker(new StoreWorker(m_info, m_options))
+    , m_aggregateWorker(new StoreWorker(m_info, aggregateOptions(m_options))) {
     m_thread.setObjectName(QStringLiteral("console-store"));
+    m_aggregateThread.setObjectName(QStringLiteral("console-aggregates"));
     m_bulkPool.setObjectName(QStringLiteral("console-bulk"));
     m_bulkPool.setMaxThreadCount(2);
     m_worker->moveToThread(&m_thread);
+    m_aggregateWorker->moveToThread(&m_aggregateThread);
     connect(&m_thread, &QThread::finished, m_worker, &QObject::deleteLater);
+    connect(&m_aggregateThread, &QThread::finished, m_aggregateWorker, &QObject::deleteLater);
 
     connect(m_worker, &StoreWorker::connectionStateChanged, this, &StoreClient::onWorkerState);
     connect(m_worker, &StoreWorker::changed, this, &StoreClient::changed);
-    connect(m_worker, &StoreWorker::countsReady, this, [this](RequestId id, const auto &value) {
-        if (settle(id)) {
-            Q_EMIT countsReady(id, value);
-        }
-    });
-    connect(m_worker, &StoreWorker::pageReady, this, [this](RequestId id, const auto &value) {
-        if (settle(id)) {
-            Q_EMIT pageReady(id, value);
-        }
-    });
-    connect(m_worker, &StoreWorker::detailReady, this, [this](RequestId id, const auto &value) {
-        if (settle(id)) {
-            Q_EMIT detailReady(id, value);
-        }
-    });
-    connect(m_worker, &StoreWorker::errorGroupsReady, this,
-            [this](RequestId id, const auto &value) {
-                if (settle(id)) {
-                    Q_EMIT errorGroupsReady(id, value);
-                }
-            });
-    connect(m_worker, &StoreWorker::privilegesReady, this, [this](RequestId id, const auto &value) {
-        if (settle(id)) {
-            Q_EMIT privilegesReady(id, value);
-        }
-    });
-    connect(m_worker, &StoreWorker::serverInfoReady, this, [this](RequestId id, const auto &value) {
-        if (settle(id)) {
-            Q_EMIT serverInfoReady(id, value);
-        }
-    });
-    connect(m_worker, &StoreWorker::executeReady, this, [this](RequestId id, const auto &value) {
-        if (settle(id)) {
-            Q_EMIT executeReady(id, value);
-        }
-    });
-    connect(m_worker, &StoreWorker::requestFailed, this,
-            [this](RequestId id, RequestKind kind, const core::Error &error) {
-                if (settle(id)) {
-                    Q_EMIT requestFailed(id, kind, error);
-                }
-            });
+    wireResults(m_worker);
+    wireResults(m_aggregateWorker);
     m_thread.start();
+    m_aggregateThread.start();
+}
+
+void StoreClient::wireResults(StoreWorker *worker) {
+    connect(worker, &StoreWorker::countsReady, this, [this](RequestId id, const auto &value) {
+        if (const auto as = settle(id)) {
+            Q_EMIT countsReady(*as, value);
+        }
+    });
+    connect(worker, &StoreWorker::pageReady, this, [this](RequestId id, const auto &value) {
+        if (const auto as = settle(id)) {
+            Q_EMIT pageReady(*as, value);
+        }
+    });
+    connect(worker, &StoreWorker::detailReady, this, [this](RequestId id, const auto &value) {
+        if (const auto as = settle(id)) {
+            Q_EMIT detailReady(*as, value);
+        }
+    });
+    connect(worker, &StoreWorker::errorGroupsReady, this, [this](RequestId id, const auto &value) {
+        if (const auto as = settle(id)) {
+            Q_EMIT errorGroupsReady(*as, value);
+        }
+    });
+    connect(worker, &StoreWorker::privilegesReady, this, [this](RequestId id, const auto &value) {
+        if (const auto as = settle(id)) {
+            Q_EMIT privilegesReady(*as, value);
+        }
+    });
+    connect(worker, &StoreWorker::serverInfoReady, this, [this](RequestId id, const auto &value) {
+        if (const auto as = settle(id)) {
+            Q_EMIT serverInfoReady(*as, value);
+        }
+    });
+    connect(worker, &StoreWorker::executeReady, this, [this](RequestId id, const auto &value) {
+        if (const auto as = settle(id)) {
+            Q_EMIT executeReady(*as, value);
+        }
+    });
+    connect(worker, &StoreWorker::requestFailed, this,
+            [this](RequestId id, RequestKind kind, const core::Error &error) {
+                if (const auto as = settle(id)) {
+                    Q_EMIT requestFailed(*as, kind, error);
+                }
+            });
+}
+
+StoreWorker *StoreClient::workerFor(RequestKind kind) const {
+    return kind == RequestKind::Counts || kind == RequestKind::ErrorGroups ? m_aggregateWorker
+                                                                           : m_worker;
 }
 
 StoreClient::~StoreClient() {
@@ -70,16 +112,20 @@ StoreClient::~StoreClient() {
     }
     m_bulkPool.waitForDone();
     m_thread.quit();
+    m_aggregateThread.quit();
     m_thread.wait();
+    m_aggregateThread.wait();
 }
 
 void StoreClient::start() {
     m_state = ConnectionState::Connecting;
     QMetaObject::invokeMethod(m_worker, &StoreWorker::open, Qt::QueuedConnection);
+    QMetaObject::invokeMethod(m_aggregateWorker, &StoreWorker::open, Qt::QueuedConnection);
 }
 
 void StoreClient::reconnectNow() {
     QMetaObject::invokeMethod(m_worker, &StoreWorker::reconnectNow, Qt::QueuedConnection);
+    QMetaObject::invokeMethod(m_aggregateWorker, &StoreWorker::reconnectNow, Qt::QueuedConnection);
 }
 
 void StoreClient::onWorkerState(ConnectionState state, const QString &message) {
@@ -89,7 +135,8 @@ void StoreClient::onWorkerState(ConnectionState state, const QString &message) {
 }
 
 RequestId StoreClient::submit(RequestKind kind, const QString &supersedeKey,
-                              std::function<void(StoreWorker *, RequestId)> call) {
+                              std::function<void(StoreWorker *, RequestId)> call,
+                              const QString &question) {
     const RequestId id = m_nextId++;
     if (m_state == ConnectionState::Reconnecting || m_state == ConnectionState::Disconnected) {
         // Fail fast, but still asynchronously, so callers see one code path.
@@ -103,8 +150,8 @@ RequestId StoreClient::submit(RequestKind kind, const QString &supersedeKey,
             Qt::QueuedConnection);
         return id;
     }
-    auto send = [this, id, call = std::move(call)] {
-        StoreWorker *worker = m_worker;
+    auto send = [this, id, kind, call = std::move(call)] {
+        StoreWorker *worker = workerFor(kind);
         QMetaObject::invokeMethod(
             worker, [worker, id, call] { call(worker, id); }, Qt::QueuedConnection);
     };
@@ -114,45 +161,58 @@ RequestId StoreClient::submit(RequestKind kind, const QString &supersedeKey,
     }
     Lane &lane = m_lanes[supersedeKey];
     lane.latest = id;
+    lane.latestQuestion = question;
     if (lane.inFlight == 0) {
         lane.inFlight = id;
         m_laneOf.insert(id, supersedeKey);
+        m_questionOf.insert(id, question);
         send();
     } else {
         // Replaces (and so drops) any request that was already waiting.
-        lane.waiting = [this, id, supersedeKey, send] {
+        lane.waiting = [this, id, supersedeKey, question, send] {
             m_laneOf.insert(id, supersedeKey);
+            m_questionOf.insert(id, question);
             send();
         };
     }
     return id;
 }
 
-bool StoreClient::settle(RequestId id) {
+std::optional<RequestId> StoreClient::settle(RequestId id) {
     const auto it = m_laneOf.constFind(id);
     if (it == m_laneOf.cend()) {
-        return true; // not in a lane
+        return id; // not in a lane
     }
     const QString key = *it;
     m_laneOf.erase(it);
+    const QString question = m_questionOf.take(id);
     Lane &lane = m_lanes[key];
-    const bool current = lane.latest == id;
+    std::optional<RequestId> deliverAs;
+    if (lane.latest == id) {
+        deliverAs = id;
+    } else if (!question.isEmpty() && question == lane.latestQuestion) {
+        // The newest request asks the same thing: this answer is a valid,
+        // slightly older answer to it. Without this, requests arriving faster
+        // than a slow query answers would never show anything.
+        deliverAs = lane.latest;
+    }
     lane.inFlight = 0;
     if (lane.waiting) {
         auto next = std::move(lane.waiting);
         lane.waiting = nullptr;
         lane.inFlight = lane.latest;
         next();
-    } else if (current) {
+    } else if (lane.latest == id) {
         m_lanes.remove(key);
     }
-    return current;
+    return deliverAs;
 }
 
 RequestId StoreClient::requestCounts(const QString &supersedeKey, qint64 exactDeliveredCap) {
     return submit(
         RequestKind::Counts, supersedeKey,
-        [exactDeliveredCap](StoreWorker *w, RequestId id) { w->counts(id, exactDeliveredCap); });
+        [exactDeliveredCap](StoreWorker *w, RequestId id) { w->counts(id, exactDeliveredCap); },
+        QStringLiteral("counts/%1").arg(exactDeliveredCap));
 }
 
 RequestId StoreClient::requestPage(const store::PageRequest &request, const QString &supersedeKey) {
@@ -169,7 +229,8 @@ RequestId StoreClient::requestErrorGroups(const store::EventFilter &filter, int 
                                           const QString &supersedeKey) {
     return submit(
         RequestKind::ErrorGroups, supersedeKey,
-        [filter, limit](StoreWorker *w, RequestId id) { w->errorGroups(id, filter, limit); });
+        [filter, limit](StoreWorker *w, RequestId id) { w->errorGroups(id, filter, limit); },
+        QStringLiteral("error-groups/%1/").arg(limit) + filterQuestion(filter));
 }
 
 RequestId StoreClient::requestPrivileges() {

@@ -15,6 +15,7 @@
 #include <QUuid>
 
 #include <functional>
+#include <optional>
 
 namespace outbox::console {
 
@@ -33,6 +34,11 @@ class StoreWorker;
 //
 // While the connection is down (Reconnecting/Disconnected) requests fail at
 // once with an Unavailable error instead of waiting for the reconnect.
+//
+// Two workers, each with its own thread and connection: counts and error
+// groups (aggregates that read many rows and may take a second on a large
+// table) run on the second one, so a page or a detail never queues behind
+// them. The first worker alone LISTENs and reports the connection state.
 class StoreClient final : public QObject {
     Q_OBJECT
 
@@ -94,26 +100,35 @@ private:
     struct Lane {
         RequestId inFlight = 0;
         RequestId latest = 0;
+        QString latestQuestion;
         std::function<void()> waiting;
     };
 
+    // `question` (optional) names what is asked: in a lane, an older answer
+    // to the same question is delivered as the answer to the newest request.
     RequestId submit(RequestKind kind, const QString &supersedeKey,
-                     std::function<void(StoreWorker *, RequestId)> call);
-    // True when the answer for `id` should be delivered; starts a waiting
-    // request of the same lane.
-    bool settle(RequestId id);
+                     std::function<void(StoreWorker *, RequestId)> call,
+                     const QString &question = {});
+    // The id to deliver the answer for `id` as, or nothing when it is stale;
+    // starts a waiting request of the same lane.
+    std::optional<RequestId> settle(RequestId id);
     void onWorkerState(ConnectionState state, const QString &message);
+    void wireResults(StoreWorker *worker);
+    StoreWorker *workerFor(RequestKind kind) const;
 
     core::ConnInfo m_info;
     StoreClientOptions m_options;
     QThread m_thread;
     StoreWorker *m_worker; // lives in m_thread; deleted there when it finishes
+    QThread m_aggregateThread;
+    StoreWorker *m_aggregateWorker; // counts and error groups; in m_aggregateThread
     QThreadPool m_bulkPool;
     ConnectionState m_state = ConnectionState::Disconnected;
     QString m_stateMessage;
     RequestId m_nextId = 1;
     QHash<QString, Lane> m_lanes;
     QHash<RequestId, QString> m_laneOf; // requests sent in a lane and not yet answered
+    QHash<RequestId, QString> m_questionOf;
     QList<std::shared_ptr<BulkJobControl>> m_bulkControls;
 };
 

@@ -91,7 +91,7 @@ void StoreWorker::tryConnect() {
             [this](const QString &name, QSqlDriver::NotificationSource, const QVariant &) {
                 onNotification(name);
             });
-    if (!driver->subscribeToNotification(QLatin1String(kChannel))) {
+    if (m_options.listen && !driver->subscribeToNotification(QLatin1String(kChannel))) {
         // Not fatal: the console's refresh tick still shows changes.
         qCWarning(lcConsole) << "LISTEN" << kChannel
                              << "failed; live updates fall back to the refresh tick:"

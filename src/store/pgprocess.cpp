@@ -174,8 +174,12 @@ pid_t spawnProcess(const ExecSpec &spec, const QString &outputPath) {
         redirectStdio(nullFd, outFd, -1);
         execChild(spec);
     }
-    ::close(outFd);
-    ::close(nullFd);
+    const int savedErrno = errno; // close() below may overwrite it
+    if (outFd >= 0)
+        ::close(outFd);
+    if (nullFd >= 0)
+        ::close(nullFd);
+    errno = savedErrno;
     return pid;
 }
 

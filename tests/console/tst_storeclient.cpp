@@ -85,6 +85,8 @@ private Q_SLOTS:
     void detailOfMissingEventIsNotFound();
     void supersededAnswersAreDropped();
     void slowQueryDoesNotBlockGuiThread();
+    void aggregatesDoNotQueueBehindOtherRequests();
+    void sameQuestionAnswersAreNotStarved();
     void listenEmitsDebouncedChanged();
     void bulkJobReportsProgressAndFinishes();
     void bulkJobCancel();
@@ -294,6 +296,73 @@ void TestStoreClient::supersededAnswersAreDropped() {
     QVERIFY(!answered.contains(first));
     QVERIFY(!answered.contains(second));
     QCOMPARE(answered.count(third), 1);
+}
+
+void TestStoreClient::aggregatesDoNotQueueBehindOtherRequests() {
+    insertEvents(3, QStringLiteral("dead"), 5, QStringLiteral("HTTP 503"));
+    auto client = makeClient();
+    QVERIFY(client);
+
+    QElapsedTimer clock;
+    clock.start();
+    std::optional<qint64> sleptAt;
+    std::optional<qint64> countedAt;
+    std::optional<qint64> groupedAt;
+    const RequestId sleep = client->requestExecute(QStringLiteral("SELECT pg_sleep(2)"));
+    const RequestId counts = client->requestCounts();
+    const RequestId groups = client->requestErrorGroups(store::EventFilter{});
+    connect(client.get(), &StoreClient::executeReady, this,
+            [&](RequestId id, const console::SqlResult &) {
+                if (id == sleep)
+                    sleptAt = clock.elapsed();
+            });
+    connect(client.get(), &StoreClient::countsReady, this,
+            [&](RequestId id, const store::StatusCounts &c) {
+                if (id == counts && c.dead == 3)
+                    countedAt = clock.elapsed();
+            });
+    connect(client.get(), &StoreClient::errorGroupsReady, this,
+            [&](RequestId id, const console::ErrorGroupsResult &) {
+                if (id == groups)
+                    groupedAt = clock.elapsed();
+            });
+    QTRY_VERIFY_WITH_TIMEOUT(sleptAt && countedAt && groupedAt, 30000);
+    // Counts and error groups have their own connection: they were answered
+    // while the other one still slept.
+    QVERIFY2(
+        *countedAt < *sleptAt,
+        qPrintable(
+            QStringLiteral("counts at %1 ms, sleep done at %2 ms").arg(*countedAt).arg(*sleptAt)));
+    QVERIFY(*groupedAt < *sleptAt);
+}
+
+void TestStoreClient::sameQuestionAnswersAreNotStarved() {
+    insertEvents(4, QStringLiteral("pending"));
+    auto client = makeClient();
+    QVERIFY(client);
+
+    QList<RequestId> delivered;
+    connect(client.get(), &StoreClient::countsReady, this,
+            [&](RequestId id, const store::StatusCounts &c) {
+                if (c.pending == 4)
+                    delivered.append(id);
+            });
+    // Hold the counts statement until both requests are in the lane: the
+    // first is in flight (blocked on the lock), the second waits.
+    QVERIFY(m_db.transaction());
+    QVERIFY(testing::sqlExec(m_db,
+                             QStringLiteral("LOCK TABLE outbox_events IN ACCESS EXCLUSIVE MODE")));
+    const QString lane = QStringLiteral("counts");
+    const RequestId first = client->requestCounts(lane);
+    QTest::qWait(200);
+    const RequestId second = client->requestCounts(lane);
+    QVERIFY(m_db.commit());
+
+    // The first answer asks the same as the newest request, so it is shown
+    // (as the newest's answer) instead of being dropped; then the newest's own.
+    QTRY_COMPARE_WITH_TIMEOUT(delivered.size(), 2, 20000);
+    QCOMPARE(delivered, (QList<RequestId>{second, second}));
+    QVERIFY(!delivered.contains(first));
 }
 
 void TestStoreClient::slowQueryDoesNotBlockGuiThread() {

@@ -67,15 +67,26 @@ bool PgFixture::adminExec(const QString &sql) {
         qWarning("PgFixture: start() the fixture first");
         return false;
     }
-    QSqlDatabase admin = QSqlDatabase::database(m_adminConnection, false);
-    if (!admin.isValid() || !admin.isOpen()) {
-        admin = open(QStringLiteral("postgres"), m_adminConnection);
-        // Quiet the NOTICEs of DROP ... IF EXISTS in the test output.
-        if (!admin.isOpen() || !sqlExec(admin, QStringLiteral("SET client_min_messages = warning")))
-            return false;
+    // Twice at most: after a server restart (fault tests) the kept admin
+    // connection is dead; reopen it once and run the statement again.
+    for (int round = 0; round < 2; ++round) {
+        const bool reopen = round > 0 || !QSqlDatabase::database(m_adminConnection, false).isOpen();
+        QSqlDatabase admin = reopen ? open(QStringLiteral("postgres"), m_adminConnection)
+                                    : QSqlDatabase::database(m_adminConnection, false);
+        if (reopen) {
+            // Quiet the NOTICEs of DROP ... IF EXISTS in the test output.
+            if (!admin.isOpen() ||
+                !sqlExec(admin, QStringLiteral("SET client_min_messages = warning")))
+                return false;
+        }
+        QSqlQuery query(admin);
+        if (runQuery(query, sql, {}))
+            return true;
+        QSqlQuery probe(admin);
+        if (probe.exec(QStringLiteral("SELECT 1")))
+            return false; // the statement failed, not the connection
     }
-    QSqlQuery query(admin);
-    return runQuery(query, sql, {});
+    return false;
 }
 
 QString PgFixture::freshDatabase() {
