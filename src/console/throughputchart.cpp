@@ -36,6 +36,12 @@ QChart *makeChart(const QString &title) {
     chart->setMargins(QMargins(4, 4, 4, 4));
     chart->layout()->setContentsMargins(0, 0, 0, 0);
     chart->setBackgroundRoundness(0);
+    QFont titleFont = chart->titleFont();
+    titleFont.setPointSizeF(titleFont.pointSizeF() * 0.9);
+    chart->setTitleFont(titleFont);
+    QFont legendFont = chart->legend()->font();
+    legendFont.setPointSizeF(legendFont.pointSizeF() * 0.85);
+    chart->legend()->setFont(legendFont);
     return chart;
 }
 
@@ -76,7 +82,13 @@ ThroughputChart::ThroughputChart(QWidget *parent)
         y = new QValueAxis(chart);
         y->setLabelFormat(labelFormat);
         y->setRange(0, 1);
-        y->setTickCount(5);
+        // Three ticks: five need more height than the dock usually gives and
+        // Qt Charts then elides every label to "...".
+        y->setTickCount(3);
+        QFont small = y->labelsFont();
+        small.setPointSizeF(small.pointSizeF() * 0.85);
+        x->setLabelsFont(small);
+        y->setLabelsFont(small);
         chart->addAxis(x, Qt::AlignBottom);
         chart->addAxis(y, Qt::AlignLeft);
         const auto all = chart->series();
@@ -207,11 +219,11 @@ void ThroughputChart::trimAndRescale(QChart *chart, QDateTimeAxis *xAxis, QValue
     }
     xAxis->setRange(QDateTime::fromMSecsSinceEpoch(right - windowMs),
                     QDateTime::fromMSecsSinceEpoch(right));
-    // Row counts get whole-number ticks (5 ticks: a multiple of 4).
+    // Row counts get whole-number ticks (3 ticks: an even top).
     const bool rows = yAxis == m_backlogY;
     double top = niceCeiling(maxY * 1.1);
     if (rows)
-        top = std::max(4.0, std::ceil(top / 4.0) * 4.0);
+        top = std::max(2.0, std::ceil(top / 2.0) * 2.0);
     yAxis->setRange(0.0, top);
 }
 
