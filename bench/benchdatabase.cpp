@@ -22,6 +22,8 @@ core::Result<void> BenchDatabase::start(bool durable) {
     store::EmbeddedPostgres::Options options;
     options.tcp = false;
     options.fastAndUnsafe = !durable;
+    // Commit times of the producer's transactions, for commit -> delivered.
+    options.serverSettings << QStringLiteral("track_commit_timestamp=on");
     if (auto started = m_cluster.start(options); !started)
         return started;
     auto info = core::ConnInfo::parse(m_cluster.connInfo());
@@ -90,18 +92,35 @@ core::Result<qint64> BenchDatabase::count(const QString &status) {
     return result->value(0).toLongLong();
 }
 
-core::Result<LatencyFigures> BenchDatabase::latency(const QString &topic) {
+core::Result<LatencyFigures> BenchDatabase::latency(const QList<ProducedEvent> &produced) {
+    QStringList ids;
+    QStringList transactions;
+    for (const ProducedEvent &event : produced) {
+        ids.append(event.id);
+        transactions.append(event.transactionId);
+    }
+    // Arrays as text literals: one bound value each, however many events.
+    const auto array = [](const QStringList &items) -> QString {
+        return QLatin1Char('{') + items.join(QLatin1Char(',')) + QLatin1Char('}');
+    };
     auto result = store::exec(
         m_db,
-        QStringLiteral("SELECT count(*),"
-                       "       percentile_cont(0.5) WITHIN GROUP (ORDER BY ms),"
-                       "       percentile_cont(0.9) WITHIN GROUP (ORDER BY ms),"
-                       "       percentile_cont(0.99) WITHIN GROUP (ORDER BY ms),"
-                       "       max(ms)"
-                       "  FROM (SELECT extract(epoch FROM delivered_at - created_at) * 1000 AS ms"
-                       "          FROM outbox_events"
-                       "         WHERE status = 'delivered' AND topic = ?) AS delivered"),
-        {topic}, QStringLiteral("latency figures"));
+        QStringLiteral(
+            "WITH p AS (SELECT * FROM unnest(?::uuid[], ?::xid8[]) AS p(id, xact)),"
+            " d AS (SELECT extract(epoch FROM e.delivered_at"
+            "                 - pg_xact_commit_timestamp(p.xact::text::xid)) * 1000 AS ms,"
+            "              extract(epoch FROM e.delivered_at - e.created_at) * 1000 AS from_start"
+            "         FROM p JOIN outbox_events e ON e.id = p.id"
+            "        WHERE e.status = 'delivered')"
+            " SELECT count(ms),"
+            "        percentile_cont(0.5) WITHIN GROUP (ORDER BY ms),"
+            "        percentile_cont(0.9) WITHIN GROUP (ORDER BY ms),"
+            "        percentile_cont(0.99) WITHIN GROUP (ORDER BY ms),"
+            "        max(ms),"
+            "        percentile_cont(0.5) WITHIN GROUP (ORDER BY from_start),"
+            "        percentile_cont(0.99) WITHIN GROUP (ORDER BY from_start)"
+            "   FROM d"),
+        QVariantList{array(ids), array(transactions)}, QStringLiteral("latency figures"));
     if (!result)
         return result.error();
     if (!result->next())
@@ -112,6 +131,8 @@ core::Result<LatencyFigures> BenchDatabase::latency(const QString &topic) {
     figures.p90 = result->value(2).toDouble();
     figures.p99 = result->value(3).toDouble();
     figures.max = result->value(4).toDouble();
+    figures.fromStartP50 = result->value(5).toDouble();
+    figures.fromStartP99 = result->value(6).toDouble();
     return figures;
 }
 

@@ -4,20 +4,32 @@
 #include "core/result.h"
 #include "store/embeddedpostgres.h"
 
+#include <QList>
 #include <QSqlDatabase>
 #include <QString>
 
 namespace outbox::bench {
 
-// Commit-to-delivered figures computed by the database itself from
-// created_at (start of the producer's transaction) and delivered_at (start
-// of the ack statement): the same clock, microsecond resolution.
+// Commit-to-delivered figures computed by the database itself: from the
+// commit timestamp of the producer's transaction (track_commit_timestamp) to
+// delivered_at (start of the ack statement, after the runner's 2xx); one
+// clock, microsecond resolution. `fromStartP50` measures from created_at
+// (the start of the producer's transaction) instead, for comparison.
 struct LatencyFigures {
     qint64 count = 0;
     double p50 = 0;
     double p90 = 0;
     double p99 = 0;
     double max = 0;
+    double fromStartP50 = 0;
+    double fromStartP99 = 0;
+};
+
+// An event the producer committed: its id and the id of the transaction
+// that inserted it.
+struct ProducedEvent {
+    QString id;
+    QString transactionId;
 };
 
 // The benchmark's throwaway cluster (unix socket only) with the outbox
@@ -40,7 +52,7 @@ public:
     core::Result<void> load(int events, const QString &topic, int payloadBytes);
     core::Result<void> truncate();
     core::Result<qint64> count(const QString &status);
-    core::Result<LatencyFigures> latency(const QString &topic);
+    core::Result<LatencyFigures> latency(const QList<ProducedEvent> &produced);
     // Runs of autovacuum on outbox_events so far (pg_stat_user_tables).
     core::Result<qint64> autovacuumCount();
     // Removes the table's autovacuum and vacuum_index_cleanup settings (the

@@ -193,7 +193,7 @@ core::Result<void> latencyPhase(BenchDatabase &database, BenchRunner &runner,
                               core::Error{core::ErrorKind::Failed, producer.lastError()});
         results.httpP50 = double(run->stats.httpDuration.p50()) / 1000.0;
         results.httpP99 = double(run->stats.httpDuration.p99()) / 1000.0;
-        auto figures = database.latency(kLatencyTopic);
+        auto figures = database.latency(producer.produced());
         if (!figures)
             return phaseError(QStringLiteral("latency"), figures.error());
         results.latencyCount = int(figures->count);
@@ -201,6 +201,8 @@ core::Result<void> latencyPhase(BenchDatabase &database, BenchRunner &runner,
         results.latencyP90 = figures->p90;
         results.latencyP99 = figures->p99;
         results.latencyMax = figures->max;
+        results.latencyFromStartP50 = figures->fromStartP50;
+        results.latencyFromStartP99 = figures->fromStartP99;
     }
     results.latencyRan = true;
     return {};

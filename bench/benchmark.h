@@ -65,6 +65,8 @@ struct BenchResults {
     double latencyP90 = 0;
     double latencyP99 = 0;
     double latencyMax = 0;
+    double latencyFromStartP50 = 0; // from the start of the producer's transaction
+    double latencyFromStartP99 = 0;
     int latencyCount = 0;
     double httpP50 = 0; // request duration inside the dispatcher, low load
     double httpP99 = 0;

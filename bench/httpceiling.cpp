@@ -39,6 +39,7 @@ public:
             manager->setRedirectPolicy(QNetworkRequest::ManualRedirectPolicy);
             manager->setAutoDeleteReplies(false);
             m_managers.push_back(std::move(manager));
+            m_load.push_back(0);
         }
     }
 
@@ -92,12 +93,19 @@ private:
     }
 
     void send() {
-        QNetworkAccessManager *manager = m_managers[size_t(m_next)].get();
-        m_next = (m_next + 1) % int(m_managers.size());
+        // The least busy manager, as HttpPublisher picks it.
+        size_t chosen = 0;
+        for (size_t i = 1; i < m_managers.size(); ++i) {
+            if (m_load[i] < m_load[chosen])
+                chosen = i;
+        }
+        QNetworkAccessManager *manager = m_managers[chosen].get();
+        ++m_load[chosen];
         const QByteArray id = QUuid::createUuid().toByteArray(QUuid::WithoutBraces);
         QNetworkReply *reply = manager->post(request(id), m_body);
         ++m_started;
-        QObject::connect(reply, &QNetworkReply::finished, &m_loop, [this, reply] {
+        QObject::connect(reply, &QNetworkReply::finished, &m_loop, [this, reply, chosen] {
+            --m_load[chosen];
             const int status = reply->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt();
             if (reply->error() != QNetworkReply::NoError || status < 200 || status >= 300)
                 ++m_failures;
@@ -116,7 +124,7 @@ private:
     QByteArray m_body;
     std::vector<std::unique_ptr<QNetworkAccessManager>> m_managers;
     QEventLoop m_loop;
-    int m_next = 0;
+    std::vector<int> m_load; // requests in flight per manager
     int m_total = 0;
     int m_started = 0;
     int m_finished = 0;

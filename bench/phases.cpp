@@ -11,6 +11,19 @@
 namespace outbox::bench {
 
 core::Result<double> measureDatabaseCeiling(BenchDatabase &database, int expected, int batchSize) {
+    // The same session setting as the dispatcher's connection (StoreConnection).
+    if (auto set =
+            store::exec(database.db(), QStringLiteral("SET plan_cache_mode = force_generic_plan"),
+                        {}, QStringLiteral("database ceiling"));
+        !set)
+        return set.error();
+    struct Reset {
+        QSqlDatabase db;
+        ~Reset() {
+            static_cast<void>(store::exec(db, QStringLiteral("RESET plan_cache_mode"), {},
+                                          QStringLiteral("database ceiling")));
+        }
+    } reset{database.db()};
     store::OutboxStore store(database.db());
     const QUuid worker = core::createUuidV7();
     store::ClaimOptions options;
@@ -65,7 +78,9 @@ core::Result<void> Producer::open(const core::ConnInfo &info) {
         return core::Result<void>(db.error());
     m_db = db.value();
     m_query = std::make_unique<QSqlQuery>(m_db);
-    if (!m_query->prepare(QStringLiteral("SELECT id FROM outbox_enqueue(?, ?, ?::jsonb)")))
+    // One statement, so one transaction: the xid is the one that commits.
+    if (!m_query->prepare(QStringLiteral("SELECT e.id::text, pg_current_xact_id()::text"
+                                         "  FROM outbox_enqueue(?, ?, ?::jsonb) AS e")))
         return core::Result<void>(store::toError(m_query->lastError(), QStringLiteral("producer")));
     return {};
 }
@@ -73,6 +88,8 @@ core::Result<void> Producer::open(const core::ConnInfo &info) {
 void Producer::start(int count, core::Millis interval, const QString &topic, int payloadBytes) {
     m_count = count;
     m_sent = 0;
+    m_produced.clear();
+    m_produced.reserve(count);
     m_topic = topic;
     m_padding = QByteArray(std::max(payloadBytes - 40, 0), 'x');
     m_timer.start(interval);
@@ -92,6 +109,9 @@ void Producer::produce() {
         m_timer.stop();
         return;
     }
+    if (m_query->next())
+        m_produced.append(
+            ProducedEvent{m_query->value(0).toString(), m_query->value(1).toString()});
     m_query->finish();
     ++m_sent;
 }

@@ -28,6 +28,7 @@ public:
     core::Result<void> open(const core::ConnInfo &info);
     void start(int count, core::Millis interval, const QString &topic, int payloadBytes);
     int sent() const { return m_sent; }
+    const QList<ProducedEvent> &produced() const { return m_produced; }
     QString lastError() const { return m_lastError; }
 
 private:
@@ -41,6 +42,7 @@ private:
     QByteArray m_padding;
     int m_count = 0;
     int m_sent = 0;
+    QList<ProducedEvent> m_produced;
     QString m_lastError;
 };
 

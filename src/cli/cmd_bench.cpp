@@ -48,6 +48,8 @@ void printHuman(QTextStream &out, const bench::BenchResults &r) {
                     ms(r.latencyP50) + QStringLiteral(" / ") + ms(r.latencyP90)});
     figures.addRow({QStringLiteral("commit->delivered p99 / max"),
                     ms(r.latencyP99) + QStringLiteral(" / ") + ms(r.latencyMax)});
+    figures.addRow({QStringLiteral("transaction start->delivered p50 / p99"),
+                    ms(r.latencyFromStartP50) + QStringLiteral(" / ") + ms(r.latencyFromStartP99)});
     figures.addRow({QStringLiteral("HTTP request p50 / p99 (low load)"),
                     ms(r.httpP50) + QStringLiteral(" / ") + ms(r.httpP99)});
     const auto burnDownRows = [&](const bench::BenchResults::BurnDown &b, const QString &label) {

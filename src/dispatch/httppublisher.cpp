@@ -111,10 +111,9 @@ void HttpPublisher::resizePool(int count) {
         manager->setRedirectPolicy(QNetworkRequest::ManualRedirectPolicy);
         manager->setAutoDeleteReplies(false);
         m_managers.push_back(std::move(manager));
+        m_load.push_back(0);
     }
     m_activeManagers = count;
-    if (m_nextManager >= m_activeManagers)
-        m_nextManager = 0;
 }
 
 QNetworkRequest HttpPublisher::makeRequest(const store::ClaimedEvent &event) const {
@@ -162,10 +161,18 @@ void HttpPublisher::publish(const store::ClaimedEvent &event) {
             this, [this, outcome] { Q_EMIT finished(outcome); }, Qt::QueuedConnection);
         return;
     }
-    QNetworkAccessManager *manager = m_managers[size_t(m_nextManager)].get();
-    m_nextManager = (m_nextManager + 1) % m_activeManagers;
+    // The least busy manager, the first of equals: at low load every request
+    // takes the same warm connection and thread; under load each manager
+    // stays within its 6 connections as long as the pool is big enough.
+    int chosen = 0;
+    for (int i = 1; i < m_activeManagers; ++i) {
+        if (m_load[size_t(i)] < m_load[size_t(chosen)])
+            chosen = i;
+    }
+    QNetworkAccessManager *manager = m_managers[size_t(chosen)].get();
+    ++m_load[size_t(chosen)];
 
-    InFlight flight{event, {}, false};
+    InFlight flight{event, {}, false, chosen};
     flight.timer.start();
     QNetworkReply *reply = manager->post(makeRequest(event), event.payload);
     m_replies.insert(reply, std::move(flight));
@@ -194,6 +201,7 @@ void HttpPublisher::checkDeadlines() {
 void HttpPublisher::abortAll() {
     const auto replies = m_replies.keys();
     m_replies.clear();
+    std::fill(m_load.begin(), m_load.end(), 0);
     for (QNetworkReply *reply : replies) {
         disconnect(reply, nullptr, this, nullptr);
         reply->abort();
@@ -208,6 +216,7 @@ void HttpPublisher::onReplyFinished(QNetworkReply *reply) {
         return;
     const InFlight flight = std::move(it.value());
     m_replies.erase(it);
+    --m_load[size_t(flight.manager)];
     reply->deleteLater();
     PublishOutcome outcome = outcomeFor(reply, flight);
     outcome.duration = std::chrono::microseconds(flight.timer.nsecsElapsed() / 1000);

@@ -63,6 +63,7 @@ private:
         store::ClaimedEvent event;
         QElapsedTimer timer;
         bool timedOut = false; // aborted by the request deadline
+        int manager = 0;       // index into m_managers
     };
 
     void resizePool(int count);
@@ -74,7 +75,7 @@ private:
     QString excerpt(const QByteArray &body) const;
 
     std::vector<std::unique_ptr<QNetworkAccessManager>> m_managers;
-    int m_nextManager = 0;
+    std::vector<int> m_load; // requests in flight per manager
     int m_managerOverride = 0;
     QHash<QNetworkReply *, InFlight> m_replies;
 

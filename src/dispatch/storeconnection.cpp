@@ -32,6 +32,16 @@ core::Result<void> StoreConnection::open(bool checkSchema) {
             if (const auto current = store::Migrator(db.value()).checkCurrent(); !current)
                 outcome = core::Result<void>(current.error());
         }
+        if (outcome) {
+            // The dispatcher's statements are prepared once and run thousands
+            // of times; PostgreSQL would otherwise re-plan the claim on every
+            // run (a custom plan beats the generic one's LIMIT guess), which
+            // costs more than executing it when few rows are due.
+            QSqlQuery set(db.value());
+            if (!set.exec(QStringLiteral("SET plan_cache_mode = force_generic_plan")))
+                outcome = core::Result<void>(
+                    store::toError(set.lastError(), QStringLiteral("setting plan_cache_mode")));
+        }
         if (outcome)
             m_store = std::make_unique<store::OutboxStore>(db.value());
     }

@@ -68,11 +68,14 @@ QString jsonText(const QJsonArray &rows) {
     return QString::fromUtf8(QJsonDocument(rows).toJson(QJsonDocument::Compact));
 }
 
-// Claim: the CTE picks and locks the rows, the UPDATE takes exactly those;
-// a LIMIT inside `WHERE id IN (...)` could be re-evaluated and over-claim.
-// RETURNING has no defined order, hence the outer SELECT.
+// Claim: the materialized CTE picks and locks the rows, the UPDATE takes
+// exactly those (a LIMIT inside `WHERE id IN (...)` could be re-evaluated and
+// over-claim). `id = ANY (ARRAY(...))` makes the UPDATE a primary-key lookup
+// whatever the planner guesses for the LIMIT, so the statement is safe as a
+// generic plan (see StoreConnection). RETURNING has no defined order, hence
+// the outer SELECT.
 QString claimSql(bool byNamespace) {
-    return QStringLiteral("WITH c AS ("
+    return QStringLiteral("WITH c AS MATERIALIZED ("
                           " SELECT id FROM outbox_events"
                           " WHERE status IN ('pending', 'processing')"
                           "   AND ((status = 'pending' AND next_attempt_at <= now())"
@@ -88,7 +91,7 @@ QString claimSql(bool byNamespace) {
                " SET status = 'processing', attempts = e.attempts + 1, locked_by = ?::uuid,"
                "     locked_until = now() + ?::bigint * interval '1 millisecond', updated_at = "
                "now()"
-               " FROM c WHERE e.id = c.id"
+               " WHERE e.id = ANY (ARRAY(SELECT id FROM c))"
                " RETURNING e.id, e.namespace, e.topic, e.tenant_id, e.dedupe_key, e.aggregate_type,"
                "           e.aggregate_id, e.payload::text AS payload, e.attempts, e.created_at,"
                "           e.locked_until)"
