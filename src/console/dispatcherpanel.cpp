@@ -49,6 +49,10 @@ DispatcherPanel::DispatcherPanel(QSettings *settings, QWidget *parent)
     , m_form(new DispatcherSettingsForm(settings)) {
     qRegisterMetaType<dispatch::DispatcherState>();
     qRegisterMetaType<dispatch::DispatcherStats>();
+    // Embedded in the GUI process: when the machine is busy, the window's
+    // thread should win the CPU over the dispatcher's.
+    m_options.applicationName = QStringLiteral("outbox-console-dispatch");
+    m_options.threadNiceIncrement = 5;
     connect(m_form, &DispatcherSettingsForm::edited, this, [this] {
         m_formDirty = true;
         updateButtons();

@@ -3,10 +3,14 @@
 #include "console/storeworker.h"
 
 #include <QPointer>
+#include <QTimer>
 
 namespace outbox::console {
 
 namespace {
+
+// Pauses shorter than this are not worth a timer.
+constexpr qint64 kMinPauseMs = 20;
 
 // Every field of the filter, so that equal texts mean equal filters.
 QString filterQuestion(const store::EventFilter &f) {
@@ -164,12 +168,14 @@ RequestId StoreClient::submit(RequestKind kind, const QString &supersedeKey,
     lane.latestQuestion = question;
     if (lane.inFlight == 0) {
         lane.inFlight = id;
+        lane.sent.start();
         m_laneOf.insert(id, supersedeKey);
         m_questionOf.insert(id, question);
         send();
     } else {
         // Replaces (and so drops) any request that was already waiting.
         lane.waiting = [this, id, supersedeKey, question, send] {
+            m_lanes[supersedeKey].sent.start();
             m_laneOf.insert(id, supersedeKey);
             m_questionOf.insert(id, question);
             send();
@@ -196,12 +202,28 @@ std::optional<RequestId> StoreClient::settle(RequestId id) {
         // than a slow query answers would never show anything.
         deliverAs = lane.latest;
     }
+    const qint64 took = lane.sent.isValid() ? lane.sent.elapsed() : 0;
     lane.inFlight = 0;
     if (lane.waiting) {
-        auto next = std::move(lane.waiting);
-        lane.waiting = nullptr;
+        // Reserved until the waiting request goes: newer ones replace it.
         lane.inFlight = lane.latest;
-        next();
+        const qint64 pause = question.isEmpty() ? 0 : took;
+        if (pause < kMinPauseMs) {
+            auto next = std::move(lane.waiting);
+            lane.waiting = nullptr;
+            next();
+        } else {
+            QTimer::singleShot(pause, this, [this, key] {
+                const auto found = m_lanes.find(key);
+                if (found == m_lanes.end() || !found->waiting) {
+                    return;
+                }
+                auto next = std::move(found->waiting);
+                found->waiting = nullptr;
+                found->inFlight = found->latest;
+                next();
+            });
+        }
     } else if (lane.latest == id) {
         m_lanes.remove(key);
     }

@@ -8,6 +8,7 @@
 #include "store/operations.h"
 #include "store/queries.h"
 
+#include <QElapsedTimer>
 #include <QHash>
 #include <QObject>
 #include <QThread>
@@ -39,6 +40,10 @@ class StoreWorker;
 // groups (aggregates that read many rows and may take a second on a large
 // table) run on the second one, so a page or a detail never queues behind
 // them. The first worker alone LISTENs and reports the connection state.
+//
+// Pacing: in a lane of repeated questions (counts, error groups), the next
+// request waits as long as the previous one took, so a console on a big,
+// busy table spends at most half of a database core on its aggregates.
 class StoreClient final : public QObject {
     Q_OBJECT
 
@@ -102,6 +107,7 @@ private:
         RequestId latest = 0;
         QString latestQuestion;
         std::function<void()> waiting;
+        QElapsedTimer sent; // when the request in flight was sent
     };
 
     // `question` (optional) names what is asked: in a lane, an older answer

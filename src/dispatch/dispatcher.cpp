@@ -7,6 +7,11 @@
 #include "store/outboxstore.h"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 namespace outbox::dispatch {
 
@@ -99,6 +104,20 @@ void Dispatcher::start() {
     qCInfo(lcDispatch).noquote() << QLatin1String("event=start worker_id=") %
                                         uuidText(m_stats.workerId) % u' ' % m_config.describe();
 
+    if (m_options.threadNiceIncrement > 0 && !m_niced) {
+        // Linux: nice is per thread; threads started from here inherit it.
+        const auto tid = id_t(::syscall(SYS_gettid));
+        errno = 0;
+        const int current = ::getpriority(PRIO_PROCESS, tid);
+        if ((current != -1 || errno == 0) &&
+            ::setpriority(PRIO_PROCESS, tid, current + m_options.threadNiceIncrement) == 0) {
+            m_niced = true;
+        } else {
+            qCWarning(lcDispatch).noquote() << QLatin1String("event=nice_failed error=\"") %
+                                                   QString::fromLocal8Bit(std::strerror(errno)) %
+                                                   u'"';
+        }
+    }
     m_publisher = m_factory();
     if (!m_publisher) {
         fail(QStringLiteral("no publisher could be created (internal error)"));

@@ -38,6 +38,11 @@ struct DispatcherOptions {
     // so operators can spot dispatchers in pg_stat_activity. A name set in
     // the ConnInfo wins.
     QString applicationName = QStringLiteral("outbox-dispatch");
+    // Added to the nice value of the dispatcher's thread (and so of the HTTP
+    // threads Qt starts from it) when it starts: the console embeds the
+    // dispatcher with a positive value so that, on a busy machine, its GUI
+    // thread gets the CPU first. 0 leaves the priority alone.
+    int threadNiceIncrement = 0;
 };
 
 // The dispatcher (ARCHITECTURE.md §5): claims due rows from outbox_events,
@@ -167,6 +172,7 @@ private:
     DispatcherState m_state = DispatcherState::Stopped;
     int m_reconnectFailures = 0;
     bool m_everConnected = false; // in this run
+    bool m_niced = false;         // threadNiceIncrement applied (once per thread)
     bool m_moreWork = false;      // the last claim was full or a wake-up found no free slot
     bool m_stopRequested = false;
 };

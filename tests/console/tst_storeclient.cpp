@@ -342,10 +342,15 @@ void TestStoreClient::sameQuestionAnswersAreNotStarved() {
     QVERIFY(client);
 
     QList<RequestId> delivered;
+    QList<qint64> deliveredAt;
+    QElapsedTimer clock;
+    clock.start();
     connect(client.get(), &StoreClient::countsReady, this,
             [&](RequestId id, const store::StatusCounts &c) {
-                if (c.pending == 4)
+                if (c.pending == 4) {
                     delivered.append(id);
+                    deliveredAt.append(clock.elapsed());
+                }
             });
     // Hold the counts statement until both requests are in the lane: the
     // first is in flight (blocked on the lock), the second waits.
@@ -363,6 +368,11 @@ void TestStoreClient::sameQuestionAnswersAreNotStarved() {
     QTRY_COMPARE_WITH_TIMEOUT(delivered.size(), 2, 20000);
     QCOMPARE(delivered, (QList<RequestId>{second, second}));
     QVERIFY(!delivered.contains(first));
+    // Paced: the first took at least the 200 ms it waited for the lock, so
+    // the waiting request was sent no sooner than that after its answer.
+    QVERIFY2(deliveredAt.at(1) - deliveredAt.at(0) >= 150,
+             qPrintable(
+                 QStringLiteral("answers %1 ms apart").arg(deliveredAt.at(1) - deliveredAt.at(0))));
 }
 
 void TestStoreClient::slowQueryDoesNotBlockGuiThread() {

@@ -55,6 +55,7 @@ private Q_SLOTS:
     void refusesInvalidConfiguration();
     void hostDestructionReleasesLeases();
     void restartAfterStop();
+    void niceIncrementLowersOnlyTheDispatcherThread();
 
 private:
     std::unique_ptr<DispatcherHost> makeHost(const core::DispatcherConfig &config,
@@ -467,4 +468,50 @@ void TestDispatcher::restartAfterStop() {
 }
 
 QTEST_GUILESS_MAIN(TestDispatcher)
+namespace {
+
+// Nice values of this process's threads by name (/proc/self/task/*/stat,
+// field 19), e.g. {"outbox-dispatch": 5, "tst_dispatcher": 0}.
+QMultiHash<QString, int> threadNiceValues() {
+    QMultiHash<QString, int> values;
+    const QDir tasks(QStringLiteral("/proc/self/task"));
+    const QStringList ids = tasks.entryList(QDir::Dirs | QDir::NoDotAndDotDot);
+    for (const QString &id : ids) {
+        QFile comm(tasks.filePath(id + QStringLiteral("/comm")));
+        QFile stat(tasks.filePath(id + QStringLiteral("/stat")));
+        if (!comm.open(QIODevice::ReadOnly) || !stat.open(QIODevice::ReadOnly))
+            continue;
+        const QString name = QString::fromUtf8(comm.readAll()).trimmed();
+        // "pid (comm) state ppid ...": fields after the closing parenthesis.
+        const QByteArray line = stat.readAll();
+        const QList<QByteArray> fields = line.mid(line.lastIndexOf(')') + 2).split(' ');
+        if (fields.size() > 16)
+            values.insert(name, fields.at(16).toInt()); // field 19 overall
+    }
+    return values;
+}
+
+} // namespace
+
+void TestDispatcher::niceIncrementLowersOnlyTheDispatcherThread() {
+    auto config = baseConfig(QUrl(QStringLiteral("http://127.0.0.1:9/unused")));
+    DispatcherOptions options;
+    options.threadNiceIncrement = 4;
+    auto host = makeHost(
+        config, [] { return std::make_unique<dispatch::InProcessPublisher>(); }, options);
+    const QMultiHash<QString, int> before = threadNiceValues();
+    QVERIFY(!before.isEmpty());
+    const int mainNice = before.value(QCoreApplication::applicationName().left(15), -100);
+    QVERIFY2(mainNice != -100, "the main thread was not found by name");
+    QVERIFY(startHost(*host));
+    const QMultiHash<QString, int> after = threadNiceValues();
+    // QThread names the OS thread after its objectName ("outbox-dispatcher",
+    // cut to 15 characters by Linux).
+    QVERIFY2(after.contains(QStringLiteral("outbox-dispatch")),
+             qPrintable(QStringList(after.keys()).join(QLatin1Char(','))));
+    QCOMPARE(after.value(QStringLiteral("outbox-dispatch")), std::min(mainNice + 4, 19));
+    QCOMPARE(after.value(QCoreApplication::applicationName().left(15)), mainNice);
+    QVERIFY(stopHost(*host));
+}
+
 #include "tst_dispatcher.moc"
