@@ -61,42 +61,24 @@ StoreClient::StoreClient(core::ConnInfo info, StoreClientOptions options, QObjec
     m_aggregateThread.start();
 }
 
+template <typename Value>
+void StoreClient::forward(StoreWorker *worker, void (StoreWorker::*from)(RequestId, const Value &),
+                          void (StoreClient::*to)(RequestId, const Value &)) {
+    connect(worker, from, this, [this, to](RequestId id, const Value &value) {
+        if (const auto as = settle(id)) {
+            (this->*to)(*as, value); // emits the signal `to`
+        }
+    });
+}
+
 void StoreClient::wireResults(StoreWorker *worker) {
-    connect(worker, &StoreWorker::countsReady, this, [this](RequestId id, const auto &value) {
-        if (const auto as = settle(id)) {
-            Q_EMIT countsReady(*as, value);
-        }
-    });
-    connect(worker, &StoreWorker::pageReady, this, [this](RequestId id, const auto &value) {
-        if (const auto as = settle(id)) {
-            Q_EMIT pageReady(*as, value);
-        }
-    });
-    connect(worker, &StoreWorker::detailReady, this, [this](RequestId id, const auto &value) {
-        if (const auto as = settle(id)) {
-            Q_EMIT detailReady(*as, value);
-        }
-    });
-    connect(worker, &StoreWorker::errorGroupsReady, this, [this](RequestId id, const auto &value) {
-        if (const auto as = settle(id)) {
-            Q_EMIT errorGroupsReady(*as, value);
-        }
-    });
-    connect(worker, &StoreWorker::privilegesReady, this, [this](RequestId id, const auto &value) {
-        if (const auto as = settle(id)) {
-            Q_EMIT privilegesReady(*as, value);
-        }
-    });
-    connect(worker, &StoreWorker::serverInfoReady, this, [this](RequestId id, const auto &value) {
-        if (const auto as = settle(id)) {
-            Q_EMIT serverInfoReady(*as, value);
-        }
-    });
-    connect(worker, &StoreWorker::executeReady, this, [this](RequestId id, const auto &value) {
-        if (const auto as = settle(id)) {
-            Q_EMIT executeReady(*as, value);
-        }
-    });
+    forward(worker, &StoreWorker::countsReady, &StoreClient::countsReady);
+    forward(worker, &StoreWorker::pageReady, &StoreClient::pageReady);
+    forward(worker, &StoreWorker::detailReady, &StoreClient::detailReady);
+    forward(worker, &StoreWorker::errorGroupsReady, &StoreClient::errorGroupsReady);
+    forward(worker, &StoreWorker::privilegesReady, &StoreClient::privilegesReady);
+    forward(worker, &StoreWorker::serverInfoReady, &StoreClient::serverInfoReady);
+    forward(worker, &StoreWorker::executeReady, &StoreClient::executeReady);
     connect(worker, &StoreWorker::requestFailed, this,
             [this](RequestId id, RequestKind kind, const core::Error &error) {
                 if (const auto as = settle(id)) {
@@ -133,6 +115,13 @@ void StoreClient::reconnectNow() {
 }
 
 void StoreClient::onWorkerState(ConnectionState state, const QString &message) {
+    if (state == ConnectionState::Connected) {
+        // The server is back: the aggregate worker must not wait out its own
+        // backoff. Posted before the state is announced, so it runs before
+        // any request made in reaction to it.
+        QMetaObject::invokeMethod(m_aggregateWorker, &StoreWorker::connectIfDown,
+                                  Qt::QueuedConnection);
+    }
     m_state = state;
     m_stateMessage = message;
     Q_EMIT connectionStateChanged(state, message);

@@ -120,6 +120,10 @@ private:
     std::optional<RequestId> settle(RequestId id);
     void onWorkerState(ConnectionState state, const QString &message);
     void wireResults(StoreWorker *worker);
+    // Re-emits a worker's answer signal as this client's, settled.
+    template <typename Value>
+    void forward(StoreWorker *worker, void (StoreWorker::*from)(RequestId, const Value &),
+                 void (StoreClient::*to)(RequestId, const Value &));
     StoreWorker *workerFor(RequestKind kind) const;
 
     core::ConnInfo m_info;

@@ -67,6 +67,13 @@ void StoreWorker::reconnectNow() {
     tryConnect();
 }
 
+void StoreWorker::connectIfDown() {
+    Q_ASSERT(QThread::currentThread() == thread());
+    if (m_state != ConnectionState::Connected) {
+        reconnectNow();
+    }
+}
+
 void StoreWorker::tryConnect() {
     closeConnection();
     // A fresh name per attempt: the previous connection may still be known to

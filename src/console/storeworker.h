@@ -39,8 +39,9 @@ public:
     Q_DISABLE_COPY_MOVE(StoreWorker)
 
     // Everything below must run in the worker's thread.
-    void open();         // first connection attempt
-    void reconnectNow(); // skip the remaining backoff
+    void open();          // first connection attempt
+    void reconnectNow();  // skip the remaining backoff
+    void connectIfDown(); // reconnectNow(), unless connected
     void counts(RequestId id, qint64 exactDeliveredCap);
     void page(RequestId id, const store::PageRequest &request);
     void detail(RequestId id, const QUuid &eventId);
