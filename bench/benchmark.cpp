@@ -250,6 +250,12 @@ core::Result<BenchResults::BurnDown> burnDown(BenchDatabase &database, const Ben
         result.firstRate = deliveredAt(run->samples, window) / window;
         result.lastRate =
             (double(options.burnDown) - deliveredAt(run->samples, total - window)) / window;
+        // The whole run in windows of the same length, to see where it slows.
+        for (double from = 0; from + window <= total + 1e-9; from += window) {
+            result.windowRates.append(
+                (deliveredAt(run->samples, from + window) - deliveredAt(run->samples, from)) /
+                window);
+        }
     }
     result.rssMbStart = run->rssMbStart;
     result.rssMbMax = run->rssMbMax;

@@ -82,8 +82,9 @@ struct BenchResults {
         double rssMbStart = 0;
         double rssMbMax = 0;
         double rssMbEnd = 0;
-        QString vacuumSettings; // "table" or "reset"
-        qint64 autovacuums = 0; // autovacuum runs on outbox_events during the burn-down
+        QString vacuumSettings;    // "table" or "reset"
+        qint64 autovacuums = 0;    // autovacuum runs on outbox_events during the burn-down
+        QList<double> windowRates; // events/s in consecutive windows of windowSeconds
     };
     BurnDown burnDown;
     BurnDown burnDownNoVacuumSettings;

@@ -37,6 +37,13 @@ QJsonObject burnDownJson(const BenchResults::BurnDown &b) {
         {QStringLiteral("rss_mb_max"), rounded(b.rssMbMax, 1)},
         {QStringLiteral("rss_mb_end"), rounded(b.rssMbEnd, 1)},
         {QStringLiteral("autovacuum_runs"), b.autovacuums},
+        {QStringLiteral("window_rates"),
+         [&b] {
+             QJsonArray rates;
+             for (double rate : b.windowRates)
+                 rates.append(rounded(rate, 0));
+             return rates;
+         }()},
     };
 }
 

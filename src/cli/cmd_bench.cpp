@@ -68,6 +68,13 @@ void printHuman(QTextStream &out, const bench::BenchResults &r) {
                  .arg(b.rssMbMax, 0, 'f', 1)
                  .arg(b.rssMbEnd, 0, 'f', 1)
                  .arg(b.autovacuums)});
+        QStringList rates;
+        for (double value : b.windowRates)
+            rates.append(QString::number(value, 'f', 0));
+        figures.addRow({QStringLiteral("burn-down %1: events/s per %2 s")
+                            .arg(label)
+                            .arg(b.windowSeconds, 0, 'f', 1),
+                        rates.join(QLatin1Char(' '))});
     };
     burnDownRows(r.burnDown, QStringLiteral("(table vacuum settings)"));
     burnDownRows(r.burnDownNoVacuumSettings, QStringLiteral("(settings reset)"));

@@ -55,7 +55,10 @@ Dispatcher::Dispatcher(core::ConnInfo connInfo, core::DispatcherConfig config,
 
     m_claimTimer.setSingleShot(true);
     connect(&m_claimTimer, &QTimer::timeout, this, &Dispatcher::claim);
-    connect(&m_watchdogTimer, &QTimer::timeout, this, &Dispatcher::claim);
+    connect(&m_watchdogTimer, &QTimer::timeout, this, [this] {
+        refreshClaimFloor();
+        claim();
+    });
     m_flushTimer.setSingleShot(true);
     connect(&m_flushTimer, &QTimer::timeout, this, [this] { flush(); });
     connect(&m_sweepTimer, &QTimer::timeout, this, &Dispatcher::sweep);
@@ -79,6 +82,7 @@ PublisherFactory Dispatcher::httpPublisherFactory() {
 // ---------------------------------------------------------------- lifecycle
 
 void Dispatcher::start() {
+    m_claimFloor.clear();
     if (m_state != DispatcherState::Stopped && m_state != DispatcherState::Failed) {
         qCDebug(lcDispatch) << "event=start_ignored reason=already_running";
         return;
@@ -223,6 +227,7 @@ void Dispatcher::onConnected() {
 
 void Dispatcher::enterReconnecting() {
     m_connection.close();
+    m_claimFloor.clear();
     m_claimTimer.stop();
     m_watchdogTimer.stop();
     m_flushTimer.stop();
@@ -326,6 +331,7 @@ void Dispatcher::claim() {
     options.lease = m_config.lease;
     options.maxAttempts = m_config.maxAttempts;
     options.nameSpace = m_config.nameSpace;
+    options.createdFrom = m_claimFloor;
     auto claimed = m_connection.store()->claimBatch(m_stats.workerId, options);
     ++m_stats.claims;
     if (!claimed) {
@@ -358,6 +364,19 @@ void Dispatcher::claim() {
     }
     if (due.value() && *due.value() < m_config.pollInterval)
         scheduleClaim(*due.value() + core::Millis(1));
+}
+
+void Dispatcher::refreshClaimFloor() {
+    if (m_state != DispatcherState::Running || !m_connection.store())
+        return;
+    auto floor = m_connection.store()->claimFloor(m_config.nameSpace);
+    if (!floor) {
+        // Not worth a reconnect of its own: the claim right after notices a
+        // lost connection; meanwhile claim without a bound.
+        m_claimFloor.clear();
+        return;
+    }
+    m_claimFloor = floor.value();
 }
 
 void Dispatcher::wake() {

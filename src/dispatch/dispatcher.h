@@ -130,6 +130,7 @@ private:
 
     void scheduleClaim(core::Millis in);
     void claim();
+    void refreshClaimFloor();
     void onPublished(const PublishOutcome &outcome);
     void scheduleFlush();
     bool flush(); // false when a statement failed (the buffers are kept)
@@ -173,7 +174,11 @@ private:
     int m_reconnectFailures = 0;
     bool m_everConnected = false; // in this run
     bool m_niced = false;         // threadNiceIncrement applied (once per thread)
-    bool m_moreWork = false;      // the last claim was full or a wake-up found no free slot
+    // ClaimOptions::createdFrom: refreshed every poll interval, so claims
+    // start past the index entries of rows delivered since the last vacuum.
+    // Empty (no bound) until the first refresh of a connection.
+    QString m_claimFloor;
+    bool m_moreWork = false; // the last claim was full or a wake-up found no free slot
     bool m_stopRequested = false;
 };
 

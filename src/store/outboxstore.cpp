@@ -80,7 +80,8 @@ QString claimSql(bool byNamespace) {
                           " WHERE status IN ('pending', 'processing')"
                           "   AND ((status = 'pending' AND next_attempt_at <= now())"
                           "     OR (status = 'processing' AND locked_until < now()))"
-                          "   AND attempts < ?::integer") +
+                          "   AND attempts < ?::integer"
+                          "   AND created_at >= ?::timestamptz") +
            (byNamespace ? QStringLiteral(" AND namespace = ?::text") : QString()) +
            QStringLiteral(
                " ORDER BY created_at, id"
@@ -164,6 +165,12 @@ QString sweepSql(bool byNamespace) {
            (byNamespace ? QStringLiteral(" AND namespace = ?::text") : QString());
 }
 
+QString floorSql(bool byNamespace) {
+    return QStringLiteral("SELECT (min(created_at) - ?::bigint * interval '1 millisecond')::text"
+                          " FROM outbox_events WHERE status IN ('pending', 'processing')") +
+           (byNamespace ? QStringLiteral(" AND namespace = ?::text") : QString());
+}
+
 // NULL when nothing is pending (greatest() would turn that NULL into 0).
 QString nextDueSql(bool byNamespace) {
     return QStringLiteral(
@@ -212,6 +219,8 @@ struct OutboxStore::Prepared {
     Slot sweepNamespace;
     Slot nextDueAll;
     Slot nextDueNamespace;
+    Slot floorAll;
+    Slot floorNamespace;
 };
 
 namespace {
@@ -299,7 +308,9 @@ core::Result<QList<ClaimedEvent>> OutboxStore::claimBatch(const QUuid &workerId,
                 .arg(options.lease.count())};
     }
     const bool byNamespace = !options.nameSpace.isEmpty();
-    QVariantList values{options.maxAttempts};
+    QVariantList values{options.maxAttempts, options.createdFrom.isEmpty()
+                                                 ? QStringLiteral("-infinity")
+                                                 : options.createdFrom};
     if (byNamespace) {
         values << options.nameSpace;
     }
@@ -459,6 +470,26 @@ core::Result<std::optional<core::Millis>> OutboxStore::timeUntilNextDue(const QS
     }
     q->finish();
     return due;
+}
+
+core::Result<QString> OutboxStore::claimFloor(const QString &nameSpace, core::Millis margin) {
+    const bool byNamespace = !nameSpace.isEmpty();
+    QVariantList values{qint64(std::max<qint64>(margin.count(), 0))};
+    if (byNamespace) {
+        values << nameSpace;
+    }
+    auto query = run(m_db, byNamespace ? m_prepared->floorNamespace : m_prepared->floorAll,
+                     floorSql(byNamespace), values, QStringLiteral("finding the claim floor"));
+    if (!query.ok()) {
+        return query.error();
+    }
+    QSqlQuery *q = query.value();
+    QString floor;
+    if (q->next() && !q->value(0).isNull()) {
+        floor = q->value(0).toString();
+    }
+    q->finish();
+    return floor;
 }
 
 } // namespace outbox::store

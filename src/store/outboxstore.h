@@ -36,6 +36,10 @@ struct ClaimOptions {
     core::Millis lease{30000};
     int maxAttempts = 10;
     QString nameSpace; // empty = every namespace
+    // Only rows created at or after this timestamptz (text from claimFloor()),
+    // so the claim does not walk the index entries of rows delivered since the
+    // last vacuum; empty = no lower bound.
+    QString createdFrom;
 };
 
 // A claimed row: everything the publisher needs, plus the fencing token.
@@ -116,6 +120,11 @@ public:
     // Seconds until the earliest pending row (in `nameSpace`) is due, for
     // scheduling the next claim; nullopt when nothing is pending.
     core::Result<std::optional<core::Millis>> timeUntilNextDue(const QString &nameSpace = {});
+    // A lower bound for ClaimOptions::createdFrom: the oldest created_at of the
+    // pending and processing rows, less `margin` (for transactions that
+    // commit late with an older created_at); empty when there are none.
+    core::Result<QString> claimFloor(const QString &nameSpace = {},
+                                     core::Millis margin = core::Millis(1000));
 
 private:
     QSqlDatabase m_db;

@@ -56,6 +56,7 @@ private Q_SLOTS:
     void hostDestructionReleasesLeases();
     void restartAfterStop();
     void niceIncrementLowersOnlyTheDispatcherThread();
+    void rowsOlderThanTheClaimFloorAreStillDelivered();
 
 private:
     std::unique_ptr<DispatcherHost> makeHost(const core::DispatcherConfig &config,
@@ -384,6 +385,31 @@ void TestDispatcher::inProcessPublisherAndDeadSweep() {
     QCOMPARE(stats.delivered, 300);
     QCOMPARE(stats.claimed, 300);
     QVERIFY(stats.claims >= 300 / config.batchSize);
+}
+
+void TestDispatcher::rowsOlderThanTheClaimFloorAreStillDelivered() {
+    auto config = baseConfig(QUrl(QStringLiteral("http://127.0.0.1:9/unused")));
+    config.pollInterval = core::Millis(300);
+    auto host = makeHost(config, [] { return std::make_unique<dispatch::InProcessPublisher>(); });
+    // Live rows that are not due keep the claim floor at their created_at.
+    QVERIFY(enqueueMany(m_db, 5, QStringLiteral("later")));
+    QVERIFY(sqlExec(m_db, QStringLiteral("UPDATE outbox_events SET next_attempt_at = now() + "
+                                         "interval '1 hour'")));
+    QVERIFY(enqueueMany(m_db, 20));
+    QVERIFY(startHost(*host));
+    QTRY_COMPARE_WITH_TIMEOUT(countStatus(m_db, QStringLiteral("delivered")), 20, 20000);
+    QTest::qWait(700); // watchdog ticks: the floor is now about a second below the "later" rows
+    // As a requeue of an old dead event, or a transaction that commits late:
+    // pending, due, created an hour ago, far below the floor.
+    QVERIFY(sqlExec(m_db, QStringLiteral("SELECT * FROM outbox_enqueue('test', 'old', "
+                                         "'{}'::jsonb)")));
+    QVERIFY(sqlExec(m_db, QStringLiteral("UPDATE outbox_events SET created_at = now() - interval "
+                                         "'1 hour' WHERE topic = 'old'")));
+    QTRY_COMPARE_WITH_TIMEOUT(
+        sqlScalar(m_db, QStringLiteral("SELECT status FROM outbox_events WHERE topic = 'old'")),
+        QStringLiteral("delivered"), 15000);
+    QCOMPARE(countStatus(m_db, QStringLiteral("pending")), 5);
+    QVERIFY(stopHost(*host));
 }
 
 void TestDispatcher::namespaceFilter() {
