@@ -1,6 +1,7 @@
 #pragma once
 
 #include "core/event.h"
+#include "core/jsontext.h"
 
 #include <QByteArray>
 #include <QDateTime>
@@ -29,7 +30,7 @@ QString relativeTime(const QDateTime &time, const QDateTime &now);
 std::optional<QJsonValue> parseJsonValue(const QByteArray &text, QString *error = nullptr);
 // Re-indents valid JSON text without converting numbers to double, so an
 // operator sees exactly what is stored. indent < 0: compact, one line.
-QString reformatJson(const QByteArray &text, int indent = 2);
+using core::reformatJson;
 // One event as a JSON object; the payload is embedded verbatim (not as a
 // double-converting QJsonValue).
 QByteArray eventJson(const core::OutboxEvent &event, bool indented = false);

@@ -1,5 +1,7 @@
 #include "console/jsonhighlighter.h"
 
+#include "core/jsontext.h"
+
 #include <QJsonDocument>
 #include <QJsonParseError>
 
@@ -8,76 +10,10 @@ namespace outbox::console {
 QString prettyJson(const QByteArray &json, int indent) {
     QJsonParseError error;
     QJsonDocument::fromJson(json, &error);
-    const QString text = QString::fromUtf8(json);
     if (error.error != QJsonParseError::NoError) {
-        return text;
+        return QString::fromUtf8(json);
     }
-    QString out;
-    out.reserve(text.size() * 2);
-    int depth = 0;
-    bool inString = false;
-    const auto newline = [&] {
-        out += QLatin1Char('\n');
-        out += QString(depth * indent, QLatin1Char(' '));
-    };
-    for (qsizetype i = 0; i < text.size(); ++i) {
-        const QChar c = text.at(i);
-        if (inString) {
-            out += c;
-            if (c == QLatin1Char('\\') && i + 1 < text.size()) {
-                out += text.at(++i);
-            } else if (c == QLatin1Char('"')) {
-                inString = false;
-            }
-            continue;
-        }
-        switch (c.unicode()) {
-        case '"':
-            inString = true;
-            out += c;
-            break;
-        case '{':
-        case '[': {
-            // Keep empty containers on one line: {} and [].
-            qsizetype next = i + 1;
-            while (next < text.size() && text.at(next).isSpace()) {
-                ++next;
-            }
-            const QChar close = c == QLatin1Char('{') ? QLatin1Char('}') : QLatin1Char(']');
-            if (next < text.size() && text.at(next) == close) {
-                out += c;
-                out += close;
-                i = next;
-                break;
-            }
-            out += c;
-            ++depth;
-            newline();
-            break;
-        }
-        case '}':
-        case ']':
-            --depth;
-            newline();
-            out += c;
-            break;
-        case ',':
-            out += c;
-            newline();
-            break;
-        case ':':
-            out += QLatin1String(": ");
-            break;
-        case ' ':
-        case '\t':
-        case '\n':
-        case '\r':
-            break;
-        default:
-            out += c;
-        }
-    }
-    return out;
+    return core::reformatJson(json, indent);
 }
 
 JsonHighlighter::JsonHighlighter(QTextDocument *document)
