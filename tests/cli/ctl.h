@@ -2,7 +2,6 @@
 
 #include "core/conninfo.h"
 #include "store/database.h"
-#include "store/migrator.h"
 #include "support/pgfixture.h"
 
 #include <QJsonDocument>
@@ -65,26 +64,6 @@ inline QJsonObject parseObject(const QString &text) {
     if (error.error != QJsonParseError::NoError)
         qWarning().noquote() << "not JSON:" << error.errorString() << text;
     return document.object();
-}
-
-// The template preparer: applies the migrations with the store's Migrator.
-inline core::Result<void> migrateTemplate(const QString &connInfo) {
-    auto info = core::ConnInfo::parse(connInfo);
-    if (!info)
-        return info.error();
-    const QString name = QStringLiteral("cli-template-migrate");
-    core::Result<void> outcome;
-    {
-        auto db = store::openDatabase(info.value(), name);
-        if (!db)
-            return db.error();
-        auto migrated = store::Migrator(db.value()).migrate();
-        if (!migrated)
-            outcome = migrated.error();
-        db.value().close();
-    }
-    store::closeDatabase(name);
-    return outcome;
 }
 
 // One outbox_events row in a chosen state, written directly (the dispatcher

@@ -16,7 +16,6 @@
 #include "console/mainwindow.h"
 #include "console/storeclient.h"
 #include "store/database.h"
-#include "store/migrator.h"
 #include "store/operations.h"
 #include "support/pgfixture.h"
 
@@ -97,24 +96,6 @@ const char *kSeed[] = {
     " FROM outbox_events e, generate_series(1, 4) a WHERE e.last_error IS NOT NULL",
 };
 
-core::Result<void> migrate(const QString &connInfo) {
-    auto info = core::ConnInfo::parse(connInfo);
-    if (!info)
-        return info.error();
-    const QString name = store::uniqueConnectionName(QStringLiteral("shots-migrate"));
-    core::Result<void> result;
-    {
-        auto db = store::openDatabase(info.value(), name);
-        if (!db) {
-            result = db.error();
-        } else if (auto report = store::Migrator(db.value()).migrate(true); !report) {
-            result = report.error();
-        }
-    }
-    store::closeDatabase(name);
-    return result;
-}
-
 bool waitFor(const std::function<bool()> &condition, int timeoutMs = 20000) {
     QElapsedTimer timer;
     timer.start();
@@ -157,7 +138,7 @@ int main(int argc, char *argv[]) {
     testing::PgFixture pg;
     if (auto started = pg.start(); !started)
         return fail(qPrintable(started.errorMessage()));
-    pg.setTemplatePreparer(migrate);
+    pg.setTemplatePreparer(outbox::testing::migrateSchemaWithRoles);
     const QString dbName = pg.freshMigratedDatabase();
     QSqlDatabase db = pg.open(dbName);
     for (const char *sql : kSeed) {

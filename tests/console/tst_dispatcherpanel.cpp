@@ -8,7 +8,6 @@
 #include "console/throughputchart.h"
 #include "dispatch/devrunner.h"
 #include "store/database.h"
-#include "store/migrator.h"
 #include "store/outboxstore.h"
 #include "store/queries.h"
 #include "support/pgfixture.h"
@@ -29,26 +28,6 @@ using console::DispatcherPanel;
 using console::ThroughputChart;
 
 namespace {
-
-core::Result<void> migrate(const QString &connInfo) {
-    auto info = core::ConnInfo::parse(connInfo);
-    if (!info)
-        return info.error();
-    const QString name = store::uniqueConnectionName(QStringLiteral("tst-migrate"));
-    core::Result<void> result;
-    {
-        auto db = store::openDatabase(info.value(), name);
-        if (!db) {
-            result = db.error();
-        } else {
-            auto report = store::Migrator(db.value()).migrate();
-            if (!report)
-                result = report.error();
-        }
-    }
-    store::closeDatabase(name);
-    return result;
-}
 
 template <typename T> T *child(QWidget *parent, const char *name) {
     T *found = parent->findChild<T *>(QLatin1String(name));
@@ -99,7 +78,7 @@ private:
 void TestDispatcherPanel::initTestCase() {
     m_pg = std::make_unique<testing::PgFixture>();
     OUTBOX_START_PG(*m_pg);
-    m_pg->setTemplatePreparer(migrate);
+    m_pg->setTemplatePreparer(outbox::testing::migrateSchema);
 }
 
 void TestDispatcherPanel::cleanupTestCase() {

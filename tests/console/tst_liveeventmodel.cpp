@@ -6,7 +6,6 @@
 #include "console/statusnavmodel.h"
 #include "console/storeclient.h"
 #include "store/database.h"
-#include "store/migrator.h"
 #include "support/pgfixture.h"
 
 #include <QAbstractItemModelTester>
@@ -25,27 +24,6 @@ using console::StatusNavModel;
 using console::StoreClient;
 
 namespace {
-
-core::Result<void> migrate(const QString &connInfo) {
-    auto info = core::ConnInfo::parse(connInfo);
-    if (!info)
-        return info.error();
-    const QString name = store::uniqueConnectionName(QStringLiteral("tst-migrate"));
-    core::Result<void> result;
-    {
-        auto db = store::openDatabase(info.value(), name);
-        if (!db) {
-            result = db.error();
-        } else {
-            store::Migrator migrator(db.value());
-            auto report = migrator.migrate();
-            if (!report)
-                result = report.error();
-        }
-    }
-    store::closeDatabase(name);
-    return result;
-}
 
 QList<QUuid> modelIds(const EventTableModel &model) {
     QList<QUuid> ids;
@@ -91,7 +69,7 @@ private:
 void TestLiveEventModel::initTestCase() {
     m_pg = std::make_unique<testing::PgFixture>();
     OUTBOX_START_PG(*m_pg);
-    m_pg->setTemplatePreparer(migrate);
+    m_pg->setTemplatePreparer(outbox::testing::migrateSchema);
 }
 
 void TestLiveEventModel::init() {

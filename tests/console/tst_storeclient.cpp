@@ -22,27 +22,6 @@ using console::StoreClient;
 
 namespace {
 
-core::Result<void> migrate(const QString &connInfo) {
-    auto info = core::ConnInfo::parse(connInfo);
-    if (!info)
-        return info.error();
-    const QString name = store::uniqueConnectionName(QStringLiteral("tst-migrate"));
-    core::Result<void> result;
-    {
-        auto db = store::openDatabase(info.value(), name);
-        if (!db) {
-            result = db.error();
-        } else {
-            store::Migrator migrator(db.value());
-            auto report = migrator.migrate();
-            if (!report)
-                result = report.error();
-        }
-    }
-    store::closeDatabase(name);
-    return result;
-}
-
 // Waits for the answer to request `id`: the value of `signal`, or the error
 // of requestFailed.
 template <typename T, typename Signal> struct Answer {
@@ -108,7 +87,7 @@ private:
 void TestStoreClient::initTestCase() {
     m_pg = std::make_unique<testing::PgFixture>();
     OUTBOX_START_PG(*m_pg);
-    m_pg->setTemplatePreparer(migrate);
+    m_pg->setTemplatePreparer(outbox::testing::migrateSchema);
 }
 
 void TestStoreClient::init() {

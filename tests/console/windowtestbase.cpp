@@ -3,36 +3,11 @@
 #include "console/eventtablemodel.h"
 #include "console/storeclient.h"
 #include "store/database.h"
-#include "store/migrator.h"
 
 #include <QTableView>
 #include <QtTest>
 
 namespace outbox::testing {
-
-namespace {
-
-core::Result<void> migrateWithRoles(const QString &connInfo) {
-    auto info = core::ConnInfo::parse(connInfo);
-    if (!info)
-        return info.error();
-    const QString name = store::uniqueConnectionName(QStringLiteral("tst-migrate"));
-    core::Result<void> result;
-    {
-        auto db = store::openDatabase(info.value(), name);
-        if (!db) {
-            result = db.error();
-        } else {
-            auto report = store::Migrator(db.value()).migrate(/*withRoles=*/true);
-            if (!report)
-                result = report.error();
-        }
-    }
-    store::closeDatabase(name);
-    return result;
-}
-
-} // namespace
 
 QString uuidArray(const QList<QUuid> &ids) {
     QStringList parts;
@@ -44,7 +19,7 @@ QString uuidArray(const QList<QUuid> &ids) {
 void WindowTestBase::startCluster() {
     m_pg = std::make_unique<PgFixture>();
     OUTBOX_START_PG(*m_pg);
-    m_pg->setTemplatePreparer(migrateWithRoles);
+    m_pg->setTemplatePreparer(migrateSchemaWithRoles);
 }
 
 void WindowTestBase::setUpDatabase() {

@@ -6,7 +6,6 @@
 #include "core/conninfo.h"
 #include "core/dispatcherconfig.h"
 #include "store/database.h"
-#include "store/migrator.h"
 #include "support/pgfixture.h"
 
 #include <QSqlDatabase>
@@ -15,23 +14,7 @@
 namespace outbox::testing {
 
 inline void useMigratedTemplate(PgFixture &fixture) {
-    fixture.setTemplatePreparer([](const QString &connInfo) -> core::Result<void> {
-        const auto info = core::ConnInfo::parse(connInfo);
-        if (!info)
-            return core::Result<void>(info.error());
-        const QString name = store::uniqueConnectionName(QStringLiteral("template-preparer"));
-        core::Result<void> outcome;
-        {
-            auto db = store::openDatabase(info.value(), name);
-            if (!db)
-                return core::Result<void>(db.error());
-            const auto migrated = store::Migrator(db.value()).migrate();
-            if (!migrated)
-                outcome = core::Result<void>(migrated.error());
-        }
-        store::closeDatabase(name);
-        return outcome;
-    });
+    fixture.setTemplatePreparer(migrateSchema);
 }
 
 inline core::ConnInfo connInfoFor(const PgFixture &fixture, const QString &dbName) {

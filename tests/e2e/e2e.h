@@ -2,7 +2,6 @@
 
 #include "core/conninfo.h"
 #include "store/database.h"
-#include "store/migrator.h"
 #include "support/pgfixture.h"
 
 #include <QEventLoop>
@@ -188,26 +187,6 @@ inline int freePort() {
     const int port = server.serverPort();
     server.close();
     return port;
-}
-
-// The template preparer: the outbox schema, applied by the store's Migrator.
-inline core::Result<void> migrateTemplate(const QString &connInfo) {
-    auto info = core::ConnInfo::parse(connInfo);
-    if (!info)
-        return info.error();
-    const QString name = QStringLiteral("e2e-template-migrate");
-    core::Result<void> outcome;
-    {
-        auto db = store::openDatabase(info.value(), name);
-        if (!db)
-            return db.error();
-        auto migrated = store::Migrator(db.value()).migrate();
-        if (!migrated)
-            outcome = migrated.error();
-        db.value().close();
-    }
-    store::closeDatabase(name);
-    return outcome;
 }
 
 // `count` due events in one statement (ids are UUID v7 like the producer's).

@@ -45,7 +45,7 @@ private Q_SLOTS:
     void initTestCase() {
         m_pg = std::make_unique<PgFixture>();
         OUTBOX_START_PG(*m_pg);
-        m_pg->setTemplatePreparer(migrateTemplate);
+        m_pg->setTemplatePreparer(outbox::testing::migrateSchema);
     }
 
     void cleanupTestCase() { m_pg.reset(); }

@@ -4,7 +4,6 @@
 #include "core/conninfo.h"
 #include "store/database.h"
 #include "store/eventfilter.h"
-#include "store/migrator.h"
 #include "support/pgfixture.h"
 
 #include <QRandomGenerator>
@@ -23,24 +22,6 @@ using outbox::testing::sqlScalar;
 namespace {
 
 using namespace std::chrono_literals;
-
-core::Result<void> migrateTemplate(const QString &connInfo) {
-    const auto info = core::ConnInfo::parse(connInfo);
-    if (!info)
-        return info.error();
-    const QString name = store::uniqueConnectionName(QStringLiteral("template"));
-    core::Result<void> outcome;
-    {
-        auto db = store::openDatabase(info.value(), name);
-        if (!db)
-            return db.error();
-        const auto migrated = store::Migrator(db.value()).migrate(true);
-        if (!migrated)
-            outcome = migrated.error();
-    }
-    store::closeDatabase(name);
-    return outcome;
-}
 
 QUuid uuid(const char *text) {
     return QUuid::fromString(QLatin1String(text));
@@ -191,7 +172,7 @@ private Q_SLOTS:
     void initTestCase() {
         m_pg = std::make_unique<PgFixture>();
         OUTBOX_START_PG(*m_pg);
-        m_pg->setTemplatePreparer(migrateTemplate);
+        m_pg->setTemplatePreparer(outbox::testing::migrateSchemaWithRoles);
     }
 
     void init() {

@@ -26,24 +26,6 @@ using outbox::testing::sqlScalar;
 
 namespace {
 
-core::Result<void> migrateTemplate(const QString &connInfo) {
-    const auto info = core::ConnInfo::parse(connInfo);
-    if (!info)
-        return info.error();
-    const QString name = store::uniqueConnectionName(QStringLiteral("template"));
-    core::Result<void> outcome;
-    {
-        auto db = store::openDatabase(info.value(), name);
-        if (!db)
-            return db.error();
-        const auto migrated = store::Migrator(db.value()).migrate(true);
-        if (!migrated)
-            outcome = migrated.error();
-    }
-    store::closeDatabase(name);
-    return outcome;
-}
-
 // `count` rows in one statement: they share created_at, random ids break the tie.
 bool insertEvents(QSqlDatabase db, int count, const QString &status,
                   const QString &nameSpace = QStringLiteral("billing"),
@@ -118,7 +100,7 @@ private Q_SLOTS:
     void initTestCase() {
         m_pg = std::make_unique<PgFixture>();
         OUTBOX_START_PG(*m_pg);
-        m_pg->setTemplatePreparer(migrateTemplate);
+        m_pg->setTemplatePreparer(outbox::testing::migrateSchemaWithRoles);
     }
 
     void init() {

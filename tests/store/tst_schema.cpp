@@ -109,26 +109,7 @@ private Q_SLOTS:
     void initTestCase() {
         m_pg = std::make_unique<PgFixture>();
         OUTBOX_START_PG(*m_pg);
-        m_pg->setTemplatePreparer([](const QString &connInfo) -> core::Result<void> {
-            const auto parsed = core::ConnInfo::parse(connInfo);
-            if (!parsed.ok()) {
-                return parsed.error();
-            }
-            const QString connection = store::uniqueConnectionName(QStringLiteral("template"));
-            core::Result<void> result;
-            {
-                const auto db = store::openDatabase(parsed.value(), connection);
-                if (!db.ok()) {
-                    return db.error();
-                }
-                const auto report = store::Migrator(db.value()).migrate();
-                if (!report.ok()) {
-                    result = report.error();
-                }
-            }
-            store::closeDatabase(connection);
-            return result;
-        });
+        m_pg->setTemplatePreparer(outbox::testing::migrateSchema);
 
         // Group roles are cluster-wide: create them once, then one LOGIN role
         // per group for the privilege tests (trust authentication).

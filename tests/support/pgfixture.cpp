@@ -1,5 +1,9 @@
 #include "support/pgfixture.h"
 
+#include "core/conninfo.h"
+#include "store/database.h"
+#include "store/migrator.h"
+
 #include <QSqlError>
 #include <QSqlQuery>
 
@@ -182,6 +186,35 @@ QString sqlScalar(QSqlDatabase db, const QString &sql, const QVariantList &value
 bool sqlExec(QSqlDatabase db, const QString &sql, const QVariantList &values) {
     QSqlQuery query(db);
     return runQuery(query, sql, values);
+}
+
+namespace {
+
+core::Result<void> migrateWith(const QString &connInfo, bool withRoles) {
+    const auto info = core::ConnInfo::parse(connInfo);
+    if (!info)
+        return info.error();
+    const QString name = store::uniqueConnectionName(QStringLiteral("template-migrate"));
+    core::Result<void> outcome;
+    {
+        auto db = store::openDatabase(info.value(), name);
+        if (!db)
+            return db.error();
+        if (auto migrated = store::Migrator(db.value()).migrate(withRoles); !migrated)
+            outcome = migrated.error();
+    }
+    store::closeDatabase(name);
+    return outcome;
+}
+
+} // namespace
+
+core::Result<void> migrateSchema(const QString &connInfo) {
+    return migrateWith(connInfo, false);
+}
+
+core::Result<void> migrateSchemaWithRoles(const QString &connInfo) {
+    return migrateWith(connInfo, true);
 }
 
 } // namespace outbox::testing

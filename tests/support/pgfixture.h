@@ -74,6 +74,11 @@ private:
 // First column of the first row as text; a null QString (and a qWarning
 // with the SQL error) when the statement fails or returns no row.
 QString sqlScalar(QSqlDatabase db, const QString &sql, const QVariantList &values = {});
+
+// Template preparers (PgFixture::setTemplatePreparer): the outbox schema
+// applied by the store's Migrator, and the same with the four roles.
+core::Result<void> migrateSchema(const QString &connInfo);
+core::Result<void> migrateSchemaWithRoles(const QString &connInfo);
 // Runs one statement; false (with a qWarning) on failure.
 bool sqlExec(QSqlDatabase db, const QString &sql, const QVariantList &values = {});
 
