@@ -3,6 +3,7 @@
 #include "console/consoletypes.h"
 #include "console/demoproducer.h"
 #include "console/demopublisher.h"
+#include "dispatch/threadedpublisher.h"
 #include "store/database.h"
 #include "store/embeddedpostgres.h"
 #include "store/migrator.h"
@@ -270,10 +271,12 @@ core::DispatcherConfig DemoEnvironment::dispatcherConfig() const {
 
 dispatch::PublisherFactory DemoEnvironment::publisherFactory() const {
     const QUrl rejectUrl = m_rejectUrl;
-    return [rejectUrl]() -> std::unique_ptr<dispatch::Publisher> {
-        return std::make_unique<DemoPublisher>(rejectUrl, QLatin1String(PoisonNamespace),
-                                               QLatin1String(PoisonTopic));
-    };
+    return dispatch::ThreadedPublisher::inOwnThread(
+        [rejectUrl]() -> std::unique_ptr<dispatch::Publisher> {
+            return std::make_unique<DemoPublisher>(rejectUrl, QLatin1String(PoisonNamespace),
+                                                   QLatin1String(PoisonTopic));
+        },
+        QStringLiteral("outbox-http"));
 }
 
 void DemoEnvironment::setRunnerFailRate(double rate) {

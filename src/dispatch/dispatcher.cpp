@@ -4,6 +4,7 @@
 #include "dispatch/httppublisher.h"
 #include "dispatch/logging.h"
 #include "dispatch/notifier.h"
+#include "dispatch/threadedpublisher.h"
 #include "store/outboxstore.h"
 
 #include <algorithm>
@@ -76,7 +77,10 @@ Dispatcher::~Dispatcher() {
 }
 
 PublisherFactory Dispatcher::httpPublisherFactory() {
-    return [] { return std::make_unique<HttpPublisher>(); };
+    // Its own thread: claims and acks wait on the database, and requests and
+    // replies should not wait for them (docs/PERFORMANCE.md).
+    return ThreadedPublisher::inOwnThread([] { return std::make_unique<HttpPublisher>(); },
+                                          QStringLiteral("outbox-http"));
 }
 
 // ---------------------------------------------------------------- lifecycle
@@ -342,8 +346,7 @@ void Dispatcher::claim() {
     m_stats.claimed += rows.size();
     for (const store::ClaimedEvent &row : rows)
         m_inFlight.insert(row.id, Flight{row.attempts, row.createdAt});
-    for (const store::ClaimedEvent &row : rows)
-        m_publisher->publish(row);
+    m_publisher->publishBatch(rows);
     qCDebug(lcDispatch).noquote() << QLatin1String("event=claim wanted=") %
                                          QString::number(wanted) % QLatin1String(" got=") %
                                          QString::number(rows.size());

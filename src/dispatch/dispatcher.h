@@ -93,6 +93,7 @@ public:
     ~Dispatcher() override;
     Q_DISABLE_COPY_MOVE(Dispatcher)
 
+    // HttpPublisher in a thread of its own (ThreadedPublisher).
     static PublisherFactory httpPublisherFactory();
 
 public Q_SLOTS:

@@ -47,6 +47,11 @@ PublishOutcome PublishOutcome::permanent(const store::ClaimedEvent &event, QStri
     return outcome;
 }
 
+void Publisher::publishBatch(const QList<store::ClaimedEvent> &events) {
+    for (const store::ClaimedEvent &event : events)
+        publish(event);
+}
+
 QString outcomeKindName(PublishOutcome::Kind kind) {
     switch (kind) {
     case PublishOutcome::Kind::Delivered:

@@ -64,6 +64,8 @@ public:
 
     virtual core::Result<void> configure(const core::DispatcherConfig &config) = 0;
     virtual void publish(const store::ClaimedEvent &event) = 0;
+    // The rows of one claim; the default publishes them one by one.
+    virtual void publishBatch(const QList<store::ClaimedEvent> &events);
     // Abandons every request in flight without emitting finished() for them
     // (shutdown after the grace period; the dispatcher releases their leases).
     virtual void abortAll() = 0;
