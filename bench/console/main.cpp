@@ -5,6 +5,7 @@
 #include "benchapplication.h"
 #include "consolebench.h"
 #include "core/conninfo.h"
+#include "core/localtimezone.h"
 #include "report.h"
 
 #include <QCommandLineParser>
@@ -48,6 +49,7 @@ std::optional<qint64> count(const QCommandLineParser &parser, const QString &nam
 } // namespace
 
 int main(int argc, char **argv) {
+    outbox::core::pinLocalTimeZone();
     // Offscreen unless told otherwise (QT_QPA_PLATFORM=xcb under xvfb-run):
     // the widgets paint into a raster backing store either way.
     if (!qEnvironmentVariableIsSet("QT_QPA_PLATFORM")) {

@@ -1,5 +1,7 @@
 #include "console/application.h"
+#include "core/localtimezone.h"
 
 int main(int argc, char *argv[]) {
+    outbox::core::pinLocalTimeZone();
     return outbox::console::runApplication(argc, argv);
 }
