@@ -114,6 +114,11 @@ EventView::EventView(core::Status status, ConsoleSettings *settings, QWidget *pa
     connect(m_model, &QAbstractItemModel::rowsInserted, this, &EventView::updatePlaceholder);
     connect(m_model, &QAbstractItemModel::rowsRemoved, this, &EventView::updatePlaceholder);
     connect(m_model, &QAbstractItemModel::modelReset, this, &EventView::updatePlaceholder);
+    // A new query (filter or order) drops the rows and the selection without
+    // a currentRowChanged: say so, or the detail pane would keep showing an
+    // event the filter hides.
+    connect(m_model, &QAbstractItemModel::modelReset, this,
+            [this] { Q_EMIT currentEventChanged(QUuid()); });
     updatePlaceholder();
 }
 

@@ -77,7 +77,12 @@ MainWindow::MainWindow(ConsoleSettings *settings, MainWindowOptions options, QWi
         auto *view = new EventView(kStatuses[i], settings);
         m_views[i] = view;
         m_tabs->addTab(view, statusTitle(kStatuses[i]));
-        connect(view, &EventView::currentEventChanged, m_detail, &DetailPane::setEvent);
+        // Only the page on show drives the detail pane (the others refresh
+        // too, and their current rows move with it).
+        connect(view, &EventView::currentEventChanged, this, [this, view](const QUuid &id) {
+            if (view == currentView())
+                m_detail->setEvent(id);
+        });
         connect(view, &EventView::selectionChanged, m_actions, &ActionController::updateState);
         connect(view, &EventView::contextMenuRequested, this, &MainWindow::showTableMenu);
         // Selected rows may change state under the selection.

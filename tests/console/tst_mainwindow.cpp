@@ -64,6 +64,7 @@ private Q_SLOTS:
     void detailPaneExplainsWhy_data();
     void detailPaneExplainsWhy();
     void filterBarNarrowsTheView();
+    void aFilterThatHidesTheSelectedEventClearsTheDetail();
     void navigatorChoosesPageAndFilter();
     void pausedLiveViewHoldsStill();
     void connectionDialogTestsWithoutBlocking();
@@ -129,6 +130,26 @@ void TestMainWindow::detailPaneExplainsWhy() {
     const QString payload = m_window->detailPane()->payloadText();
     QVERIFY2(payload.contains(QLatin1String("\"big\": 12345678901234567890")), qPrintable(payload));
     QVERIFY(payload.contains(QLatin1Char('\n')));
+}
+
+void TestMainWindow::aFilterThatHidesTheSelectedEventClearsTheDetail() {
+    insertDead(2, QStringLiteral("billing"), QStringLiteral("HTTP 503"), QStringLiteral("bill-"));
+    insertDead(2, QStringLiteral("shipping"), QStringLiteral("timeout"), QStringLiteral("ship-"));
+    openWindow();
+    console::EventView *view = showLoaded(core::Status::Dead, 4);
+    QVERIFY(!QTest::currentTestFailed());
+    QUuid billing;
+    for (const auto &event : view->model()->events()) {
+        if (event.nameSpace == QLatin1String("billing"))
+            billing = event.id;
+    }
+    QVERIFY(!billing.isNull());
+    QCOMPARE(view->selectIds({billing}), 1);
+    QTRY_COMPARE_WITH_TIMEOUT(m_window->detailPane()->eventId(), billing, kTimeout);
+
+    m_window->filterBar()->setNamespace(QStringLiteral("shipping"));
+    QTRY_COMPARE_WITH_TIMEOUT(view->model()->rowCount(), 2, kTimeout);
+    QCOMPARE(m_window->detailPane()->eventId(), QUuid());
 }
 
 void TestMainWindow::filterBarNarrowsTheView() {
