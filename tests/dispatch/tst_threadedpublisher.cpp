@@ -57,6 +57,19 @@ dispatch::PublisherFactory probedInProcess(HandlerProbe &probe) {
     };
 }
 
+core::DispatcherConfig httpConfig(const QUrl &runnerUrl, int concurrency) {
+    core::DispatcherConfig config;
+    config.runnerUrl = runnerUrl;
+    config.requestTimeout = core::Millis(120'000);
+    config.concurrency = concurrency;
+    return config;
+}
+
+std::unique_ptr<ThreadedPublisher> threadedHttpPublisher() {
+    return std::make_unique<ThreadedPublisher>(
+        [] { return std::make_unique<dispatch::HttpPublisher>(); }, QStringLiteral("test-http"));
+}
+
 // Waits without running this thread's event loop (so nothing is delivered
 // meanwhile); false after 10 s.
 bool waitWithoutEvents(const std::function<bool()> &condition) {
@@ -178,13 +191,11 @@ void TestThreadedPublisher::abortAllFromAFinishedHandlerStopsTheDelivery() {
 }
 
 void TestThreadedPublisher::configureErrorsComeBack() {
-    ThreadedPublisher publisher([] { return std::make_unique<dispatch::HttpPublisher>(); },
-                                QStringLiteral("test-http"));
-    core::DispatcherConfig config;
-    config.runnerUrl = QUrl(QStringLiteral("http://127.0.0.1:9/events"));
-    config.requestTimeout = core::Millis(1000);
+    const auto publisher = threadedHttpPublisher();
+    core::DispatcherConfig config =
+        httpConfig(QUrl(QStringLiteral("https://127.0.0.1:9/events")), 1);
     config.caFile = QStringLiteral("/nonexistent/outbox-test-ca.pem");
-    const auto configured = publisher.configure(config);
+    const auto configured = publisher->configure(config);
     QVERIFY(!configured.ok());
     QVERIFY2(configured.error().message.contains(QStringLiteral("outbox-test-ca.pem")),
              qPrintable(configured.error().message));
@@ -208,46 +219,38 @@ void TestThreadedPublisher::aFactoryWithoutAPublisherFailsClearly() {
 }
 
 void TestThreadedPublisher::destroyedWithRequestsInFlight() {
-    // A runner that answers after 5 s: the requests are still running when
-    // the publisher goes; nothing may be delivered to a dead object, and the
-    // destructor must not wait for the runner.
+    // The runner holds every answer for a minute: the requests are still
+    // running when the publisher goes. The destructor must not wait for
+    // them, and nothing may be delivered to the dead object.
+    constexpr qint64 answerAfterMs = 60'000;
     dispatch::DevRunner runner;
     QVERIFY(runner.listen().ok());
-    runner.setLatency(core::Millis(5000));
+    runner.setLatency(core::Millis(answerAfterMs));
     QElapsedTimer clock;
     clock.start();
     int finished = 0;
     {
-        ThreadedPublisher publisher([] { return std::make_unique<dispatch::HttpPublisher>(); },
-                                    QStringLiteral("test-http"));
-        core::DispatcherConfig config;
-        config.runnerUrl = runner.url();
-        config.requestTimeout = core::Millis(10000);
-        config.concurrency = 8;
-        QVERIFY(publisher.configure(config).ok());
-        connect(&publisher, &dispatch::Publisher::finished, this, [&] { ++finished; });
-        publisher.publishBatch(makeEvents(8));
-        QTRY_COMPARE_WITH_TIMEOUT(runner.stats().received, 8, 10000);
+        const auto publisher = threadedHttpPublisher();
+        QVERIFY(publisher->configure(httpConfig(runner.url(), 8)).ok());
+        connect(publisher.get(), &dispatch::Publisher::finished, this, [&] { ++finished; });
+        publisher->publishBatch(makeEvents(8));
+        QTRY_COMPARE_WITH_TIMEOUT(runner.stats().received, 8, 20000);
     }
-    QVERIFY2(clock.elapsed() < 4000, "the destructor waited for the runner");
+    QVERIFY2(clock.elapsed() < answerAfterMs, "the destructor waited for the runner's answers");
     QTest::qWait(100);
     QCOMPARE(finished, 0);
+    QCOMPARE(runner.stats().delivered, 0);
 }
 
 void TestThreadedPublisher::deliversOverHttp() {
     dispatch::DevRunner runner;
     QVERIFY(runner.listen().ok());
-    ThreadedPublisher publisher([] { return std::make_unique<dispatch::HttpPublisher>(); },
-                                QStringLiteral("test-http"));
-    core::DispatcherConfig config;
-    config.runnerUrl = runner.url();
-    config.requestTimeout = core::Millis(10000);
-    config.concurrency = 16;
-    QVERIFY(publisher.configure(config).ok());
+    const auto publisher = threadedHttpPublisher();
+    QVERIFY(publisher->configure(httpConfig(runner.url(), 16)).ok());
 
-    QSignalSpy spy(&publisher, &dispatch::Publisher::finished);
+    QSignalSpy spy(publisher.get(), &dispatch::Publisher::finished);
     const QList<store::ClaimedEvent> events = makeEvents(200);
-    publisher.publishBatch(events);
+    publisher->publishBatch(events);
     QTRY_COMPARE_WITH_TIMEOUT(spy.size(), 200, 20000);
     for (const QList<QVariant> &arguments : std::as_const(spy)) {
         const auto outcome = arguments.first().value<PublishOutcome>();
@@ -258,7 +261,7 @@ void TestThreadedPublisher::deliversOverHttp() {
     QCOMPARE(runner.stats().duplicates, 0);
     for (const store::ClaimedEvent &event : events)
         QCOMPARE(runner.deliveredCount(event.id), 1);
-    QCOMPARE(publisher.inFlight(), 0);
+    QCOMPARE(publisher->inFlight(), 0);
 }
 
 QTEST_GUILESS_MAIN(TestThreadedPublisher)
