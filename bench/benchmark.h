@@ -58,6 +58,10 @@ struct BenchResults {
     double e2eRatio = 0;
     QList<double> dbRatios; // per round
     QList<double> e2eRatios;
+    QList<double> dbCeilingRounds; // the rates of each round, events (requests) per second
+    QList<double> dbOnlyRounds;
+    QList<double> httpCeilingRounds;
+    QList<double> e2eRounds;
     qint64 e2eDuplicates = 0; // the runner's count: must be 0 when nothing crashed
     int httpManagers = 0;
 

@@ -110,6 +110,16 @@ QJsonObject resultsJson(const BenchResults &r) {
     };
     json.insert(QStringLiteral("db_only_ratio_rounds"), rounds(r.dbRatios));
     json.insert(QStringLiteral("e2e_ratio_rounds"), rounds(r.e2eRatios));
+    const auto rates = [](const QList<double> &values) {
+        QJsonArray array;
+        for (double value : values)
+            array.append(rounded(value, 0));
+        return array;
+    };
+    json.insert(QStringLiteral("db_ceiling_rounds"), rates(r.dbCeilingRounds));
+    json.insert(QStringLiteral("db_only_rounds"), rates(r.dbOnlyRounds));
+    json.insert(QStringLiteral("http_ceiling_rounds"), rates(r.httpCeilingRounds));
+    json.insert(QStringLiteral("e2e_rounds"), rates(r.e2eRounds));
     if (r.burnDown.ran) {
         json.insert(QStringLiteral("burn_down_events"), r.burnDown.events);
         json.insert(QStringLiteral("burn_down_first_events_per_s"),

@@ -6,6 +6,8 @@
 #include <QJsonArray>
 #include <QLoggingCategory>
 
+#include <algorithm>
+
 namespace outbox::cli {
 
 namespace {
@@ -36,12 +38,25 @@ void printHuman(QTextStream &out, const bench::BenchResults &r) {
             parts.append(QString::number(value * 100.0, 'f', 0) + QLatin1Char('%'));
         return parts.join(QStringLiteral(" "));
     };
-    if (r.dbRatios.size() > 1)
+    const auto ratesPerRound = [](const QList<double> &ceilings, const QList<double> &runs) {
+        QStringList parts;
+        for (qsizetype i = 0; i < std::min(ceilings.size(), runs.size()); ++i)
+            parts.append(QString::number(runs.at(i), 'f', 0) + QLatin1Char('/') +
+                         QString::number(ceilings.at(i), 'f', 0));
+        return parts.join(QStringLiteral(" "));
+    };
+    if (r.dbRatios.size() > 1) {
         figures.addRow(
             {QStringLiteral("database only / ceiling, per round"), perRound(r.dbRatios)});
-    if (r.e2eRatios.size() > 1)
+        figures.addRow({QStringLiteral("  events/s per round (dispatcher/ceiling)"),
+                        ratesPerRound(r.dbCeilingRounds, r.dbOnlyRounds)});
+    }
+    if (r.e2eRatios.size() > 1) {
         figures.addRow(
             {QStringLiteral("end to end / HTTP ceiling, per round"), perRound(r.e2eRatios)});
+        figures.addRow({QStringLiteral("  events/s per round (dispatcher/ceiling)"),
+                        ratesPerRound(r.httpCeilingRounds, r.e2eRounds)});
+    }
     figures.addRow(
         {QStringLiteral("end to end duplicates at the runner"), QString::number(r.e2eDuplicates)});
     figures.addRow({QStringLiteral("commit->delivered p50 / p90 (%1 events)").arg(r.latencyCount),
