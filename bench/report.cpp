@@ -102,24 +102,19 @@ QJsonObject resultsJson(const BenchResults &r) {
         {QStringLiteral("latency_http_p99_ms"), rounded(r.httpP99, 3)},
         {QStringLiteral("rss_mb_max"), rounded(r.rssMbMax, 1)},
     };
-    const auto rounds = [](const QList<double> &values) {
+    // Per-round lists: ratios to 3 decimals, rates to whole events.
+    const auto rounds = [](const QList<double> &values, int decimals) {
         QJsonArray array;
         for (double value : values)
-            array.append(rounded(value, 3));
+            array.append(rounded(value, decimals));
         return array;
     };
-    json.insert(QStringLiteral("db_only_ratio_rounds"), rounds(r.dbRatios));
-    json.insert(QStringLiteral("e2e_ratio_rounds"), rounds(r.e2eRatios));
-    const auto rates = [](const QList<double> &values) {
-        QJsonArray array;
-        for (double value : values)
-            array.append(rounded(value, 0));
-        return array;
-    };
-    json.insert(QStringLiteral("db_ceiling_rounds"), rates(r.dbCeilingRounds));
-    json.insert(QStringLiteral("db_only_rounds"), rates(r.dbOnlyRounds));
-    json.insert(QStringLiteral("http_ceiling_rounds"), rates(r.httpCeilingRounds));
-    json.insert(QStringLiteral("e2e_rounds"), rates(r.e2eRounds));
+    json.insert(QStringLiteral("db_only_ratio_rounds"), rounds(r.dbRatios, 3));
+    json.insert(QStringLiteral("e2e_ratio_rounds"), rounds(r.e2eRatios, 3));
+    json.insert(QStringLiteral("db_ceiling_rounds"), rounds(r.dbCeilingRounds, 0));
+    json.insert(QStringLiteral("db_only_rounds"), rounds(r.dbOnlyRounds, 0));
+    json.insert(QStringLiteral("http_ceiling_rounds"), rounds(r.httpCeilingRounds, 0));
+    json.insert(QStringLiteral("e2e_rounds"), rounds(r.e2eRounds, 0));
     if (r.burnDown.ran) {
         json.insert(QStringLiteral("burn_down_events"), r.burnDown.events);
         json.insert(QStringLiteral("burn_down_first_events_per_s"),
