@@ -86,11 +86,11 @@ PublisherFactory Dispatcher::httpPublisherFactory() {
 // ---------------------------------------------------------------- lifecycle
 
 void Dispatcher::start() {
-    m_claimFloor.clear();
     if (m_state != DispatcherState::Stopped && m_state != DispatcherState::Failed) {
         qCDebug(lcDispatch) << "event=start_ignored reason=already_running";
         return;
     }
+    m_claimFloor.clear(); // a floor from an earlier run could hide requeued rows
     m_stats = DispatcherStats();
     m_stats.startedAt = QDateTime::currentDateTimeUtc();
     m_stats.concurrency = m_config.concurrency;

@@ -260,6 +260,24 @@ core::Result<QSqlQuery *> run(QSqlDatabase db, Slot &slot, const QString &sql,
     return q;
 }
 
+// The first column of the only row, or a null QVariant when there is no row
+// or the value is NULL.
+template <typename Slot>
+core::Result<QVariant> runScalar(QSqlDatabase db, Slot &slot, const QString &sql,
+                                 const QVariantList &values, const QString &context) {
+    auto query = run(db, slot, sql, values, context);
+    if (!query.ok()) {
+        return query.error();
+    }
+    QSqlQuery *q = query.value();
+    QVariant value;
+    if (q->next()) {
+        value = q->value(0);
+    }
+    q->finish();
+    return value;
+}
+
 } // namespace
 
 OutboxStore::OutboxStore(QSqlDatabase db)
@@ -458,17 +476,16 @@ core::Result<std::optional<core::Millis>> OutboxStore::timeUntilNextDue(const QS
     if (byNamespace) {
         values << nameSpace;
     }
-    auto query = run(m_db, byNamespace ? m_prepared->nextDueNamespace : m_prepared->nextDueAll,
-                     nextDueSql(byNamespace), values, QStringLiteral("finding the next due event"));
-    if (!query.ok()) {
-        return query.error();
+    auto value =
+        runScalar(m_db, byNamespace ? m_prepared->nextDueNamespace : m_prepared->nextDueAll,
+                  nextDueSql(byNamespace), values, QStringLiteral("finding the next due event"));
+    if (!value.ok()) {
+        return value.error();
     }
-    QSqlQuery *q = query.value();
     std::optional<core::Millis> due;
-    if (q->next() && !q->value(0).isNull()) {
-        due = core::Millis(std::max<qint64>(q->value(0).toLongLong(), 0));
+    if (!value->isNull()) {
+        due = core::Millis(std::max<qint64>(value->toLongLong(), 0));
     }
-    q->finish();
     return due;
 }
 
@@ -478,18 +495,13 @@ core::Result<QString> OutboxStore::claimFloor(const QString &nameSpace, core::Mi
     if (byNamespace) {
         values << nameSpace;
     }
-    auto query = run(m_db, byNamespace ? m_prepared->floorNamespace : m_prepared->floorAll,
-                     floorSql(byNamespace), values, QStringLiteral("finding the claim floor"));
-    if (!query.ok()) {
-        return query.error();
+    auto value =
+        runScalar(m_db, byNamespace ? m_prepared->floorNamespace : m_prepared->floorAll,
+                  floorSql(byNamespace), values, QStringLiteral("finding the claim floor"));
+    if (!value.ok()) {
+        return value.error();
     }
-    QSqlQuery *q = query.value();
-    QString floor;
-    if (q->next() && !q->value(0).isNull()) {
-        floor = q->value(0).toString();
-    }
-    q->finish();
-    return floor;
+    return value->isNull() ? QString() : value->toString();
 }
 
 } // namespace outbox::store
