@@ -10,6 +10,7 @@
 #include <QTimer>
 #include <QUuid>
 
+#include <algorithm>
 #include <functional>
 #include <memory>
 #include <vector>
@@ -94,11 +95,7 @@ private:
 
     void send() {
         // The least busy manager, as HttpPublisher picks it.
-        size_t chosen = 0;
-        for (size_t i = 1; i < m_managers.size(); ++i) {
-            if (m_load[i] < m_load[chosen])
-                chosen = i;
-        }
+        const auto chosen = size_t(std::min_element(m_load.begin(), m_load.end()) - m_load.begin());
         QNetworkAccessManager *manager = m_managers[chosen].get();
         ++m_load[chosen];
         const QByteArray id = QUuid::createUuid().toByteArray(QUuid::WithoutBraces);

@@ -164,11 +164,9 @@ void HttpPublisher::publish(const store::ClaimedEvent &event) {
     // The least busy manager, the first of equals: at low load every request
     // takes the same warm connection and thread; under load each manager
     // stays within its 6 connections as long as the pool is big enough.
-    int chosen = 0;
-    for (int i = 1; i < m_activeManagers; ++i) {
-        if (m_load[size_t(i)] < m_load[size_t(chosen)])
-            chosen = i;
-    }
+    // (std::min_element returns the first of equals.)
+    const auto active = m_load.begin() + m_activeManagers;
+    const int chosen = int(std::min_element(m_load.begin(), active) - m_load.begin());
     QNetworkAccessManager *manager = m_managers[size_t(chosen)].get();
     ++m_load[size_t(chosen)];
 
