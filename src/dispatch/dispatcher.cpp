@@ -62,7 +62,11 @@ Dispatcher::Dispatcher(core::ConnInfo connInfo, core::DispatcherConfig config,
     });
     m_flushTimer.setSingleShot(true);
     connect(&m_flushTimer, &QTimer::timeout, this, [this] { flush(); });
-    connect(&m_sweepTimer, &QTimer::timeout, this, &Dispatcher::sweep);
+    // Often: the cheap look at expired last leases. Pending rows at max
+    // attempts only appear when max_attempts goes down: swept in full on
+    // (re)connecting and when the configuration lowers the limit.
+    connect(&m_sweepTimer, &QTimer::timeout, this,
+            [this] { sweep(store::SweepScope::ExpiredLeases); });
     connect(&m_statsTimer, &QTimer::timeout, this, &Dispatcher::emitStats);
     m_reconnectTimer.setSingleShot(true);
     connect(&m_reconnectTimer, &QTimer::timeout, this, &Dispatcher::reconnect);
@@ -224,7 +228,7 @@ void Dispatcher::onConnected() {
     m_sweepTimer.start(m_options.sweepInterval);
     if (!flush())
         return;
-    sweep();
+    sweep(store::SweepScope::All);
     if (m_state == DispatcherState::Running)
         scheduleClaim(core::Millis(0));
 }
@@ -467,10 +471,11 @@ bool Dispatcher::flush() {
     return true;
 }
 
-void Dispatcher::sweep() {
+void Dispatcher::sweep(store::SweepScope scope) {
     if (m_state != DispatcherState::Running || !m_connection.store())
         return;
-    const auto swept = m_connection.store()->deadSweep(m_config.maxAttempts, m_config.nameSpace);
+    const auto swept =
+        m_connection.store()->deadSweep(m_config.maxAttempts, m_config.nameSpace, scope);
     if (!swept) {
         handleStoreError(swept.error(), QStringLiteral("dead sweep"));
         return;
@@ -508,6 +513,13 @@ void Dispatcher::setConfig(const core::DispatcherConfig &config) {
             }
         }
     }
+    // A lower limit can leave pending rows at or over it, which no claim
+    // takes and the periodic sweep does not look at; another namespace needs
+    // its own floor and its own full sweep.
+    const bool namespaceChanged = next.nameSpace != m_config.nameSpace;
+    const bool sweepAll = active && (next.maxAttempts < m_config.maxAttempts || namespaceChanged);
+    if (namespaceChanged)
+        m_claimFloor.clear();
     m_config = std::move(next);
     m_retry = core::RetryPolicy{m_config.baseDelay, m_config.maxDelay};
     m_stats.concurrency = m_config.concurrency;
@@ -515,6 +527,8 @@ void Dispatcher::setConfig(const core::DispatcherConfig &config) {
         m_watchdogTimer.start(m_config.pollInterval);
     qCInfo(lcDispatch).noquote() << QLatin1String("event=config_applied ") % m_config.describe();
     Q_EMIT configApplied(m_config.describe());
+    if (sweepAll)
+        sweep(store::SweepScope::All);
     if (active) {
         m_moreWork = true;
         scheduleClaim(core::Millis(0));

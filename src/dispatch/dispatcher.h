@@ -135,7 +135,8 @@ private:
     void onPublished(const PublishOutcome &outcome);
     void scheduleFlush();
     bool flush(); // false when a statement failed (the buffers are kept)
-    void sweep();
+    void sweep(store::SweepScope scope);
+    void noteReleased(const store::FencedResult &released);
     void emitStats();
     void onGraceExpired();
     void abandonInFlight();

@@ -52,11 +52,10 @@ void Dispatcher::abort() {
     if (pending && !m_connection.store())
         (void)m_connection.open(!m_everConnected);
     if (m_connection.store() && flush() && !m_releases.isEmpty()) {
-        const auto released = m_connection.store()->release(m_stats.workerId, m_releases);
-        if (released) {
-            m_stats.released += released->applied;
-            m_releases.clear();
-        }
+        const auto released =
+            m_connection.store()->release(m_stats.workerId, m_releases, m_config.maxAttempts);
+        if (released)
+            noteReleased(released.value());
     }
     finalizeStop();
 }
@@ -119,16 +118,30 @@ void Dispatcher::finishStop() {
         return;
     }
     if (!m_releases.isEmpty()) {
-        const auto released = m_connection.store()->release(m_stats.workerId, m_releases);
+        const auto released =
+            m_connection.store()->release(m_stats.workerId, m_releases, m_config.maxAttempts);
         if (!released) {
             handleStoreError(released.error(), QStringLiteral("release"));
             retryLater();
             return;
         }
-        m_stats.released += released->applied;
-        m_releases.clear();
+        noteReleased(released.value());
     }
     finalizeStop();
+}
+
+// Rows cut off at their last attempt ended dead (as the dead sweep would have
+// ended them), the others are pending again.
+void Dispatcher::noteReleased(const store::FencedResult &released) {
+    const auto dead = released.madeDead.size();
+    m_stats.released += released.applied - dead;
+    m_stats.swept += dead;
+    for (const QUuid &id : released.madeDead)
+        qCInfo(lcDispatch).noquote()
+            << QLatin1String("event=dead id=") % id.toString(QUuid::WithoutBraces) %
+                   QLatin1String(" attempts=") % QString::number(m_config.maxAttempts) %
+                   QLatin1String(" reason=last_attempt_cut_off_by_shutdown");
+    m_releases.clear();
 }
 
 void Dispatcher::finalizeStop() {

@@ -7,6 +7,7 @@
 #include <QJsonObject>
 #include <QLoggingCategory>
 #include <QSet>
+#include <QSqlRecord>
 #include <QVariant>
 
 #include <algorithm>
@@ -135,22 +136,36 @@ const QString kNackSql = QStringLiteral(
     " SELECT id FROM u");
 
 // A release that made no request gives the attempt back: shutting down must
-// not bring an event closer to dead.
+// not bring an event closer to dead. A release whose request went out at the
+// last allowed attempt ends the event as the dead sweep would, at once: left
+// pending it would never be claimed again, and the periodic sweep only looks
+// at expired leases.
 const QString kReleaseSql = QStringLiteral(
     "WITH x AS (SELECT * FROM jsonb_to_recordset(?::jsonb) AS x(id uuid, attempts integer,"
-    "           attempt_made boolean))"
+    "           attempt_made boolean)),"
+    " m AS (SELECT ?::integer AS max_attempts)"
     " UPDATE outbox_events e"
-    " SET status = 'pending', next_attempt_at = now(), locked_by = NULL, locked_until = NULL,"
+    " SET status = CASE WHEN x.attempt_made AND e.attempts >= m.max_attempts THEN 'dead'"
+    "                   ELSE 'pending' END,"
+    "     last_error = CASE WHEN x.attempt_made AND e.attempts >= m.max_attempts"
+    "                       THEN 'dead: reached max attempts (' || m.max_attempts || ');'"
+    "                            || ' the last attempt was cut off by a shutdown before its'"
+    "                            || ' outcome was known'"
+    "                            || coalesce('; previous error: ' || e.last_error, '')"
+    "                       ELSE e.last_error END,"
+    "     next_attempt_at = now(), locked_by = NULL, locked_until = NULL,"
     "     attempts = CASE WHEN x.attempt_made THEN e.attempts ELSE greatest(e.attempts - 1, 0) END,"
     "     updated_at = now()"
-    " FROM x"
+    " FROM x, m"
     " WHERE e.id = x.id AND e.attempts = x.attempts AND e.locked_by = ?::uuid"
     "   AND e.status = 'processing'"
-    " RETURNING e.id");
+    " RETURNING e.id, e.status");
 
 // The SET expressions see the old row, so the message can tell an expired
-// last lease apart and keep the previous error.
-QString sweepSql(bool byNamespace) {
+// last lease apart and keep the previous error. ExpiredLeases reads only the
+// lease index; All also reads every pending row (attempts is not indexed), which
+// costs a pass over the whole backlog.
+QString sweepSql(bool byNamespace, SweepScope scope) {
     return QStringLiteral(
                "UPDATE outbox_events"
                " SET status = 'dead', locked_by = NULL, locked_until = NULL, updated_at = now(),"
@@ -160,8 +175,11 @@ QString sweepSql(bool byNamespace) {
                "nack'"
                "                 ELSE '' END"
                "         || coalesce('; previous error: ' || last_error, '')"
-               " WHERE attempts >= ?::integer"
-               "   AND (status = 'pending' OR (status = 'processing' AND locked_until < now()))") +
+               " WHERE attempts >= ?::integer") +
+           (scope == SweepScope::ExpiredLeases
+                ? QStringLiteral(" AND status = 'processing' AND locked_until < now()")
+                : QStringLiteral(" AND (status = 'pending' OR (status = 'processing' AND "
+                                 "locked_until < now()))")) +
            (byNamespace ? QStringLiteral(" AND namespace = ?::text") : QString());
 }
 
@@ -185,10 +203,15 @@ const QString kEnqueueSql = QStringLiteral(
 
 FencedResult fenced(QSqlQuery &query, const QList<QUuid> &requested) {
     QSet<QUuid> applied;
-    while (query.next()) {
-        applied.insert(QUuid::fromString(query.value(0).toString()));
-    }
     FencedResult result;
+    const bool withStatus = query.record().count() > 1;
+    while (query.next()) {
+        const QUuid id = QUuid::fromString(query.value(0).toString());
+        applied.insert(id);
+        if (withStatus && query.value(1).toString() == QLatin1String("dead")) {
+            result.madeDead << id;
+        }
+    }
     result.applied = int(applied.size());
     QSet<QUuid> reported;
     for (const QUuid &id : requested) {
@@ -215,8 +238,7 @@ struct OutboxStore::Prepared {
     Slot ack;
     Slot nack;
     Slot release;
-    Slot sweepAll;
-    Slot sweepNamespace;
+    Slot sweep[2][2]; // [by namespace][expired leases only]
     Slot nextDueAll;
     Slot nextDueNamespace;
     Slot floorAll;
@@ -423,7 +445,12 @@ core::Result<FencedResult> OutboxStore::nack(const QUuid &workerId, const QList<
 }
 
 core::Result<FencedResult> OutboxStore::release(const QUuid &workerId,
-                                                const QList<Release> &releases) {
+                                                const QList<Release> &releases, int maxAttempts) {
+    if (maxAttempts <= 0) {
+        return core::Error{
+            ErrorKind::Invalid,
+            QStringLiteral("release: max attempts must be positive (got %1)").arg(maxAttempts)};
+    }
     if (releases.isEmpty()) {
         return FencedResult{};
     }
@@ -435,7 +462,8 @@ core::Result<FencedResult> OutboxStore::release(const QUuid &workerId,
                                 {QStringLiteral("attempt_made"), r.attemptMade}});
         ids << r.id;
     }
-    auto query = run(m_db, m_prepared->release, kReleaseSql, {jsonText(rows), uuidText(workerId)},
+    auto query = run(m_db, m_prepared->release, kReleaseSql,
+                     {jsonText(rows), maxAttempts, uuidText(workerId)},
                      QStringLiteral("releasing leased events"));
     if (!query.ok()) {
         return query.error();
@@ -445,7 +473,12 @@ core::Result<FencedResult> OutboxStore::release(const QUuid &workerId,
     return result;
 }
 
-core::Result<qint64> OutboxStore::deadSweep(int maxAttempts, const QString &nameSpace) {
+QString OutboxStore::deadSweepStatement(bool byNamespace, SweepScope scope) {
+    return sweepSql(byNamespace, scope);
+}
+
+core::Result<qint64> OutboxStore::deadSweep(int maxAttempts, const QString &nameSpace,
+                                            SweepScope scope) {
     if (maxAttempts <= 0) {
         return core::Error{
             ErrorKind::Invalid,
@@ -456,9 +489,9 @@ core::Result<qint64> OutboxStore::deadSweep(int maxAttempts, const QString &name
     if (byNamespace) {
         values << nameSpace;
     }
-    auto query =
-        run(m_db, byNamespace ? m_prepared->sweepNamespace : m_prepared->sweepAll,
-            sweepSql(byNamespace), values, QStringLiteral("moving exhausted events to dead"));
+    const bool leasesOnly = scope == SweepScope::ExpiredLeases;
+    auto query = run(m_db, m_prepared->sweep[byNamespace][leasesOnly], sweepSql(byNamespace, scope),
+                     values, QStringLiteral("moving exhausted events to dead"));
     if (!query.ok()) {
         return query.error();
     }

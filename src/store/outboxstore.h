@@ -82,6 +82,17 @@ struct Release {
 struct FencedResult {
     int applied = 0;
     QList<QUuid> fencedOut; // rows no longer leased by this worker at this attempt
+    QList<QUuid> madeDead;  // release only: applied rows that were at their last attempt
+};
+
+// What a dead sweep looks at.
+enum class SweepScope {
+    // Processing rows at max attempts whose lease expired (a crash during the
+    // last attempt): a look at the lease index, cheap enough to run often.
+    ExpiredLeases,
+    // Also pending rows at or over max attempts, which only a lower
+    // max_attempts than before can leave behind: reads every pending row.
+    All,
 };
 
 // The producer and dispatcher side of the outbox (ARCHITECTURE.md §5). Uses
@@ -110,12 +121,20 @@ public:
     // permanent; one outbox_attempts row per applied nack, same statement.
     core::Result<FencedResult> nack(const QUuid &workerId, const QList<Nack> &nacks,
                                     int maxAttempts);
-    // Shutdown: leased rows back to pending, due now, lease cleared.
-    core::Result<FencedResult> release(const QUuid &workerId, const QList<Release> &releases);
+    // Shutdown: leased rows back to pending, due now, lease cleared; a row whose
+    // request was sent at its last attempt (attempts >= maxAttempts) becomes
+    // dead instead, listed in FencedResult::madeDead.
+    core::Result<FencedResult> release(const QUuid &workerId, const QList<Release> &releases,
+                                       int maxAttempts);
 
-    // Rows with attempts >= maxAttempts that are pending, or processing with
-    // an expired lease, become dead. Returns how many.
-    core::Result<qint64> deadSweep(int maxAttempts, const QString &nameSpace = {});
+    // Rows with attempts >= maxAttempts that are processing with an expired
+    // lease (and, with SweepScope::All, pending ones) become dead. Returns how
+    // many.
+    core::Result<qint64> deadSweep(int maxAttempts, const QString &nameSpace = {},
+                                   SweepScope scope = SweepScope::All);
+    // The statement deadSweep() prepares ('?' placeholders: max attempts
+    // twice, then the namespace), for looking at its plan.
+    static QString deadSweepStatement(bool byNamespace, SweepScope scope);
 
     // Seconds until the earliest pending row (in `nameSpace`) is due, for
     // scheduling the next claim; nullopt when nothing is pending.

@@ -49,6 +49,8 @@ private Q_SLOTS:
     void liveConfigChange();
     void gracefulStopReleasesLeases();
     void gracefulStopWaitsForInFlight();
+    void gracefulStopAtTheLastAttemptEndsDead();
+    void loweringMaxAttemptsSweepsAtOnce();
     void inProcessPublisherAndDeadSweep();
     void namespaceFilter();
     void refusesUnmigratedDatabase();
@@ -359,6 +361,61 @@ void TestDispatcher::gracefulStopWaitsForInFlight() {
     QCOMPARE(countStatus(m_db, QStringLiteral("delivered")), 3);
     QCOMPARE(host->lastStats().delivered, 3);
     QCOMPARE(host->lastStats().released, 0);
+}
+
+// Cut off by the grace period at the last allowed attempt: pending again,
+// nothing would ever claim these rows, so the release ends them.
+void TestDispatcher::gracefulStopAtTheLastAttemptEndsDead() {
+    DevRunner runner;
+    runner.setMode(DevRunnerSettings::Mode::NeverRespond);
+    QVERIFY(runner.listen().ok());
+    auto config = baseConfig(runner.url());
+    config.maxAttempts = 1;
+    config.requestTimeout = core::Millis(20000);
+    config.lease = core::Millis(60000);
+    config.shutdownGrace = core::Millis(300);
+    auto host = makeHost(config);
+    QVERIFY(startHost(*host));
+    QVERIFY(enqueueMany(m_db, 4));
+    QTRY_COMPARE_WITH_TIMEOUT(runner.stats().received, 4, 10000);
+
+    QVERIFY(stopHost(*host));
+    QCOMPARE(host->lastStats().released, 0);
+    QCOMPARE(host->lastStats().swept, 4);
+    QCOMPARE(countStatus(m_db, QStringLiteral("dead")), 4);
+    QCOMPARE(sqlScalar(m_db, QStringLiteral("SELECT count(*) FROM outbox_events WHERE "
+                                            "last_error LIKE '%cut off by a shutdown%'"))
+                 .toInt(),
+             4);
+}
+
+// The periodic sweep only looks at expired leases; a lower limit is applied
+// to the pending rows when the configuration changes.
+void TestDispatcher::loweringMaxAttemptsSweepsAtOnce() {
+    auto config = baseConfig(QUrl(QStringLiteral("http://127.0.0.1:9/unused")));
+    config.maxAttempts = 5;
+    DispatcherOptions options;
+    options.sweepInterval = core::Millis(60000);
+    auto host = makeHost(
+        config, [] { return std::make_unique<dispatch::InProcessPublisher>(); }, options);
+    QVERIFY(enqueueMany(m_db, 3, QStringLiteral("retrying")));
+    QVERIFY(sqlExec(m_db, QStringLiteral("UPDATE outbox_events SET next_attempt_at = now() + "
+                                         "interval '1 hour', attempts = 3")));
+    QVERIFY(sqlExec(m_db, QStringLiteral("UPDATE outbox_events SET attempts = 2 WHERE id = "
+                                         "(SELECT id FROM outbox_events ORDER BY id LIMIT 1)")));
+    QVERIFY(startHost(*host));
+    QTest::qWait(300);
+    QCOMPARE(countStatus(m_db, QStringLiteral("pending")), 3); // within the limit of 5
+
+    QSignalSpy applied(host.get(), &DispatcherHost::configApplied);
+    auto lower = config;
+    lower.maxAttempts = 3;
+    host->setConfig(lower);
+    QTRY_COMPARE(applied.size(), 1);
+    QTRY_COMPARE_WITH_TIMEOUT(countStatus(m_db, QStringLiteral("dead")), 2, 5000);
+    QTRY_COMPARE(host->lastStats().swept, 2);
+    QCOMPARE(countStatus(m_db, QStringLiteral("pending")), 1);
+    QVERIFY(stopHost(*host));
 }
 
 void TestDispatcher::inProcessPublisherAndDeadSweep() {

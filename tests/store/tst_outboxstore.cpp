@@ -508,7 +508,7 @@ private Q_SLOTS:
             if (sameWorker) {
                 releases.prepend({good.id, 1, false});
             }
-            result = store.release(worker, releases);
+            result = store.release(worker, releases, 5);
         }
         QVERIFY2(result.ok(), qPrintable(result.errorMessage()));
         QCOMPARE(result->applied, sameWorker ? 1 : 0);
@@ -654,10 +654,11 @@ private Q_SLOTS:
         store::OutboxStore store(m_db);
         const auto claimed = store.claimBatch(m_workerA, options());
         QVERIFY(claimed.ok() && claimed->size() == 2);
-        const auto released =
-            store.release(m_workerA, {{unsent.id, 1, /*attemptMade=*/false}, {sent.id, 1, true}});
+        const auto released = store.release(
+            m_workerA, {{unsent.id, 1, /*attemptMade=*/false}, {sent.id, 1, true}}, 5);
         QVERIFY2(released.ok(), qPrintable(released.errorMessage()));
         QCOMPARE(released->applied, 2);
+        QVERIFY(released->madeDead.isEmpty());
         const QString state = QStringLiteral(
             "concat_ws('|', status, attempts, locked_by IS NULL, locked_until IS NULL, "
             "next_attempt_at <= now())");
@@ -669,6 +670,47 @@ private Q_SLOTS:
         QCOMPARE(ids(reclaimed.value()), (QList<QUuid>{unsent.id, sent.id}));
         QCOMPARE(reclaimed->at(0).attempts, 1);
         QCOMPARE(reclaimed->at(1).attempts, 2);
+    }
+
+    // A request cut off by the shutdown at the last allowed attempt: left
+    // pending it would never be claimed again (attempts is not below the
+    // limit), so the release ends it as the dead sweep would. Without a
+    // request the attempt is given back and the row stays alive.
+    void releaseAtTheLastAttemptEndsDead() {
+        Row cutOff;
+        cutOff.attempts = 2;
+        cutOff.lastError = QStringLiteral("HTTP 503");
+        Row unsent = cutOff;
+        unsent.id = core::createUuidV7();
+        unsent.createdOffsetMs = 1;
+        Row earlier;
+        earlier.attempts = 1;
+        earlier.createdOffsetMs = 2;
+        for (const Row &row : {cutOff, unsent, earlier}) {
+            QVERIFY(insertRow(m_db, row));
+        }
+        store::OutboxStore store(m_db);
+        const auto claimed = store.claimBatch(m_workerA, options());
+        QVERIFY(claimed.ok() && claimed->size() == 3);
+        QCOMPARE(claimed->at(0).attempts, 3);
+        const auto released = store.release(
+            m_workerA,
+            {{cutOff.id, 3, /*attemptMade=*/true}, {unsent.id, 3, false}, {earlier.id, 2, true}},
+            3);
+        QVERIFY2(released.ok(), qPrintable(released.errorMessage()));
+        QCOMPARE(released->applied, 3);
+        QCOMPARE(released->madeDead, QList<QUuid>{cutOff.id});
+        const QString state = QStringLiteral(
+            "concat_ws('|', status, attempts, locked_by IS NULL, locked_until IS NULL)");
+        QCOMPARE(field(m_db, cutOff.id, state), QStringLiteral("dead|3|t|t"));
+        QCOMPARE(field(m_db, cutOff.id, QStringLiteral("last_error")),
+                 QStringLiteral("dead: reached max attempts (3); the last attempt was cut off by "
+                                "a shutdown before its outcome was known; previous error: HTTP "
+                                "503"));
+        QCOMPARE(field(m_db, unsent.id, state), QStringLiteral("pending|2|t|t"));
+        QCOMPARE(field(m_db, unsent.id, QStringLiteral("last_error")), QStringLiteral("HTTP 503"));
+        QCOMPARE(field(m_db, earlier.id, state), QStringLiteral("pending|2|t|t"));
+        QCOMPARE(store.release(m_workerA, {}, 0).errorKind(), core::ErrorKind::Invalid);
     }
 
     // A worker that stalls past its lease loses the row: another worker
@@ -779,9 +821,20 @@ private Q_SLOTS:
                                   snapshot(m_db, otherNamespace.id) + snapshot(m_db, delivered.id);
 
         store::OutboxStore store(m_db);
+        // The frequent sweep: only the expired last lease.
+        const auto leases =
+            store.deadSweep(maxAttempts, QStringLiteral("ns"), store::SweepScope::ExpiredLeases);
+        QVERIFY2(leases.ok(), qPrintable(leases.errorMessage()));
+        QCOMPARE(leases.value(), qint64(1));
+        QCOMPARE(field(m_db, crashedOnLast.id, QStringLiteral("status")), QStringLiteral("dead"));
+        QCOMPARE(field(m_db, exhaustedPending.id, QStringLiteral("status")),
+                 QStringLiteral("pending"));
+        QCOMPARE(field(m_db, exhaustedNotDue.id, QStringLiteral("status")),
+                 QStringLiteral("pending"));
+        // The full sweep: the exhausted pending rows too.
         const auto swept = store.deadSweep(maxAttempts, QStringLiteral("ns"));
         QVERIFY2(swept.ok(), qPrintable(swept.errorMessage()));
-        QCOMPARE(swept.value(), qint64(3));
+        QCOMPARE(swept.value(), qint64(2));
         const QString state =
             QStringLiteral("concat_ws('|', status, locked_by IS NULL, locked_until IS NULL)");
         for (const QUuid &id : {exhaustedPending.id, exhaustedNotDue.id, crashedOnLast.id}) {
@@ -807,6 +860,48 @@ private Q_SLOTS:
         QCOMPARE(field(m_db, otherNamespace.id, QStringLiteral("status")), QStringLiteral("dead"));
         QCOMPARE(store.deadSweep(maxAttempts).value(), qint64(0));
         QCOMPARE(store.deadSweep(0).errorKind(), core::ErrorKind::Invalid);
+    }
+
+    // The dispatcher sweeps every few seconds with a generic plan: with a
+    // large backlog that sweep must stay a look at the lease index, never a
+    // pass over the pending rows or the table.
+    void frequentSweepReadsOnlyTheLeaseIndex() {
+        QVERIFY(
+            sqlExec(m_db, QStringLiteral("INSERT INTO outbox_events (id, namespace, topic, payload)"
+                                         " SELECT outbox_uuid_v7(), 'ns', 't', '{}'::jsonb"
+                                         " FROM generate_series(1, 50000)")));
+        QVERIFY(sqlExec(m_db, QStringLiteral("ANALYZE outbox_events")));
+        QVERIFY(sqlExec(m_db, QStringLiteral("SET plan_cache_mode = force_generic_plan")));
+        const auto plan = [&](bool byNamespace, store::SweepScope scope) {
+            QString sql = store::OutboxStore::deadSweepStatement(byNamespace, scope);
+            for (int n = 1; sql.contains(QLatin1Char('?')); ++n)
+                sql.replace(sql.indexOf(QLatin1Char('?')), 1, QStringLiteral("$%1").arg(n));
+            const QString name =
+                QStringLiteral("sweep_%1_%2").arg(int(byNamespace)).arg(int(scope));
+            if (!sqlExec(m_db, QStringLiteral("PREPARE %1 AS %2").arg(name, sql)))
+                return QString();
+            QSqlQuery explain(m_db);
+            if (!explain.exec(QStringLiteral("EXPLAIN EXECUTE %1(3, 3%2)")
+                                  .arg(name, byNamespace ? QStringLiteral(", 'ns'") : QString())))
+                return explain.lastError().text();
+            QStringList lines;
+            while (explain.next())
+                lines << explain.value(0).toString();
+            return lines.join(QLatin1Char('\n'));
+        };
+        for (const bool byNamespace : {false, true}) {
+            const QString leases = plan(byNamespace, store::SweepScope::ExpiredLeases);
+            QVERIFY2(leases.contains(QLatin1String("outbox_events_lease_idx")), qPrintable(leases));
+            QVERIFY2(!leases.contains(QLatin1String("Seq Scan")), qPrintable(leases));
+            QVERIFY2(!leases.contains(QLatin1String("pending")), qPrintable(leases));
+            // The full sweep has to read the pending rows one way or another.
+            const QString all = plan(byNamespace, store::SweepScope::All);
+            QVERIFY2(all.contains(QLatin1String("Seq Scan")) ||
+                         all.contains(QLatin1String("outbox_events_pending_due_idx")),
+                     qPrintable(all));
+        }
+        QVERIFY(sqlExec(m_db, QStringLiteral("DEALLOCATE ALL")));
+        QVERIFY(sqlExec(m_db, QStringLiteral("RESET plan_cache_mode")));
     }
 
     void timeUntilNextDue() {

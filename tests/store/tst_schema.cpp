@@ -656,11 +656,16 @@ private Q_SLOTS:
             const auto nacked = dispatcher.nack(worker, {nack}, options.maxAttempts);
             QVERIFY2(nacked.ok() && nacked->applied == 1, qPrintable(nacked.errorMessage()));
             const auto released = dispatcher.release(
-                worker, {{claimed->at(2).id, claimed->at(2).attempts, /*attemptMade=*/true}});
+                worker, {{claimed->at(2).id, claimed->at(2).attempts, /*attemptMade=*/true}},
+                options.maxAttempts);
             QVERIFY2(released.ok() && released->applied == 1, qPrintable(released.errorMessage()));
-            const auto swept = dispatcher.deadSweep(options.maxAttempts);
-            QVERIFY2(swept.ok(), qPrintable(swept.errorMessage()));
-            QCOMPARE(swept.value(), qint64(1)); // the released row, at its last attempt
+            // At its last attempt: dead at once, nothing left for a sweep.
+            QCOMPARE(released->madeDead, QList<QUuid>{claimed->at(2).id});
+            for (const auto scope : {store::SweepScope::ExpiredLeases, store::SweepScope::All}) {
+                const auto swept = dispatcher.deadSweep(options.maxAttempts, {}, scope);
+                QVERIFY2(swept.ok(), qPrintable(swept.errorMessage()));
+                QCOMPARE(swept.value(), qint64(0));
+            }
             const auto due = dispatcher.timeUntilNextDue();
             QVERIFY2(due.ok(), qPrintable(due.errorMessage()));
             QVERIFY(!due->has_value());
