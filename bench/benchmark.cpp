@@ -57,14 +57,6 @@ dispatch::PublisherFactory inProcess() {
     return [] { return std::make_unique<dispatch::InProcessPublisher>(); };
 }
 
-double median(QList<double> values) {
-    if (values.isEmpty())
-        return 0.0;
-    std::sort(values.begin(), values.end());
-    const qsizetype middle = values.size() / 2;
-    return values.size() % 2 ? values.at(middle) : (values.at(middle - 1) + values.at(middle)) / 2;
-}
-
 // Delivered count at `seconds`, interpolated between samples.
 double deliveredAt(const QList<DeliverySample> &samples, double seconds) {
     if (samples.isEmpty())
@@ -131,8 +123,9 @@ core::Result<Pair> httpPair(BenchDatabase &database, BenchRunner &runner,
                  .arg(options.events)
                  .arg(options.concurrency)
                  .arg(suffix));
+    const CpuMeter meter(runner.processId());
     auto http = measureHttpCeiling(runner.url(), runner.secret(), options.events,
-                                   options.concurrency, options.payloadBytes);
+                                   options.concurrency, options.payloadBytes, meter);
     if (!http)
         return phaseError(QStringLiteral("HTTP ceiling"), http.error());
     if (http->failures > 0)
@@ -149,9 +142,12 @@ core::Result<Pair> httpPair(BenchDatabase &database, BenchRunner &runner,
     plan.config = dispatcherConfig(options, runner.url(), runner.secret(), options.concurrency);
     plan.options = dispatcherOptions(options);
     plan.target = options.events;
+    plan.meter = &meter;
     auto run = runDispatcher(plan);
     if (!run)
         return phaseError(QStringLiteral("end to end"), run.error());
+    results.httpCeilingCpu.append(http->cpu);
+    results.e2eCpu.append(run->cpu);
     auto after = runner.counts();
     if (!after)
         return phaseError(QStringLiteral("end to end"), after.error());
@@ -311,9 +307,18 @@ QJsonObject environment(const BenchOptions &options, const BenchDatabase &databa
 
 } // namespace
 
+double median(QList<double> values) {
+    if (values.isEmpty())
+        return 0.0;
+    std::sort(values.begin(), values.end());
+    const qsizetype middle = values.size() / 2;
+    return values.size() % 2 ? values.at(middle) : (values.at(middle - 1) + values.at(middle)) / 2;
+}
+
 core::Result<BenchResults> runBenchmark(const BenchOptions &options, const Progress &report) {
     const Progress progress = report ? report : [](const QString &) {};
     BenchResults results;
+    results.eventsPerPhase = options.events;
 
     progress(QStringLiteral("starting a PostgreSQL cluster..."));
     BenchDatabase database;

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "bench/cpumeter.h"
 #include "core/duration.h"
 #include "core/result.h"
 
@@ -43,6 +44,7 @@ struct BenchOptions {
 
 // What the benchmark measured. Rates are per second; latencies milliseconds.
 struct BenchResults {
+    int eventsPerPhase = 0;
     bool dbRan = false; // which phases ran (the others' figures are 0)
     bool httpRan = false;
     bool latencyRan = false;
@@ -62,6 +64,9 @@ struct BenchResults {
     QList<double> dbOnlyRounds;
     QList<double> httpCeilingRounds;
     QList<double> e2eRounds;
+    // Where the CPU went in each round of the HTTP pair (per request / event).
+    QList<CpuUsage> httpCeilingCpu;
+    QList<CpuUsage> e2eCpu;
     qint64 e2eDuplicates = 0; // the runner's count: must be 0 when nothing crashed
     int httpManagers = 0;
 
@@ -106,6 +111,23 @@ struct TargetCheck {
 };
 
 QList<TargetCheck> checkTargets(const BenchResults &results);
+
+double median(QList<double> values);
+
+// The medians over the rounds of where the CPU went, per event (request).
+// Rates follow from these: events/s = busy fraction x CPUs / CPU per event,
+// so end to end / ceiling = (ceiling's CPU per request / end to end's CPU
+// per event) x (end to end's busy fraction / ceiling's).
+struct CpuFigures {
+    bool valid = false;
+    double totalUs = 0;
+    double selfUs = 0;   // this process: the client, or the dispatcher and its HTTP
+    double runnerUs = 0; // the runner's process (0 when it runs in this one)
+    double restUs = 0;   // PostgreSQL and anything else on the machine
+    double busy = 0;     // fraction of the CPU time available
+    double steal = 0;    // fraction taken by the hypervisor
+};
+CpuFigures medianCpu(const QList<CpuUsage> &rounds, qint64 events);
 // One JSON object with every figure (keys in snake_case, e.g.
 // db_only_events_per_s, latency_p99_ms) and the verdicts.
 QJsonObject resultsJson(const BenchResults &results);

@@ -12,6 +12,10 @@
 
 namespace outbox::bench {
 
+qint64 BenchRunner::processId() const {
+    return m_process ? m_process->processId() : 0;
+}
+
 namespace {
 
 QString makeSecret() {

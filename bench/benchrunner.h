@@ -37,6 +37,8 @@ public:
     core::Result<void> start(RunnerPlacement placement, const QString &program);
     QUrl url() const { return m_url; }
     QString secret() const { return m_secret; }
+    // The runner's process, 0 when it runs in a thread of this one.
+    qint64 processId() const;
     // Cumulative since start (compare before/after a phase).
     core::Result<RunnerCounts> counts();
     void stop();

@@ -46,9 +46,12 @@ core::Result<DispatchRun> runDispatcher(const DispatchPlan &plan) {
     QString error;
     bool reached = false;
     double lastSample = -1.0;
+    CpuSnapshot cpuAtStart;
 
     QObject::connect(&host, &dispatch::DispatcherHost::started, &loop, [&] {
         clock.start();
+        if (plan.meter)
+            cpuAtStart = plan.meter->sample();
         run.rssMbStart = residentMb();
         run.rssMbMax = run.rssMbStart;
         run.samples.append(DeliverySample{0.0, 0});
@@ -65,6 +68,8 @@ core::Result<DispatchRun> runDispatcher(const DispatchPlan &plan) {
                          if (stats.delivered >= plan.target) {
                              reached = true;
                              run.seconds = seconds;
+                             if (plan.meter)
+                                 run.cpu = plan.meter->between(cpuAtStart, plan.meter->sample());
                              run.samples.append(DeliverySample{seconds, stats.delivered});
                              run.rssMbEnd = residentMb();
                              run.rssMbMax = std::max(run.rssMbMax, run.rssMbEnd);

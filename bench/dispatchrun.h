@@ -1,5 +1,6 @@
 #pragma once
 
+#include "bench/cpumeter.h"
 #include "core/conninfo.h"
 #include "core/dispatcherconfig.h"
 #include "core/result.h"
@@ -24,6 +25,7 @@ struct DispatchRun {
     double rssMbMax = 0;
     double rssMbEnd = 0;
     dispatch::DispatcherStats stats; // the last snapshot
+    CpuUsage cpu;                    // started() until `target` (with DispatchPlan::meter)
 };
 
 struct DispatchPlan {
@@ -36,6 +38,7 @@ struct DispatchPlan {
     core::Millis timeout{1800000};
     core::Millis stallTimeout{60000}; // give up when nothing was delivered for this long
     std::function<void()> onStarted;  // e.g. start a producer (called in this thread)
+    const CpuMeter *meter = nullptr;  // measure where the CPU time went
 };
 
 // Runs a dispatcher (DispatcherHost: its own thread and connections) until

@@ -131,7 +131,8 @@ private:
 } // namespace
 
 core::Result<HttpCeiling> measureHttpCeiling(const QUrl &url, const QString &secret, int requests,
-                                             int concurrency, int payloadBytes) {
+                                             int concurrency, int payloadBytes,
+                                             const CpuMeter &meter) {
     auto signer = core::WebhookSigner::fromSecrets({secret});
     if (!signer)
         return signer.error();
@@ -142,10 +143,12 @@ core::Result<HttpCeiling> measureHttpCeiling(const QUrl &url, const QString &sec
     if (!load.run(std::min(requests, 2000), failures, elapsedNs))
         return core::Error{core::ErrorKind::Failed,
                            QStringLiteral("HTTP ceiling: the runner did not answer in time")};
+    const CpuSnapshot before = meter.sample();
     if (!load.run(requests, failures, elapsedNs))
         return core::Error{core::ErrorKind::Failed,
                            QStringLiteral("HTTP ceiling: the runner did not answer in time")};
     HttpCeiling result;
+    result.cpu = meter.between(before, meter.sample());
     result.managers = load.managers();
     result.failures = failures;
     result.requestsPerSecond = elapsedNs > 0 ? double(requests) * 1e9 / double(elapsedNs) : 0.0;

@@ -47,7 +47,48 @@ QJsonObject burnDownJson(const BenchResults::BurnDown &b) {
     };
 }
 
+QJsonArray cpuRoundsJson(const QList<CpuUsage> &rounds, qint64 events) {
+    QJsonArray array;
+    for (const CpuUsage &usage : rounds)
+        array.append(usage.json(events));
+    return array;
+}
+
+QJsonObject cpuJson(const CpuFigures &f) {
+    return QJsonObject{
+        {QStringLiteral("busy_pct"), rounded(f.busy * 100.0, 1)},
+        {QStringLiteral("steal_pct"), rounded(f.steal * 100.0, 1)},
+        {QStringLiteral("total_us_per_event"), rounded(f.totalUs, 1)},
+        {QStringLiteral("self_us_per_event"), rounded(f.selfUs, 1)},
+        {QStringLiteral("runner_us_per_event"), rounded(f.runnerUs, 1)},
+        {QStringLiteral("rest_us_per_event"), rounded(f.restUs, 1)},
+    };
+}
+
 } // namespace
+
+CpuFigures medianCpu(const QList<CpuUsage> &rounds, qint64 events) {
+    CpuFigures figures;
+    QList<double> total, self, runner, rest, busy, steal;
+    for (const CpuUsage &usage : rounds) {
+        if (!usage.valid)
+            continue;
+        total << usage.totalPerEventUs(events);
+        self << usage.selfPerEventUs(events);
+        runner << usage.runnerPerEventUs(events);
+        rest << usage.restPerEventUs(events);
+        busy << usage.busyFraction();
+        steal << usage.stealFraction();
+    }
+    figures.valid = !total.isEmpty();
+    figures.totalUs = median(total);
+    figures.selfUs = median(self);
+    figures.runnerUs = median(runner);
+    figures.restUs = median(rest);
+    figures.busy = median(busy);
+    figures.steal = median(steal);
+    return figures;
+}
 
 QList<TargetCheck> checkTargets(const BenchResults &r) {
     QList<TargetCheck> checks;
@@ -115,6 +156,14 @@ QJsonObject resultsJson(const BenchResults &r) {
     json.insert(QStringLiteral("db_only_rounds"), rounds(r.dbOnlyRounds, 0));
     json.insert(QStringLiteral("http_ceiling_rounds"), rounds(r.httpCeilingRounds, 0));
     json.insert(QStringLiteral("e2e_rounds"), rounds(r.e2eRounds, 0));
+    if (r.httpRan) {
+        json.insert(QStringLiteral("http_ceiling_cpu"),
+                    cpuJson(medianCpu(r.httpCeilingCpu, r.eventsPerPhase)));
+        json.insert(QStringLiteral("e2e_cpu"), cpuJson(medianCpu(r.e2eCpu, r.eventsPerPhase)));
+        json.insert(QStringLiteral("http_ceiling_cpu_rounds"),
+                    cpuRoundsJson(r.httpCeilingCpu, r.eventsPerPhase));
+        json.insert(QStringLiteral("e2e_cpu_rounds"), cpuRoundsJson(r.e2eCpu, r.eventsPerPhase));
+    }
     if (r.burnDown.ran) {
         json.insert(QStringLiteral("burn_down_events"), r.burnDown.events);
         json.insert(QStringLiteral("burn_down_first_events_per_s"),

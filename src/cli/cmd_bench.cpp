@@ -57,6 +57,38 @@ void printHuman(QTextStream &out, const bench::BenchResults &r) {
         figures.addRow({QStringLiteral("  events/s per round (dispatcher/ceiling)"),
                         ratesPerRound(r.httpCeilingRounds, r.e2eRounds)});
     }
+    const bench::CpuFigures ceilingCpu = bench::medianCpu(r.httpCeilingCpu, r.eventsPerPhase);
+    const bench::CpuFigures e2eCpu = bench::medianCpu(r.e2eCpu, r.eventsPerPhase);
+    if (ceilingCpu.valid && e2eCpu.valid) {
+        // Where the time went: the ratio is the product of the two lines below.
+        const auto us = [](double a, double b) -> QString {
+            return QString::number(a, 'f', 0) + QStringLiteral(" / ") + QString::number(b, 'f', 0) +
+                   QStringLiteral(" us");
+        };
+        const auto pct = [](double value) -> QString {
+            return QString::number(value * 100.0, 'f', 0);
+        };
+        figures.addRow({QStringLiteral("CPU per request / event (HTTP ceiling / end to end)"),
+                        us(ceilingCpu.totalUs, e2eCpu.totalUs)});
+        figures.addRow({QStringLiteral("  this process (client / dispatcher and its HTTP)"),
+                        us(ceilingCpu.selfUs, e2eCpu.selfUs)});
+        figures.addRow(
+            {QStringLiteral("  runner process"), us(ceilingCpu.runnerUs, e2eCpu.runnerUs)});
+        figures.addRow({QStringLiteral("  PostgreSQL and the rest of the machine"),
+                        us(ceilingCpu.restUs, e2eCpu.restUs)});
+        figures.addRow({QStringLiteral("CPU busy, stolen (HTTP ceiling / end to end)"),
+                        pct(ceilingCpu.busy) + QStringLiteral("% / ") + pct(e2eCpu.busy) +
+                            QStringLiteral("%, ") + pct(ceilingCpu.steal) + QStringLiteral("% / ") +
+                            pct(e2eCpu.steal) + QLatin1Char('%')});
+        if (e2eCpu.totalUs > 0 && ceilingCpu.busy > 0)
+            figures.addRow(
+                {QStringLiteral("  end to end / ceiling = CPU ratio x busy ratio"),
+                 QStringLiteral("%1 x %2 = %3")
+                     .arg(ceilingCpu.totalUs / e2eCpu.totalUs, 0, 'f', 2)
+                     .arg(e2eCpu.busy / ceilingCpu.busy, 0, 'f', 2)
+                     .arg(ceilingCpu.totalUs / e2eCpu.totalUs * e2eCpu.busy / ceilingCpu.busy, 0,
+                          'f', 2)});
+    }
     figures.addRow(
         {QStringLiteral("end to end duplicates at the runner"), QString::number(r.e2eDuplicates)});
     figures.addRow({QStringLiteral("commit->delivered p50 / p90 (%1 events)").arg(r.latencyCount),
