@@ -66,6 +66,10 @@ private:
                                              DispatcherOptions options = {});
     bool startHost(DispatcherHost &host);
     bool stopHost(DispatcherHost &host);
+    // Starts a dispatcher with a short grace period whose `events` requests
+    // reach a runner that never answers: stopping it cuts them off.
+    std::unique_ptr<DispatcherHost> startWithHangingRequests(DevRunner &runner, int events,
+                                                             int maxAttempts);
 
     std::unique_ptr<testing::PgFixture> m_pg;
     QString m_dbName;
@@ -101,6 +105,23 @@ std::unique_ptr<DispatcherHost> TestDispatcher::makeHost(const core::DispatcherC
                                                          DispatcherOptions options) {
     return std::make_unique<DispatcherHost>(testing::connInfoFor(*m_pg, m_dbName), config,
                                             std::move(factory), std::move(options));
+}
+
+std::unique_ptr<DispatcherHost>
+TestDispatcher::startWithHangingRequests(DevRunner &runner, int events, int maxAttempts) {
+    runner.setMode(DevRunnerSettings::Mode::NeverRespond);
+    if (!runner.listen().ok())
+        return {};
+    auto config = baseConfig(runner.url());
+    config.maxAttempts = maxAttempts;
+    config.requestTimeout = core::Millis(20000);
+    config.lease = core::Millis(60000);
+    config.shutdownGrace = core::Millis(300);
+    auto host = makeHost(config);
+    if (!startHost(*host) || !enqueueMany(m_db, events) ||
+        !QTest::qWaitFor([&] { return runner.stats().received == events; }, 10000))
+        return {};
+    return host;
 }
 
 bool TestDispatcher::startHost(DispatcherHost &host) {
@@ -319,16 +340,8 @@ void TestDispatcher::liveConfigChange() {
 
 void TestDispatcher::gracefulStopReleasesLeases() {
     DevRunner runner;
-    runner.setMode(DevRunnerSettings::Mode::NeverRespond);
-    QVERIFY(runner.listen().ok());
-    auto config = baseConfig(runner.url());
-    config.requestTimeout = core::Millis(20000);
-    config.lease = core::Millis(60000);
-    config.shutdownGrace = core::Millis(300);
-    auto host = makeHost(config);
-    QVERIFY(startHost(*host));
-    QVERIFY(enqueueMany(m_db, 5));
-    QTRY_COMPARE_WITH_TIMEOUT(runner.stats().received, 5, 10000);
+    auto host = startWithHangingRequests(runner, 5, /*maxAttempts=*/5);
+    QVERIFY(host);
     QCOMPARE(countStatus(m_db, QStringLiteral("processing")), 5);
 
     QVERIFY(stopHost(*host));
@@ -367,17 +380,9 @@ void TestDispatcher::gracefulStopWaitsForInFlight() {
 // nothing would ever claim these rows, so the release ends them.
 void TestDispatcher::gracefulStopAtTheLastAttemptEndsDead() {
     DevRunner runner;
-    runner.setMode(DevRunnerSettings::Mode::NeverRespond);
-    QVERIFY(runner.listen().ok());
-    auto config = baseConfig(runner.url());
-    config.maxAttempts = 1;
-    config.requestTimeout = core::Millis(20000);
-    config.lease = core::Millis(60000);
-    config.shutdownGrace = core::Millis(300);
-    auto host = makeHost(config);
-    QVERIFY(startHost(*host));
-    QVERIFY(enqueueMany(m_db, 4));
-    QTRY_COMPARE_WITH_TIMEOUT(runner.stats().received, 4, 10000);
+    auto host = startWithHangingRequests(runner, 4, /*maxAttempts=*/1);
+    QVERIFY(host);
+    QCOMPARE(countStatus(m_db, QStringLiteral("processing")), 4);
 
     QVERIFY(stopHost(*host));
     QCOMPARE(host->lastStats().released, 0);
