@@ -173,7 +173,8 @@ void Dispatcher::finalizeStop() {
                                         QString::number(m_stats.retried) % QLatin1String(" dead=") %
                                         QString::number(m_stats.dead) %
                                         QLatin1String(" released=") %
-                                        QString::number(m_stats.released);
+                                        QString::number(m_stats.released) %
+                                        QLatin1String(" swept=") % QString::number(m_stats.swept);
     setState(DispatcherState::Stopped);
     emitStats();
     Q_EMIT stopped();
