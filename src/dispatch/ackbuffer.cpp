@@ -8,14 +8,6 @@
 
 namespace outbox::dispatch {
 
-namespace {
-
-QString uuidText(const QUuid &id) {
-    return id.toString(QUuid::WithoutBraces);
-}
-
-} // namespace
-
 void AckBuffer::addAck(const QUuid &id, int attempts, const QDateTime &createdAt) {
     m_acks.append(PendingAck{id, attempts, createdAt});
 }

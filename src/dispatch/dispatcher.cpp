@@ -18,10 +18,6 @@ namespace outbox::dispatch {
 
 namespace {
 
-QString uuidText(const QUuid &id) {
-    return id.toString(QUuid::WithoutBraces);
-}
-
 qint64 micros(std::chrono::microseconds value) {
     return value.count();
 }

@@ -7,14 +7,6 @@
 
 namespace outbox::dispatch {
 
-namespace {
-
-QString uuidText(const QUuid &id) {
-    return id.toString(QUuid::WithoutBraces);
-}
-
-} // namespace
-
 void Dispatcher::stop() {
     if (m_state == DispatcherState::Stopped || m_state == DispatcherState::Failed) {
         Q_EMIT stopped();
@@ -138,8 +130,8 @@ void Dispatcher::noteReleased(const store::FencedResult &released) {
     m_stats.swept += dead;
     for (const QUuid &id : released.madeDead)
         qCInfo(lcDispatch).noquote()
-            << QLatin1String("event=dead id=") % id.toString(QUuid::WithoutBraces) %
-                   QLatin1String(" attempts=") % QString::number(m_config.maxAttempts) %
+            << QLatin1String("event=dead id=") % uuidText(id) % QLatin1String(" attempts=") %
+                   QString::number(m_config.maxAttempts) %
                    QLatin1String(" reason=last_attempt_cut_off_by_shutdown");
     m_releases.clear();
 }
