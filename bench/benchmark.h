@@ -115,18 +115,9 @@ QList<TargetCheck> checkTargets(const BenchResults &results);
 double median(QList<double> values);
 
 // The medians over the rounds of where the CPU went, per event (request).
-// Rates follow from these: events/s = busy fraction x CPUs / CPU per event,
-// so end to end / ceiling = (ceiling's CPU per request / end to end's CPU
-// per event) x (end to end's busy fraction / ceiling's).
-struct CpuFigures {
-    bool valid = false;
-    double totalUs = 0;
-    double selfUs = 0;   // this process: the client, or the dispatcher and its HTTP
-    double runnerUs = 0; // the runner's process (0 when it runs in this one)
-    double restUs = 0;   // PostgreSQL and anything else on the machine
-    double busy = 0;     // fraction of the CPU time available
-    double steal = 0;    // fraction taken by the hypervisor
-};
+// Since events/s = busy fraction x CPUs / CPU per event, end to end /
+// ceiling = (ceiling's CPU per request / end to end's CPU per event) x (end
+// to end's busy fraction / ceiling's).
 CpuFigures medianCpu(const QList<CpuUsage> &rounds, qint64 events);
 // One JSON object with every figure (keys in snake_case, e.g.
 // db_only_events_per_s, latency_p99_ms) and the verdicts.

@@ -1,11 +1,9 @@
 #include "bench/cpumeter.h"
 
-#include <QElapsedTimer>
 #include <QFile>
 #include <QList>
-#include <QThread>
 
-#include <cmath>
+#include <algorithm>
 #include <unistd.h>
 
 namespace outbox::bench {
@@ -29,72 +27,32 @@ qint64 processTicks(const QString &path) {
     return fields.at(11).toLongLong() + fields.at(12).toLongLong();
 }
 
-qint64 monotonicNs() {
-    static QElapsedTimer clock = [] {
-        QElapsedTimer c;
-        c.start();
-        return c;
-    }();
-    return clock.nsecsElapsed();
-}
-
-double perEvent(double seconds, qint64 events) {
-    return events > 0 ? seconds * 1e6 / double(events) : 0.0;
-}
-
-double rounded(double value) {
-    return std::round(value * 10.0) / 10.0;
-}
-
 } // namespace
 
-double CpuUsage::busyFraction() const {
-    const double all = busySeconds + idleSeconds + stealSeconds;
-    return all > 0 ? busySeconds / all : 0.0;
-}
-
-double CpuUsage::stealFraction() const {
-    const double all = busySeconds + idleSeconds + stealSeconds;
-    return all > 0 ? stealSeconds / all : 0.0;
-}
-
-double CpuUsage::totalPerEventUs(qint64 events) const {
-    return perEvent(busySeconds, events);
-}
-
-double CpuUsage::selfPerEventUs(qint64 events) const {
-    return perEvent(selfSeconds, events);
-}
-
-double CpuUsage::runnerPerEventUs(qint64 events) const {
-    return perEvent(runnerSeconds, events);
-}
-
-double CpuUsage::restPerEventUs(qint64 events) const {
-    return perEvent(std::max(busySeconds - selfSeconds - runnerSeconds, 0.0), events);
-}
-
-QJsonObject CpuUsage::json(qint64 events) const {
-    return QJsonObject{
-        {QStringLiteral("busy_pct"), rounded(busyFraction() * 100.0)},
-        {QStringLiteral("steal_pct"), rounded(stealFraction() * 100.0)},
-        {QStringLiteral("total_us_per_event"), rounded(totalPerEventUs(events))},
-        {QStringLiteral("self_us_per_event"), rounded(selfPerEventUs(events))},
-        {QStringLiteral("runner_us_per_event"), rounded(runnerPerEventUs(events))},
-        {QStringLiteral("rest_us_per_event"), rounded(restPerEventUs(events))},
-    };
+CpuFigures CpuUsage::perEvent(qint64 events) const {
+    CpuFigures figures;
+    const double available = busySeconds + idleSeconds + stealSeconds;
+    if (!valid || events <= 0 || available <= 0)
+        return figures;
+    const double us = 1e6 / double(events);
+    figures.valid = true;
+    figures.totalUs = busySeconds * us;
+    figures.selfUs = selfSeconds * us;
+    figures.runnerUs = runnerSeconds * us;
+    figures.restUs = std::max(busySeconds - selfSeconds - runnerSeconds, 0.0) * us;
+    figures.busy = busySeconds / available;
+    figures.steal = stealSeconds / available;
+    return figures;
 }
 
 CpuMeter::CpuMeter(qint64 runnerPid)
     : m_runnerPid(runnerPid) {
     const long ticks = ::sysconf(_SC_CLK_TCK);
     m_tickSeconds = ticks > 0 ? 1.0 / double(ticks) : 0.01;
-    m_cpus = std::max(QThread::idealThreadCount(), 1);
 }
 
 CpuSnapshot CpuMeter::sample() const {
     CpuSnapshot snapshot;
-    snapshot.atNs = monotonicNs();
     QFile stat(QStringLiteral("/proc/stat"));
     if (stat.open(QIODevice::ReadOnly)) {
         // "cpu  user nice system idle iowait irq softirq steal guest guest_nice";
@@ -115,8 +73,6 @@ CpuSnapshot CpuMeter::sample() const {
 
 CpuUsage CpuMeter::between(const CpuSnapshot &from, const CpuSnapshot &to) const {
     CpuUsage usage;
-    usage.cpus = m_cpus;
-    usage.seconds = double(to.atNs - from.atNs) / 1e9;
     usage.busySeconds = double(to.busyTicks - from.busyTicks) * m_tickSeconds;
     usage.idleSeconds = double(to.idleTicks - from.idleTicks) * m_tickSeconds;
     usage.stealSeconds = double(to.stealTicks - from.stealTicks) * m_tickSeconds;

@@ -1,6 +1,5 @@
 #pragma once
 
-#include <QJsonObject>
 #include <QtGlobal>
 
 // Where the CPU time of a benchmark phase went: the machine as a whole
@@ -14,27 +13,31 @@ struct CpuSnapshot {
     qint64 stealTicks = 0; // taken by the hypervisor
     qint64 selfTicks = 0;  // this process, all threads
     qint64 runnerTicks = 0;
-    qint64 atNs = 0; // monotonic clock
 };
 
+// Per event (request): microseconds of CPU by party, and how busy the
+// machine was. Rates follow from these: events/s = busy fraction x CPUs /
+// CPU per event.
+struct CpuFigures {
+    bool valid = false;
+    double totalUs = 0;
+    double selfUs = 0;   // this process: the client, or the dispatcher and its HTTP
+    double runnerUs = 0; // the runner's process (0 when it runs in this one)
+    double restUs = 0;   // PostgreSQL and anything else on the machine
+    double busy = 0;     // fraction of the CPU time available
+    double steal = 0;    // fraction taken by the hypervisor
+};
+
+// CPU seconds between two snapshots.
 struct CpuUsage {
-    bool valid = false; // false where /proc is not available
-    double seconds = 0; // wall time between the two snapshots
-    int cpus = 0;
-    double busySeconds = 0; // CPU seconds, all CPUs
+    bool valid = false;     // false where /proc is not available
+    double busySeconds = 0; // all CPUs
     double idleSeconds = 0;
     double stealSeconds = 0;
     double selfSeconds = 0;
     double runnerSeconds = 0;
 
-    double busyFraction() const; // of the CPU time available (busy + idle + steal)
-    double stealFraction() const;
-    // Microseconds of CPU per event (request), by party.
-    double totalPerEventUs(qint64 events) const;
-    double selfPerEventUs(qint64 events) const;
-    double runnerPerEventUs(qint64 events) const;
-    double restPerEventUs(qint64 events) const; // PostgreSQL and everything else
-    QJsonObject json(qint64 events) const;
+    CpuFigures perEvent(qint64 events) const;
 };
 
 class CpuMeter final {
@@ -47,7 +50,6 @@ public:
 private:
     qint64 m_runnerPid = 0;
     double m_tickSeconds = 0.01;
-    int m_cpus = 1;
 };
 
 } // namespace outbox::bench

@@ -47,13 +47,6 @@ QJsonObject burnDownJson(const BenchResults::BurnDown &b) {
     };
 }
 
-QJsonArray cpuRoundsJson(const QList<CpuUsage> &rounds, qint64 events) {
-    QJsonArray array;
-    for (const CpuUsage &usage : rounds)
-        array.append(usage.json(events));
-    return array;
-}
-
 QJsonObject cpuJson(const CpuFigures &f) {
     return QJsonObject{
         {QStringLiteral("busy_pct"), rounded(f.busy * 100.0, 1)},
@@ -65,21 +58,29 @@ QJsonObject cpuJson(const CpuFigures &f) {
     };
 }
 
+QJsonArray cpuRoundsJson(const QList<CpuUsage> &rounds, qint64 events) {
+    QJsonArray array;
+    for (const CpuUsage &usage : rounds)
+        array.append(cpuJson(usage.perEvent(events)));
+    return array;
+}
+
 } // namespace
 
 CpuFigures medianCpu(const QList<CpuUsage> &rounds, qint64 events) {
-    CpuFigures figures;
     QList<double> total, self, runner, rest, busy, steal;
     for (const CpuUsage &usage : rounds) {
-        if (!usage.valid)
+        const CpuFigures round = usage.perEvent(events);
+        if (!round.valid)
             continue;
-        total << usage.totalPerEventUs(events);
-        self << usage.selfPerEventUs(events);
-        runner << usage.runnerPerEventUs(events);
-        rest << usage.restPerEventUs(events);
-        busy << usage.busyFraction();
-        steal << usage.stealFraction();
+        total << round.totalUs;
+        self << round.selfUs;
+        runner << round.runnerUs;
+        rest << round.restUs;
+        busy << round.busy;
+        steal << round.steal;
     }
+    CpuFigures figures;
     figures.valid = !total.isEmpty();
     figures.totalUs = median(total);
     figures.selfUs = median(self);
