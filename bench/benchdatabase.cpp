@@ -3,6 +3,7 @@
 #include "store/database.h"
 #include "store/migrator.h"
 
+#include <QFile>
 #include <QSqlQuery>
 #include <QVariant>
 
@@ -11,6 +12,14 @@
 namespace outbox::bench {
 
 BenchDatabase::BenchDatabase() = default;
+
+qint64 BenchDatabase::serverProcessId() const {
+    const QString dir = m_cluster.dataDirectory();
+    QFile file(dir + QStringLiteral("/postmaster.pid"));
+    if (dir.isEmpty() || !file.open(QIODevice::ReadOnly))
+        return 0;
+    return file.readLine().trimmed().toLongLong();
+}
 
 BenchDatabase::~BenchDatabase() {
     m_db = QSqlDatabase();

@@ -45,6 +45,8 @@ public:
     core::ConnInfo connInfo() const { return m_connInfo; }
     QSqlDatabase db() const { return m_db; }
     QString serverVersion() const { return m_serverVersion; }
+    // The postmaster's process id (first line of postmaster.pid), 0 if unknown.
+    qint64 serverProcessId() const;
 
     // Empties the outbox, inserts `events` due events of `topic` with
     // payloads of about `payloadBytes`, then VACUUM ANALYZE and CHECKPOINT so

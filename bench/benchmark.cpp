@@ -123,7 +123,7 @@ core::Result<Pair> httpPair(BenchDatabase &database, BenchRunner &runner,
                  .arg(options.events)
                  .arg(options.concurrency)
                  .arg(suffix));
-    const CpuMeter meter(runner.processId());
+    const CpuMeter meter(runner.processId(), database.serverProcessId());
     auto http = measureHttpCeiling(runner.url(), runner.secret(), options.events,
                                    options.concurrency, options.payloadBytes, meter);
     if (!http)

@@ -1,5 +1,6 @@
 #include "bench/cpumeter.h"
 
+#include <QDir>
 #include <QFile>
 #include <QList>
 
@@ -10,21 +11,52 @@ namespace outbox::bench {
 
 namespace {
 
-// utime + stime of /proc/<pid>/stat, in clock ticks. The second field (the
-// command) may contain spaces and parentheses: count from the last ')'.
-qint64 processTicks(const QString &path) {
-    QFile file(path);
+// The fields of /proc/<pid>/stat after the command (the second field, which
+// may contain spaces and parentheses: cut at the last ')'), so that index 0
+// is field 3 (state), 1 the parent, 11 and 12 utime and stime, 13 and 14 the
+// reaped children's. Empty when the process is gone.
+QList<QByteArray> statFields(qint64 pid) {
+    QFile file(pid > 0 ? QStringLiteral("/proc/%1/stat").arg(pid)
+                       : QStringLiteral("/proc/self/stat"));
     if (!file.open(QIODevice::ReadOnly))
-        return 0;
+        return {};
     const QByteArray line = file.readAll();
     const qsizetype close = line.lastIndexOf(')');
     if (close < 0)
+        return {};
+    QList<QByteArray> fields = line.mid(close + 2).split(' ');
+    if (fields.size() < 15)
+        return {};
+    return fields;
+}
+
+// utime + stime, in clock ticks (0 = this process).
+qint64 processTicks(qint64 pid) {
+    const QList<QByteArray> fields = statFields(pid);
+    return fields.isEmpty() ? 0 : fields.at(11).toLongLong() + fields.at(12).toLongLong();
+}
+
+// A server and its children, those still running and those it has reaped
+// (a backend or an autovacuum worker that exits moves its time into the
+// server's cutime/cstime, so the sum stays steady across exits).
+qint64 processTreeTicks(qint64 pid) {
+    const QList<QByteArray> server = statFields(pid);
+    if (server.isEmpty())
         return 0;
-    const QList<QByteArray> fields = line.mid(close + 2).split(' ');
-    // After the command: state is field 3, utime field 14, stime field 15.
-    if (fields.size() < 13)
-        return 0;
-    return fields.at(11).toLongLong() + fields.at(12).toLongLong();
+    qint64 ticks = server.at(11).toLongLong() + server.at(12).toLongLong() +
+                   server.at(13).toLongLong() + server.at(14).toLongLong();
+    const QByteArray parent = QByteArray::number(pid);
+    const QStringList entries = QDir(QStringLiteral("/proc")).entryList(QDir::Dirs);
+    for (const QString &entry : entries) {
+        bool numeric = false;
+        const qint64 child = entry.toLongLong(&numeric);
+        if (!numeric || child == pid)
+            continue;
+        const QList<QByteArray> fields = statFields(child);
+        if (!fields.isEmpty() && fields.at(1) == parent)
+            ticks += fields.at(11).toLongLong() + fields.at(12).toLongLong();
+    }
+    return ticks;
 }
 
 } // namespace
@@ -39,14 +71,17 @@ CpuFigures CpuUsage::perEvent(qint64 events) const {
     figures.totalUs = busySeconds * us;
     figures.selfUs = selfSeconds * us;
     figures.runnerUs = runnerSeconds * us;
-    figures.restUs = std::max(busySeconds - selfSeconds - runnerSeconds, 0.0) * us;
+    figures.databaseUs = databaseSeconds * us;
+    figures.restUs =
+        std::max(busySeconds - selfSeconds - runnerSeconds - databaseSeconds, 0.0) * us;
     figures.busy = busySeconds / available;
     figures.steal = stealSeconds / available;
     return figures;
 }
 
-CpuMeter::CpuMeter(qint64 runnerPid)
-    : m_runnerPid(runnerPid) {
+CpuMeter::CpuMeter(qint64 runnerPid, qint64 databasePid)
+    : m_runnerPid(runnerPid)
+    , m_databasePid(databasePid) {
     const long ticks = ::sysconf(_SC_CLK_TCK);
     m_tickSeconds = ticks > 0 ? 1.0 / double(ticks) : 0.01;
 }
@@ -65,9 +100,11 @@ CpuSnapshot CpuMeter::sample() const {
             snapshot.stealTicks = at(8);
         }
     }
-    snapshot.selfTicks = processTicks(QStringLiteral("/proc/self/stat"));
+    snapshot.selfTicks = processTicks(0);
     if (m_runnerPid > 0)
-        snapshot.runnerTicks = processTicks(QStringLiteral("/proc/%1/stat").arg(m_runnerPid));
+        snapshot.runnerTicks = processTicks(m_runnerPid);
+    if (m_databasePid > 0)
+        snapshot.databaseTicks = processTreeTicks(m_databasePid);
     return snapshot;
 }
 
@@ -78,6 +115,7 @@ CpuUsage CpuMeter::between(const CpuSnapshot &from, const CpuSnapshot &to) const
     usage.stealSeconds = double(to.stealTicks - from.stealTicks) * m_tickSeconds;
     usage.selfSeconds = double(to.selfTicks - from.selfTicks) * m_tickSeconds;
     usage.runnerSeconds = double(to.runnerTicks - from.runnerTicks) * m_tickSeconds;
+    usage.databaseSeconds = double(to.databaseTicks - from.databaseTicks) * m_tickSeconds;
     usage.valid = usage.busySeconds + usage.idleSeconds + usage.stealSeconds > 0;
     return usage;
 }

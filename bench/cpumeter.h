@@ -4,7 +4,8 @@
 
 // Where the CPU time of a benchmark phase went: the machine as a whole
 // (/proc/stat), this process, and the runner's process when it has its own.
-// The rest of the busy time is PostgreSQL (and anything else running).
+// PostgreSQL (the postmaster and its children), and the rest of the busy
+// time: anything else running on the machine.
 namespace outbox::bench {
 
 struct CpuSnapshot {
@@ -13,6 +14,7 @@ struct CpuSnapshot {
     qint64 stealTicks = 0; // taken by the hypervisor
     qint64 selfTicks = 0;  // this process, all threads
     qint64 runnerTicks = 0;
+    qint64 databaseTicks = 0; // the postmaster, its children, and its reaped children
 };
 
 // Per event (request): microseconds of CPU by party, and how busy the
@@ -21,11 +23,12 @@ struct CpuSnapshot {
 struct CpuFigures {
     bool valid = false;
     double totalUs = 0;
-    double selfUs = 0;   // this process: the client, or the dispatcher and its HTTP
-    double runnerUs = 0; // the runner's process (0 when it runs in this one)
-    double restUs = 0;   // PostgreSQL and anything else on the machine
-    double busy = 0;     // fraction of the CPU time available
-    double steal = 0;    // fraction taken by the hypervisor
+    double selfUs = 0;     // this process: the client, or the dispatcher and its HTTP
+    double runnerUs = 0;   // the runner's process (0 when it runs in this one)
+    double databaseUs = 0; // PostgreSQL's processes
+    double restUs = 0;     // anything else on the machine
+    double busy = 0;       // fraction of the CPU time available
+    double steal = 0;      // fraction taken by the hypervisor
 };
 
 // CPU seconds between two snapshots.
@@ -36,19 +39,22 @@ struct CpuUsage {
     double stealSeconds = 0;
     double selfSeconds = 0;
     double runnerSeconds = 0;
+    double databaseSeconds = 0;
 
     CpuFigures perEvent(qint64 events) const;
 };
 
 class CpuMeter final {
 public:
-    // runnerPid: the runner's process, 0 when it runs inside this one.
-    explicit CpuMeter(qint64 runnerPid = 0);
+    // runnerPid: the runner's process, 0 when it runs inside this one;
+    // databasePid: the postmaster, 0 when unknown.
+    explicit CpuMeter(qint64 runnerPid = 0, qint64 databasePid = 0);
     CpuSnapshot sample() const;
     CpuUsage between(const CpuSnapshot &from, const CpuSnapshot &to) const;
 
 private:
     qint64 m_runnerPid = 0;
+    qint64 m_databasePid = 0;
     double m_tickSeconds = 0.01;
 };
 

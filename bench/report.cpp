@@ -54,6 +54,7 @@ QJsonObject cpuJson(const CpuFigures &f) {
         {QStringLiteral("total_us_per_event"), rounded(f.totalUs, 1)},
         {QStringLiteral("self_us_per_event"), rounded(f.selfUs, 1)},
         {QStringLiteral("runner_us_per_event"), rounded(f.runnerUs, 1)},
+        {QStringLiteral("database_us_per_event"), rounded(f.databaseUs, 1)},
         {QStringLiteral("rest_us_per_event"), rounded(f.restUs, 1)},
     };
 }
@@ -68,7 +69,7 @@ QJsonArray cpuRoundsJson(const QList<CpuUsage> &rounds, qint64 events) {
 } // namespace
 
 CpuFigures medianCpu(const QList<CpuUsage> &rounds, qint64 events) {
-    QList<double> total, self, runner, rest, busy, steal;
+    QList<double> total, self, runner, database, rest, busy, steal;
     for (const CpuUsage &usage : rounds) {
         const CpuFigures round = usage.perEvent(events);
         if (!round.valid)
@@ -76,6 +77,7 @@ CpuFigures medianCpu(const QList<CpuUsage> &rounds, qint64 events) {
         total << round.totalUs;
         self << round.selfUs;
         runner << round.runnerUs;
+        database << round.databaseUs;
         rest << round.restUs;
         busy << round.busy;
         steal << round.steal;
@@ -85,6 +87,7 @@ CpuFigures medianCpu(const QList<CpuUsage> &rounds, qint64 events) {
     figures.totalUs = median(total);
     figures.selfUs = median(self);
     figures.runnerUs = median(runner);
+    figures.databaseUs = median(database);
     figures.restUs = median(rest);
     figures.busy = median(busy);
     figures.steal = median(steal);

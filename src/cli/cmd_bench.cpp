@@ -74,8 +74,10 @@ void printHuman(QTextStream &out, const bench::BenchResults &r) {
                         us(ceilingCpu.selfUs, e2eCpu.selfUs)});
         figures.addRow(
             {QStringLiteral("  runner process"), us(ceilingCpu.runnerUs, e2eCpu.runnerUs)});
-        figures.addRow({QStringLiteral("  PostgreSQL and the rest of the machine"),
-                        us(ceilingCpu.restUs, e2eCpu.restUs)});
+        figures.addRow(
+            {QStringLiteral("  PostgreSQL"), us(ceilingCpu.databaseUs, e2eCpu.databaseUs)});
+        figures.addRow(
+            {QStringLiteral("  the rest of the machine"), us(ceilingCpu.restUs, e2eCpu.restUs)});
         figures.addRow({QStringLiteral("CPU busy, stolen (HTTP ceiling / end to end)"),
                         pct(ceilingCpu.busy) + QStringLiteral("% / ") + pct(e2eCpu.busy) +
                             QStringLiteral("%, ") + pct(ceilingCpu.steal) + QStringLiteral("% / ") +
