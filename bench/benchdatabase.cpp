@@ -28,7 +28,7 @@ BenchDatabase::~BenchDatabase() {
 }
 
 core::Result<void> BenchDatabase::start(bool durable) {
-    store::EmbeddedPostgres::Options options;
+    devtools::EmbeddedPostgres::Options options;
     options.tcp = false;
     options.fastAndUnsafe = !durable;
     // Commit times of the producer's transactions, for commit -> delivered.

@@ -2,7 +2,7 @@
 
 #include "core/conninfo.h"
 #include "core/result.h"
-#include "store/embeddedpostgres.h"
+#include "devtools/embeddedpostgres.h"
 
 #include <QList>
 #include <QSqlDatabase>
@@ -63,7 +63,7 @@ public:
     core::Result<void> exec(const QString &sql, const QString &what);
 
 private:
-    store::EmbeddedPostgres m_cluster;
+    devtools::EmbeddedPostgres m_cluster;
     core::ConnInfo m_connInfo;
     QString m_connectionName;
     QSqlDatabase m_db;

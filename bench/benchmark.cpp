@@ -5,7 +5,7 @@
 #include "bench/dispatchrun.h"
 #include "bench/httpceiling.h"
 #include "bench/phases.h"
-#include "dispatch/inprocesspublisher.h"
+#include "devtools/inprocesspublisher.h"
 
 #include <QDateTime>
 #include <QFile>
@@ -54,7 +54,7 @@ dispatch::DispatcherOptions dispatcherOptions(const BenchOptions &options) {
 }
 
 dispatch::PublisherFactory inProcess() {
-    return [] { return std::make_unique<dispatch::InProcessPublisher>(); };
+    return [] { return std::make_unique<devtools::InProcessPublisher>(); };
 }
 
 // Delivered count at `seconds`, interpolated between samples.

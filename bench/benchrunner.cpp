@@ -1,6 +1,6 @@
 #include "bench/benchrunner.h"
 
-#include "dispatch/devrunner.h"
+#include "devtools/devrunner.h"
 
 #include <QEventLoop>
 #include <QFile>
@@ -80,12 +80,12 @@ core::Result<void> BenchRunner::startProcess(const QString &program) {
 
 core::Result<void> BenchRunner::startThread() {
     m_thread.setObjectName(QStringLiteral("bench-runner"));
-    m_runner = new dispatch::DevRunner();
+    m_runner = new devtools::DevRunner();
     m_runner->moveToThread(&m_thread);
     QObject::connect(&m_thread, &QThread::finished, m_runner, &QObject::deleteLater);
     m_thread.start();
     core::Result<void> listening;
-    dispatch::DevRunnerSettings settings;
+    devtools::DevRunnerSettings settings;
     settings.secrets = {m_secret};
     QMetaObject::invokeMethod(
         m_runner,
@@ -101,7 +101,7 @@ core::Result<void> BenchRunner::startThread() {
 
 core::Result<RunnerCounts> BenchRunner::counts() {
     if (m_runner) {
-        const dispatch::DevRunnerStats stats = m_runner->stats();
+        const devtools::DevRunnerStats stats = m_runner->stats();
         return RunnerCounts{stats.received, stats.delivered, stats.duplicates, stats.uniqueIds,
                             stats.badSignatures};
     }

@@ -11,7 +11,7 @@
 
 #include <memory>
 
-namespace outbox::dispatch {
+namespace outbox::devtools {
 class DevRunner;
 }
 
@@ -52,7 +52,7 @@ private:
     QTemporaryDir m_dir;
     std::unique_ptr<QProcess> m_process;
     QThread m_thread;
-    dispatch::DevRunner *m_runner = nullptr; // lives in m_thread
+    devtools::DevRunner *m_runner = nullptr; // lives in m_thread
 };
 
 } // namespace outbox::bench

@@ -1,7 +1,7 @@
 #include "benchwindow.h"
 
-#include "console/consolesettings.h"
-#include "console/mainwindow.h"
+#include "console/model/consolesettings.h"
+#include "console/widgets/mainwindow.h"
 
 namespace outbox::consolebench {
 

@@ -2,11 +2,11 @@
 
 #include "benchutil.h"
 #include "benchwindow.h"
-#include "console/dispatcherpanel.h"
-#include "console/eventtablemodel.h"
-#include "console/eventview.h"
-#include "console/mainwindow.h"
-#include "dispatch/inprocesspublisher.h"
+#include "console/model/eventtablemodel.h"
+#include "console/widgets/dispatcherpanel.h"
+#include "console/widgets/eventview.h"
+#include "console/widgets/mainwindow.h"
+#include "devtools/inprocesspublisher.h"
 #include "producer.h"
 #include "rowsprobe.h"
 #include "startphase.h"
@@ -147,7 +147,7 @@ dispatch::PublisherFactory benchPublisher() {
         // One event in fifty fails once, like a flaky runner; the rest
         // are delivered at once (the dispatcher runs as fast as the
         // database lets it).
-        return std::make_unique<dispatch::InProcessPublisher>([](const store::ClaimedEvent &event) {
+        return std::make_unique<devtools::InProcessPublisher>([](const store::ClaimedEvent &event) {
             if (event.attempts == 1 && qHash(event.id) % 50 == 0) {
                 return dispatch::PublishOutcome::retry(
                     event, QStringLiteral("HTTP 503 Service Unavailable: runner busy"), 503);

@@ -81,7 +81,7 @@ Dataset::~Dataset() {
 }
 
 core::Result<void> Dataset::start() {
-    store::EmbeddedPostgres::Options options;
+    devtools::EmbeddedPostgres::Options options;
     options.fastAndUnsafe = true;
     options.serverSettings = {QStringLiteral("shared_preload_libraries=pg_stat_statements"),
                               QStringLiteral("pg_stat_statements.track=top")};

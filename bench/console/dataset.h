@@ -2,7 +2,7 @@
 
 #include "core/conninfo.h"
 #include "core/result.h"
-#include "store/embeddedpostgres.h"
+#include "devtools/embeddedpostgres.h"
 
 #include <QList>
 #include <QSqlDatabase>
@@ -80,7 +80,7 @@ private:
     enum class Kind { Delivered, Dead, PendingDue, Retrying, Processing, Backlog, Fresh };
     core::Result<void> insert(Kind kind, qint64 count);
 
-    store::EmbeddedPostgres m_cluster;
+    devtools::EmbeddedPostgres m_cluster;
     core::ConnInfo m_connInfo;
     QString m_connectionName;
     QSqlDatabase m_db;

@@ -1,8 +1,8 @@
 #include "rowsprobe.h"
 
 #include "benchapplication.h"
-#include "console/eventtablemodel.h"
-#include "console/eventview.h"
+#include "console/model/eventtablemodel.h"
+#include "console/widgets/eventview.h"
 
 #include <QElapsedTimer>
 #include <QEventLoop>

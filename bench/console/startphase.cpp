@@ -2,8 +2,8 @@
 
 #include "benchutil.h"
 #include "benchwindow.h"
-#include "console/mainwindow.h"
-#include "console/storeclient.h"
+#include "console/model/storeclient.h"
+#include "console/widgets/mainwindow.h"
 #include "dataset.h"
 #include "rowsprobe.h"
 

@@ -1,4 +1,4 @@
-#include "console/application.h"
+#include "console/widgets/application.h"
 #include "core/localtimezone.h"
 
 int main(int argc, char *argv[]) {

@@ -1,7 +1,7 @@
 #include "cli/commands.h"
 #include "cli/output.h"
 #include "cli/serviceutil.h"
-#include "dispatch/devrunner.h"
+#include "devtools/devrunner.h"
 
 #include <QElapsedTimer>
 #include <QEventLoop>
@@ -17,18 +17,18 @@ Q_LOGGING_CATEGORY(lcRunnerCmd, "outbox.cli.runner")
 
 struct ModeName {
     QLatin1StringView name;
-    dispatch::DevRunnerSettings::Mode mode;
+    devtools::DevRunnerSettings::Mode mode;
 };
 
 constexpr ModeName kModes[] = {
-    {QLatin1StringView("normal"), dispatch::DevRunnerSettings::Mode::Normal},
-    {QLatin1StringView("redirect"), dispatch::DevRunnerSettings::Mode::Redirect},
-    {QLatin1StringView("close"), dispatch::DevRunnerSettings::Mode::CloseWithoutResponse},
-    {QLatin1StringView("reset"), dispatch::DevRunnerSettings::Mode::ResetMidResponse},
-    {QLatin1StringView("never"), dispatch::DevRunnerSettings::Mode::NeverRespond},
+    {QLatin1StringView("normal"), devtools::DevRunnerSettings::Mode::Normal},
+    {QLatin1StringView("redirect"), devtools::DevRunnerSettings::Mode::Redirect},
+    {QLatin1StringView("close"), devtools::DevRunnerSettings::Mode::CloseWithoutResponse},
+    {QLatin1StringView("reset"), devtools::DevRunnerSettings::Mode::ResetMidResponse},
+    {QLatin1StringView("never"), devtools::DevRunnerSettings::Mode::NeverRespond},
 };
 
-QJsonObject statsJson(const dispatch::DevRunnerStats &stats) {
+QJsonObject statsJson(const devtools::DevRunnerStats &stats) {
     return QJsonObject{
         {QStringLiteral("connections"), stats.connections},
         {QStringLiteral("received"), stats.received},
@@ -40,7 +40,7 @@ QJsonObject statsJson(const dispatch::DevRunnerStats &stats) {
     };
 }
 
-QString statsLine(const dispatch::DevRunnerStats &stats) {
+QString statsLine(const devtools::DevRunnerStats &stats) {
     return QStringLiteral("received=%1 delivered=%2 failed=%3 bad_signatures=%4 duplicates=%5 "
                           "unique=%6 connections=%7")
         .arg(stats.received)
@@ -53,8 +53,8 @@ QString statsLine(const dispatch::DevRunnerStats &stats) {
 }
 
 // Reads the runner's behaviour from the command line.
-core::Result<dispatch::DevRunnerSettings> readSettings(CommandParser &parser) {
-    dispatch::DevRunnerSettings settings;
+core::Result<devtools::DevRunnerSettings> readSettings(CommandParser &parser) {
+    devtools::DevRunnerSettings settings;
 
     QStringList secrets = parser.values(QStringLiteral("secret"));
     if (parser.isSet(QStringLiteral("secret-file"))) {
@@ -210,13 +210,13 @@ int runRunner(CommandContext &context) {
     const core::Millis statsEvery = interval.value().value_or(core::Millis(10000));
 
     installServiceLogging(parser.isSet(verbose));
-    dispatch::DevRunner runner;
+    devtools::DevRunner runner;
     if (auto applied = runner.setSettings(settings.value()); !applied)
         return parser.fail(core::Error{core::ErrorKind::Invalid, applied.errorMessage()});
     if (auto listening = runner.listen(address->first, address->second); !listening)
         return parser.fail(core::Error{core::ErrorKind::Failed, listening.errorMessage()});
 
-    const dispatch::DevRunnerSettings &s = settings.value();
+    const devtools::DevRunnerSettings &s = settings.value();
     qCInfo(lcRunnerCmd).noquote()
         << QStringLiteral("event=runner_ready url=%1 signatures=%2 fail_rate=%3 fail_status=%4 "
                           "status=%5 latency=%6 mode=%7")
@@ -239,7 +239,7 @@ int runRunner(CommandContext &context) {
     qint64 lastAt = 0;
     QTimer statsTimer;
     QObject::connect(&statsTimer, &QTimer::timeout, &loop, [&] {
-        const dispatch::DevRunnerStats now = runner.stats();
+        const devtools::DevRunnerStats now = runner.stats();
         const qint64 at = clock.elapsed();
         const double rate =
             at > lastAt ? double(now.received - lastReceived) * 1000.0 / double(at - lastAt) : 0.0;
@@ -260,7 +260,7 @@ int runRunner(CommandContext &context) {
 
     statsTimer.stop();
     runner.close();
-    const dispatch::DevRunnerStats final = runner.stats();
+    const devtools::DevRunnerStats final = runner.stats();
     qCInfo(lcRunnerCmd).noquote() << QStringLiteral("event=runner_stopped ") % statsLine(final);
     if (parser.isSet(statsJsonOption))
         context.console.out() << jsonText(statsJson(final)) << Qt::endl;

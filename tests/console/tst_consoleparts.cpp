@@ -2,11 +2,11 @@
 // JSON re-indenting, export lines, command line parsing, settings and
 // profiles; and the outbox-console executable's answer to a bad command line.
 
-#include "console/actions.h"
-#include "console/commandline.h"
-#include "console/consolesettings.h"
-#include "console/eventexplanation.h"
-#include "console/jsonhighlighter.h"
+#include "console/model/commandline.h"
+#include "console/model/consolesettings.h"
+#include "console/model/eventexplanation.h"
+#include "console/widgets/actions.h"
+#include "console/widgets/jsonhighlighter.h"
 
 #include <QJsonDocument>
 #include <QJsonObject>

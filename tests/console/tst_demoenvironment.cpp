@@ -3,10 +3,10 @@
 // the demo configuration events are delivered, retried and dead-lettered;
 // stop (and, as a last resort, the destructor) removes everything.
 
-#include "console/demoenvironment.h"
-#include "console/demopanel.h"
-#include "console/demoproducer.h"
-#include "console/dispatcherpanel.h"
+#include "console/model/demoenvironment.h"
+#include "console/model/demoproducer.h"
+#include "console/widgets/demopanel.h"
+#include "console/widgets/dispatcherpanel.h"
 #include "dispatch/dispatcherhost.h"
 #include "store/database.h"
 #include "store/queries.h"

@@ -3,10 +3,10 @@
 // embedded PostgreSQL and a development runner (figures, charts, log,
 // graceful close).
 
-#include "console/dispatcherpanel.h"
-#include "console/logview.h"
-#include "console/throughputchart.h"
-#include "dispatch/devrunner.h"
+#include "console/widgets/dispatcherpanel.h"
+#include "console/widgets/logview.h"
+#include "console/widgets/throughputchart.h"
+#include "devtools/devrunner.h"
 #include "store/database.h"
 #include "store/outboxstore.h"
 #include "store/queries.h"
@@ -273,7 +273,7 @@ void TestDispatcherPanel::runAgainstDatabase() {
     QSqlDatabase db = m_pg->open(dbName);
     QVERIFY(db.isOpen());
 
-    dispatch::DevRunner runner;
+    devtools::DevRunner runner;
     QVERIFY(runner.listen().ok());
     const QString secret = QStringLiteral("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw");
     QVERIFY(runner.setSecrets({secret}).ok());
@@ -397,7 +397,7 @@ void TestDispatcherPanel::destroyWhileRunning() {
     const QString dbName = m_pg->freshMigratedDatabase();
     QSqlDatabase db = m_pg->open(dbName);
     QVERIFY(db.isOpen());
-    dispatch::DevRunner runner;
+    devtools::DevRunner runner;
     QVERIFY(runner.listen().ok());
     runner.setLatency(core::Millis(60'000)); // requests stay in flight
     {

@@ -1,6 +1,6 @@
 // EventTableModel without a database: snapshots in, minimal row changes out.
 
-#include "console/eventtablemodel.h"
+#include "console/model/eventtablemodel.h"
 
 #include <QAbstractItemModelTester>
 #include <QItemSelectionModel>

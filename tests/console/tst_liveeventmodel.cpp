@@ -1,10 +1,10 @@
 // The models fed by a real StoreClient: keyset paging through fetchMore,
 // refreshes diffed in, counts and error groups from the database.
 
-#include "console/errorgroupmodel.h"
-#include "console/eventtablemodel.h"
-#include "console/statusnavmodel.h"
-#include "console/storeclient.h"
+#include "console/model/errorgroupmodel.h"
+#include "console/model/eventtablemodel.h"
+#include "console/model/statusnavmodel.h"
+#include "console/model/storeclient.h"
 #include "store/database.h"
 #include "support/pgfixture.h"
 

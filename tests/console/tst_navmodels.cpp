@@ -1,7 +1,7 @@
 // StatusNavModel and ErrorGroupModel: snapshots update the models in place.
 
-#include "console/errorgroupmodel.h"
-#include "console/statusnavmodel.h"
+#include "console/model/errorgroupmodel.h"
+#include "console/model/statusnavmodel.h"
 
 #include <QAbstractItemModelTester>
 #include <QItemSelectionModel>

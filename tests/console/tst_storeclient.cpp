@@ -1,7 +1,7 @@
 // StoreClient/StoreWorker against a real PostgreSQL: round trips, superseded
 // requests, a GUI thread that never blocks, LISTEN, bulk jobs, reconnects.
 
-#include "console/storeclient.h"
+#include "console/model/storeclient.h"
 #include "store/database.h"
 #include "store/migrator.h"
 #include "support/pgfixture.h"

@@ -1,7 +1,7 @@
 #include "windowtestbase.h"
 
-#include "console/eventtablemodel.h"
-#include "console/storeclient.h"
+#include "console/model/eventtablemodel.h"
+#include "console/model/storeclient.h"
 #include "store/database.h"
 
 #include <QTableView>

@@ -4,9 +4,9 @@
 // (migrated with the least-privilege roles), a fresh database and settings
 // file per test, and a MainWindow connected to it.
 
-#include "console/consolesettings.h"
-#include "console/eventview.h"
-#include "console/mainwindow.h"
+#include "console/model/consolesettings.h"
+#include "console/widgets/eventview.h"
+#include "console/widgets/mainwindow.h"
 #include "support/pgfixture.h"
 
 #include <QAbstractItemModelTester>

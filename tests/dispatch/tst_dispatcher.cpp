@@ -2,9 +2,9 @@
 // thread, HttpPublisher and a DevRunner on real sockets (or the in-process
 // publisher where HTTP is beside the point).
 
-#include "dispatch/devrunner.h"
+#include "devtools/devrunner.h"
+#include "devtools/inprocesspublisher.h"
 #include "dispatch/dispatcherhost.h"
-#include "dispatch/inprocesspublisher.h"
 #include "dispatchtesting.h"
 #include "store/outboxstore.h"
 
@@ -14,8 +14,8 @@
 #include <memory>
 
 using namespace outbox;
-using dispatch::DevRunner;
-using dispatch::DevRunnerSettings;
+using devtools::DevRunner;
+using devtools::DevRunnerSettings;
 using dispatch::DispatcherHost;
 using dispatch::DispatcherOptions;
 using dispatch::DispatcherState;
@@ -402,7 +402,7 @@ void TestDispatcher::loweringMaxAttemptsSweepsAtOnce() {
     DispatcherOptions options;
     options.sweepInterval = core::Millis(60000);
     auto host = makeHost(
-        config, [] { return std::make_unique<dispatch::InProcessPublisher>(); }, options);
+        config, [] { return std::make_unique<devtools::InProcessPublisher>(); }, options);
     QVERIFY(enqueueMany(m_db, 3, QStringLiteral("retrying")));
     QVERIFY(sqlExec(m_db, QStringLiteral("UPDATE outbox_events SET next_attempt_at = now() + "
                                          "interval '1 hour', attempts = 3")));
@@ -431,7 +431,7 @@ void TestDispatcher::inProcessPublisherAndDeadSweep() {
     DispatcherOptions options;
     options.sweepInterval = core::Millis(200);
     auto host = makeHost(
-        config, [] { return std::make_unique<dispatch::InProcessPublisher>(); }, options);
+        config, [] { return std::make_unique<devtools::InProcessPublisher>(); }, options);
 
     // A row whose attempts are used up is never claimed; the sweep ends it.
     QVERIFY(enqueueMany(m_db, 1, QStringLiteral("exhausted")));
@@ -452,7 +452,7 @@ void TestDispatcher::inProcessPublisherAndDeadSweep() {
 void TestDispatcher::rowsOlderThanTheClaimFloorAreStillDelivered() {
     auto config = baseConfig(QUrl(QStringLiteral("http://127.0.0.1:9/unused")));
     config.pollInterval = core::Millis(300);
-    auto host = makeHost(config, [] { return std::make_unique<dispatch::InProcessPublisher>(); });
+    auto host = makeHost(config, [] { return std::make_unique<devtools::InProcessPublisher>(); });
     // Live rows that are not due keep the claim floor at their created_at.
     QVERIFY(enqueueMany(m_db, 5, QStringLiteral("later")));
     QVERIFY(sqlExec(m_db, QStringLiteral("UPDATE outbox_events SET next_attempt_at = now() + "
@@ -477,7 +477,7 @@ void TestDispatcher::rowsOlderThanTheClaimFloorAreStillDelivered() {
 void TestDispatcher::namespaceFilter() {
     auto config = baseConfig(QUrl(QStringLiteral("http://127.0.0.1:9/unused")));
     config.nameSpace = QStringLiteral("mine");
-    auto host = makeHost(config, [] { return std::make_unique<dispatch::InProcessPublisher>(); });
+    auto host = makeHost(config, [] { return std::make_unique<devtools::InProcessPublisher>(); });
     QVERIFY(enqueueMany(m_db, 4, QStringLiteral("mine")));
     QVERIFY(enqueueMany(m_db, 3, QStringLiteral("theirs")));
     QVERIFY(startHost(*host));
@@ -586,7 +586,7 @@ void TestDispatcher::niceIncrementLowersOnlyTheDispatcherThread() {
     DispatcherOptions options;
     options.threadNiceIncrement = 4;
     auto host = makeHost(
-        config, [] { return std::make_unique<dispatch::InProcessPublisher>(); }, options);
+        config, [] { return std::make_unique<devtools::InProcessPublisher>(); }, options);
     const QMultiHash<QString, int> before = threadNiceValues();
     QVERIFY(!before.isEmpty());
     const int mainNice = before.value(QCoreApplication::applicationName().left(15), -100);

@@ -3,7 +3,7 @@
 // separate executable because the test fixture's own admin connection does
 // not survive a server restart.
 
-#include "dispatch/devrunner.h"
+#include "devtools/devrunner.h"
 #include "dispatch/dispatcherhost.h"
 #include "dispatchtesting.h"
 
@@ -13,7 +13,7 @@
 #include <memory>
 
 using namespace outbox;
-using dispatch::DevRunner;
+using devtools::DevRunner;
 using dispatch::DispatcherHost;
 using dispatch::DispatcherState;
 using testing::baseConfig;

@@ -2,7 +2,7 @@
 // own connection or its LISTEN connection is killed, the database is down at
 // start. Nothing may be lost (at worst delivered twice).
 
-#include "dispatch/devrunner.h"
+#include "devtools/devrunner.h"
 #include "dispatch/dispatcherhost.h"
 #include "dispatchtesting.h"
 
@@ -12,7 +12,7 @@
 #include <memory>
 
 using namespace outbox;
-using dispatch::DevRunner;
+using devtools::DevRunner;
 using dispatch::DispatcherHost;
 using dispatch::DispatcherOptions;
 using dispatch::DispatcherState;

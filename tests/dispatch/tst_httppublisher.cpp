@@ -3,7 +3,7 @@
 // excerpts without secrets, and the manager pool.
 
 #include "core/webhooksigner.h"
-#include "dispatch/devrunner.h"
+#include "devtools/devrunner.h"
 #include "dispatch/httppublisher.h"
 
 #include <QSignalSpy>
@@ -16,8 +16,8 @@
 #include <QtTest>
 
 using namespace outbox;
-using dispatch::DevRunner;
-using dispatch::DevRunnerSettings;
+using devtools::DevRunner;
+using devtools::DevRunnerSettings;
 using dispatch::HttpPublisher;
 using dispatch::PublishOutcome;
 

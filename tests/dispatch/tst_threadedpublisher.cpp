@@ -2,9 +2,9 @@
 // caller sees the Publisher contract in its own (outcomes in the caller's
 // thread, one per event, none after abortAll), over real sockets for HTTP.
 
-#include "dispatch/devrunner.h"
+#include "devtools/devrunner.h"
+#include "devtools/inprocesspublisher.h"
 #include "dispatch/httppublisher.h"
-#include "dispatch/inprocesspublisher.h"
 #include "dispatch/threadedpublisher.h"
 
 #include <QSignalSpy>
@@ -13,7 +13,7 @@
 #include <atomic>
 
 using namespace outbox;
-using dispatch::InProcessPublisher;
+using devtools::InProcessPublisher;
 using dispatch::PublishOutcome;
 using dispatch::ThreadedPublisher;
 
@@ -223,7 +223,7 @@ void TestThreadedPublisher::destroyedWithRequestsInFlight() {
     // running when the publisher goes. The destructor must not wait for
     // them, and nothing may be delivered to the dead object.
     constexpr qint64 answerAfterMs = 60'000;
-    dispatch::DevRunner runner;
+    devtools::DevRunner runner;
     QVERIFY(runner.listen().ok());
     runner.setLatency(core::Millis(answerAfterMs));
     QElapsedTimer clock;
@@ -243,7 +243,7 @@ void TestThreadedPublisher::destroyedWithRequestsInFlight() {
 }
 
 void TestThreadedPublisher::deliversOverHttp() {
-    dispatch::DevRunner runner;
+    devtools::DevRunner runner;
     QVERIFY(runner.listen().ok());
     const auto publisher = threadedHttpPublisher();
     QVERIFY(publisher->configure(httpConfig(runner.url(), 16)).ok());

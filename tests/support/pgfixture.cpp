@@ -44,7 +44,7 @@ PgFixture::~PgFixture() {
     // m_cluster's destructor stops the server and removes its directory.
 }
 
-core::Result<void> PgFixture::start(const store::EmbeddedPostgres::Options &options) {
+core::Result<void> PgFixture::start(const devtools::EmbeddedPostgres::Options &options) {
     core::Result<void> started = m_cluster.start(options);
     if (!started)
         return core::Result<void>::failure(

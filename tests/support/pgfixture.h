@@ -1,7 +1,7 @@
 #pragma once
 
 #include "core/result.h"
-#include "store/embeddedpostgres.h"
+#include "devtools/embeddedpostgres.h"
 
 #include <QSqlDatabase>
 #include <QString>
@@ -31,7 +31,7 @@ public:
     ~PgFixture();
     Q_DISABLE_COPY_MOVE(PgFixture)
 
-    core::Result<void> start(const store::EmbeddedPostgres::Options &options = {});
+    core::Result<void> start(const devtools::EmbeddedPostgres::Options &options = {});
     bool isStarted() const;
 
     // A new empty database with a unique name; empty (with a warning) on failure.
@@ -52,8 +52,8 @@ public:
     // Closes and removes a connection opened by open().
     void close(const QString &connectionName);
 
-    const store::EmbeddedPostgres &cluster() const { return m_cluster; }
-    store::EmbeddedPostgres &cluster() { return m_cluster; } // for stop/kill/restart tests
+    const devtools::EmbeddedPostgres &cluster() const { return m_cluster; }
+    devtools::EmbeddedPostgres &cluster() { return m_cluster; } // for stop/kill/restart tests
     QString connInfo(const QString &dbName = {}) const { return m_cluster.connInfo(dbName); }
 
     static constexpr const char *templateDatabase = "outbox_template";
@@ -62,7 +62,7 @@ private:
     QString nextName(const char *prefix);
     bool adminExec(const QString &sql);
 
-    store::EmbeddedPostgres m_cluster;
+    devtools::EmbeddedPostgres m_cluster;
     QStringList m_connections;
     QString m_adminConnection;
     TemplatePreparer m_preparer;

@@ -1,0 +1,95 @@
+#pragma once
+
+#include "console/model/consoletypes.h"
+#include "core/conninfo.h"
+#include "core/result.h"
+#include "store/eventfilter.h"
+#include "store/operations.h"
+
+#include <QObject>
+#include <QPointer>
+
+#include <atomic>
+#include <functional>
+#include <memory>
+
+namespace outbox::console {
+
+class BulkJob;
+
+// State shared between a BulkJob (GUI thread) and the pool thread running it.
+// Only the atomics are touched from the pool thread; `job` is read and
+// written in the GUI thread only.
+struct BulkJobControl {
+    std::atomic<bool> cancelRequested{false};
+    QPointer<BulkJob> job;
+};
+
+// One operator bulk action (retry, requeue, cancel, purge, replay) running on
+// a pool thread with its own connection, so the store worker keeps serving
+// the live views (and their counts show the progress) meanwhile. Made by
+// StoreClient::startBulk(); parented to the client unless reparented.
+// Deleting a running job requests cancellation; the action then stops after
+// its current batch (each batch is its own transaction, so nothing is left
+// half-done).
+class BulkJob final : public QObject {
+    Q_OBJECT
+
+public:
+    ~BulkJob() override;
+    Q_DISABLE_COPY_MOVE(BulkJob)
+
+    RequestId id() const { return m_id; }
+    store::Action action() const { return m_action; }
+    const store::EventFilter &filter() const { return m_filter; }
+    bool dryRun() const { return m_dryRun; }
+    bool isRunning() const { return m_running; }
+    qint64 done() const { return m_done; }
+    qint64 total() const { return m_total; }
+
+    // Thread-safe; the job stops after its current batch and finishes with
+    // BulkResult::cancelled set.
+    void cancel();
+    bool isCancelRequested() const;
+
+Q_SIGNALS:
+    void progress(qint64 done, qint64 total);
+    void finished(const outbox::store::BulkResult &result);
+    void failed(const outbox::core::Error &error);
+
+private:
+    friend class StoreClient;
+    BulkJob(RequestId id, store::Action action, store::EventFilter filter, bool dryRun,
+            QObject *parent);
+
+    // Called in the GUI thread by the client when the pool thread reports.
+    void reportProgress(qint64 done, qint64 total);
+    void reportResult(const core::Result<store::BulkResult> &result);
+
+    std::shared_ptr<BulkJobControl> m_control;
+    RequestId m_id;
+    store::Action m_action;
+    store::EventFilter m_filter;
+    bool m_dryRun;
+    bool m_running = true;
+    qint64 m_done = 0;
+    qint64 m_total = 0;
+};
+
+// The body of a bulk job, run on a pool thread: opens a private connection,
+// runs the action with progress and cancellation, closes the connection.
+// `report*` are called from that pool thread.
+struct BulkTask {
+    core::ConnInfo connInfo;
+    store::Actor actor;
+    store::Action action = store::Action::Requeue;
+    store::EventFilter filter;
+    store::BulkOptions options;
+    std::shared_ptr<BulkJobControl> control;
+    std::function<void(qint64 done, qint64 total)> reportProgress;
+    std::function<void(const core::Result<store::BulkResult> &result)> reportResult;
+
+    void run() const;
+};
+
+} // namespace outbox::console

@@ -1,0 +1,138 @@
+#include "console/model/errorgroupmodel.h"
+
+#include "console/model/listdiff.h"
+
+namespace outbox::console {
+
+ErrorGroupModel::ErrorGroupModel(QObject *parent)
+    : QAbstractTableModel(parent) {}
+
+void ErrorGroupModel::applySnapshot(const ErrorGroupsResult &result) {
+    const bool filterChanged = !(result.filter == m_filter);
+    m_serverTime = result.serverTime;
+    if (filterChanged) {
+        // Other events entirely: the same signature means a different group.
+        beginResetModel();
+        m_filter = result.filter;
+        m_groups = result.groups;
+        endResetModel();
+        return;
+    }
+    RowSignals notify;
+    const QModelIndex root;
+    notify.beginRemove = [this, root](int f, int l) { beginRemoveRows(root, f, l); };
+    notify.endRemove = [this] { endRemoveRows(); };
+    notify.beginInsert = [this, root](int f, int l) { beginInsertRows(root, f, l); };
+    notify.endInsert = [this] { endInsertRows(); };
+    notify.beginMove = [this, root](int from, int to) {
+        beginMoveRows(root, from, from, root, to);
+    };
+    notify.endMove = [this] { endMoveRows(); };
+    notify.changed = [this](int row) {
+        Q_EMIT dataChanged(index(row, 0), index(row, ColumnCount - 1));
+    };
+    applyKeyedDiff(
+        m_groups, result.groups, [](const store::ErrorGroup &g) { return g.signature; },
+        [](const store::ErrorGroup &a, const store::ErrorGroup &b) {
+            return a.count == b.count && a.latest == b.latest && a.example == b.example;
+        },
+        notify);
+    // "3m ago" moves on with the server clock even when nothing else changed.
+    if (!m_groups.isEmpty()) {
+        Q_EMIT dataChanged(index(0, LatestColumn), index(int(m_groups.size()) - 1, LatestColumn),
+                           {Qt::DisplayRole});
+    }
+}
+
+void ErrorGroupModel::clear() {
+    beginResetModel();
+    m_groups.clear();
+    m_filter = {};
+    endResetModel();
+}
+
+int ErrorGroupModel::rowOf(const QString &signature) const {
+    for (qsizetype i = 0; i < m_groups.size(); ++i) {
+        if (m_groups.at(i).signature == signature) {
+            return int(i);
+        }
+    }
+    return -1;
+}
+
+qint64 ErrorGroupModel::totalCount() const {
+    qint64 total = 0;
+    for (const auto &group : m_groups) {
+        total += group.count;
+    }
+    return total;
+}
+
+int ErrorGroupModel::rowCount(const QModelIndex &parent) const {
+    return parent.isValid() ? 0 : int(m_groups.size());
+}
+
+int ErrorGroupModel::columnCount(const QModelIndex &parent) const {
+    return parent.isValid() ? 0 : ColumnCount;
+}
+
+QVariant ErrorGroupModel::data(const QModelIndex &index, int role) const {
+    if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid)) {
+        return {};
+    }
+    const store::ErrorGroup &group = m_groups.at(index.row());
+    switch (role) {
+    case Qt::DisplayRole:
+        switch (index.column()) {
+        case SignatureColumn:
+            return firstLine(group.signature, 200);
+        case CountColumn:
+            return formatCount(group.count);
+        case LatestColumn:
+            return formatRelativeTime(group.latest, m_serverTime);
+        default:
+            return {};
+        }
+    case Qt::ToolTipRole:
+        if (index.column() == LatestColumn) {
+            return formatAbsoluteTime(group.latest);
+        }
+        return tr("Example:\n%1").arg(group.example.left(2000));
+    case Qt::TextAlignmentRole:
+        if (index.column() == CountColumn) {
+            return QVariant::fromValue(Qt::Alignment(Qt::AlignRight | Qt::AlignVCenter));
+        }
+        return {};
+    case SignatureRole:
+        return group.signature;
+    case FilterRole: {
+        store::EventFilter filter = m_filter;
+        filter.errorSignature = group.signature;
+        return QVariant::fromValue(filter);
+    }
+    case CountRole:
+        return group.count;
+    case ExampleRole:
+        return group.example;
+    default:
+        return {};
+    }
+}
+
+QVariant ErrorGroupModel::headerData(int section, Qt::Orientation orientation, int role) const {
+    if (orientation != Qt::Horizontal || role != Qt::DisplayRole) {
+        return QAbstractTableModel::headerData(section, orientation, role);
+    }
+    switch (section) {
+    case SignatureColumn:
+        return tr("Error");
+    case CountColumn:
+        return tr("Events");
+    case LatestColumn:
+        return tr("Latest");
+    default:
+        return {};
+    }
+}
+
+} // namespace outbox::console

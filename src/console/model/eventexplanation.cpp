@@ -1,0 +1,135 @@
+#include "console/model/eventexplanation.h"
+
+#include "console/model/consoletypes.h"
+
+#include <QCoreApplication>
+
+namespace outbox::console {
+
+namespace {
+
+QString tr(const char *text) {
+    return QCoreApplication::translate("EventExplanation", text);
+}
+
+QString when(const QDateTime &time, const QDateTime &now) {
+    // "14:03:07 (in 12s)": the time to note down, then how far off it is.
+    const QDateTime local = time.toLocalTime();
+    const QString absolute = local.date() == now.toLocalTime().date()
+                                 ? local.toString(QStringLiteral("HH:mm:ss"))
+                                 : local.toString(QStringLiteral("yyyy-MM-dd HH:mm:ss"));
+    return tr("%1 (%2)").arg(absolute, formatRelativeTime(time, now));
+}
+
+QString worker(const std::optional<QUuid> &id) {
+    return id ? id->toString(QUuid::WithoutBraces).left(8) : tr("an unknown worker");
+}
+
+QString attemptsText(int attempts) {
+    return attempts == 1 ? tr("1 attempt") : tr("%1 attempts").arg(attempts);
+}
+
+QString lastErrorText(const core::OutboxEvent &e) {
+    if (!e.lastError || e.lastError->trimmed().isEmpty()) {
+        return {};
+    }
+    QString error = firstLine(*e.lastError, 200);
+    if (!error.endsWith(QLatin1Char('.')) && !error.endsWith(QChar(0x2026))) {
+        error += QLatin1Char('.');
+    }
+    return tr(" Last error: %1").arg(error);
+}
+
+bool nobodyDispatching(const QDateTime &dueSince, const QDateTime &now,
+                       const DispatchActivity &activity) {
+    if (activity.processing != 0) {
+        return false; // unknown, or someone is working
+    }
+    const qint64 grace = activity.grace.count();
+    if (dueSince.msecsTo(now) < grace) {
+        return false;
+    }
+    return !activity.lastActivity.isValid() || activity.lastActivity.msecsTo(now) >= grace;
+}
+
+Explanation pending(const core::OutboxEvent &e, const QDateTime &now,
+                    const DispatchActivity &activity) {
+    if (e.nextAttemptAt.isValid() && e.nextAttemptAt > now) {
+        if (e.attempts == 0) {
+            return {
+                Explanation::Tone::Waiting,
+                tr("Scheduled: the first attempt is due at %1.").arg(when(e.nextAttemptAt, now))};
+        }
+        return {Explanation::Tone::Waiting,
+                tr("Waiting for backoff until %1, after %2 failed.")
+                        .arg(when(e.nextAttemptAt, now), attemptsText(e.attempts)) +
+                    lastErrorText(e)};
+    }
+    const QDateTime dueSince = e.nextAttemptAt.isValid() ? e.nextAttemptAt : e.createdAt;
+    if (nobodyDispatching(dueSince, now, activity)) {
+        return {Explanation::Tone::Error,
+                tr("Due since %1, but no dispatcher is running: nothing is being processed and "
+                   "nothing has been claimed recently. Start a dispatcher.")
+                    .arg(formatRelativeTime(dueSince, now))};
+    }
+    QString text = tr("Due since %1; waiting for a dispatcher to claim it (oldest first).")
+                       .arg(formatRelativeTime(dueSince, now));
+    if (activity.processing > 0) {
+        text += tr(" %1 events are being delivered now.").arg(formatCount(activity.processing));
+    }
+    if (e.attempts > 0) {
+        text += tr(" %1 failed so far.").arg(attemptsText(e.attempts)) + lastErrorText(e);
+    }
+    return {Explanation::Tone::Waiting, text};
+}
+
+Explanation processing(const core::OutboxEvent &e, const QDateTime &now) {
+    if (e.lockedUntil.isValid() && e.lockedUntil < now) {
+        return {Explanation::Tone::Warning,
+                tr("The lease of worker %1 expired at %2: that dispatcher stopped or stalled "
+                   "during attempt %3. Any dispatcher will reclaim it.")
+                    .arg(worker(e.lockedBy), when(e.lockedUntil, now))
+                    .arg(e.attempts)};
+    }
+    return {Explanation::Tone::Waiting,
+            tr("Leased by worker %1 until %2: delivery attempt %3 is in flight.")
+                .arg(worker(e.lockedBy),
+                     e.lockedUntil.isValid() ? when(e.lockedUntil, now) : tr("an unknown time"))
+                .arg(e.attempts)};
+}
+
+Explanation dead(const core::OutboxEvent &e) {
+    const QString error = e.lastError.value_or(QString());
+    if (error.startsWith(QLatin1String("cancelled by"))) {
+        return {Explanation::Tone::Error,
+                tr("Cancelled by an operator (%1) and will not be delivered. Requeue it to "
+                   "deliver it after all.")
+                    .arg(firstLine(error, 120))};
+    }
+    return {Explanation::Tone::Error,
+            tr("Dead after %1: the dispatcher gave up.").arg(attemptsText(e.attempts)) +
+                lastErrorText(e) + tr(" Requeue it once the cause is fixed.")};
+}
+
+} // namespace
+
+Explanation explainEvent(const core::OutboxEvent &event, const QDateTime &now,
+                         const DispatchActivity &activity) {
+    switch (event.status) {
+    case core::Status::Pending:
+        return pending(event, now, activity);
+    case core::Status::Processing:
+        return processing(event, now);
+    case core::Status::Dead:
+        return dead(event);
+    case core::Status::Delivered:
+        return {Explanation::Tone::Ok,
+                tr("Delivered at %1, after %2.")
+                    .arg(event.deliveredAt.isValid() ? when(event.deliveredAt, now)
+                                                     : tr("(time unknown)"),
+                         attemptsText(event.attempts))};
+    }
+    return {};
+}
+
+} // namespace outbox::console

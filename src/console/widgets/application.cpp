@@ -1,0 +1,159 @@
+#include "console/widgets/application.h"
+
+#include "console/model/commandline.h"
+#include "console/model/consolesettings.h"
+#include "console/widgets/connectiondialog.h"
+#include "console/widgets/mainwindow.h"
+
+#include <QApplication>
+#include <QIcon>
+#include <QMessageBox>
+#include <QSettings>
+#include <QTimer>
+
+#include <cstdio>
+
+#ifndef OUTBOX_VERSION
+#define OUTBOX_VERSION "unknown"
+#endif
+
+// Resources of a static library must be registered by name, outside any
+// namespace.
+static void initConsoleResources() {
+    Q_INIT_RESOURCE(console);
+}
+
+namespace outbox::console {
+
+namespace {
+
+constexpr int kUsageError = 2;
+
+void printErr(const QString &text) {
+    std::fputs(qPrintable(QStringLiteral("outbox-console: ") + text + QLatin1Char('\n')), stderr);
+}
+
+bool hasDisplay() {
+#if defined(Q_OS_LINUX) || defined(Q_OS_FREEBSD)
+    const QByteArray platform = qgetenv("QT_QPA_PLATFORM");
+    if (platform.startsWith("offscreen") || platform.startsWith("minimal")) {
+        return false;
+    }
+    return qEnvironmentVariableIsSet("DISPLAY") || qEnvironmentVariableIsSet("WAYLAND_DISPLAY");
+#else
+    return true;
+#endif
+}
+
+int usageError(int argc, char **argv, const QString &message) {
+    printErr(message);
+    if (hasDisplay()) {
+        QApplication app(argc, argv);
+        QMessageBox::critical(nullptr, QStringLiteral("Outbox Console"), message);
+    }
+    return kUsageError;
+}
+
+void setUpApplication() {
+    initResources();
+    QApplication::setOrganizationName(QStringLiteral("outbox-console"));
+    QApplication::setApplicationName(QStringLiteral("outbox-console"));
+    QApplication::setApplicationDisplayName(QStringLiteral("Outbox Console"));
+    QApplication::setApplicationVersion(QStringLiteral(OUTBOX_VERSION));
+    QApplication::setDesktopFileName(QStringLiteral("outbox-console"));
+    QApplication::setWindowIcon(QIcon(QStringLiteral(":/icons/outbox-console.svg")));
+}
+
+void scheduleScreenshot(MainWindow *window, const CommandLine &line) {
+    QTimer::singleShot(line.screenshotDelay, window, [window, file = line.screenshotFile] {
+        if (!window->grab().save(file)) {
+            printErr(QStringLiteral("could not write the screenshot to %1").arg(file));
+        }
+        window->close();
+    });
+}
+
+} // namespace
+
+void initResources() {
+    initConsoleResources();
+}
+
+int runApplication(int argc, char **argv) {
+    QStringList arguments;
+    for (int i = 0; i < argc; ++i) {
+        arguments << QString::fromLocal8Bit(argv[i]);
+    }
+    const auto parsed = parseCommandLine(arguments);
+    if (!parsed) {
+        return usageError(argc, argv, parsed.errorMessage());
+    }
+    const CommandLine &line = parsed.value();
+    if (line.help) {
+        std::fputs(qPrintable(commandLineHelp()), stdout);
+        return 0;
+    }
+    if (line.version) {
+        std::fputs("outbox-console " OUTBOX_VERSION "\n", stdout);
+        return 0;
+    }
+
+    QApplication app(argc, argv);
+    setUpApplication();
+    QSettings qsettings;
+    ConsoleSettings settings(&qsettings);
+
+    std::optional<core::ConnInfo> target = line.connInfo;
+    QString profileName;
+    if (!line.profile.isEmpty()) {
+        const auto profile = settings.profile(line.profile);
+        if (!profile) {
+            QStringList names;
+            for (const auto &p : settings.profiles()) {
+                names << p.name;
+            }
+            return usageError(argc, argv,
+                              names.isEmpty()
+                                  ? QStringLiteral("there is no connection profile \"%1\"; save "
+                                                   "one in the connection dialog first")
+                                        .arg(line.profile)
+                                  : QStringLiteral("there is no connection profile \"%1\"; saved "
+                                                   "profiles: %2")
+                                        .arg(line.profile, names.join(QLatin1String(", "))));
+        }
+        auto info = profile->toConnInfo();
+        if (!info) {
+            return usageError(argc, argv,
+                              QStringLiteral("the connection profile \"%1\" is not valid: %2")
+                                  .arg(line.profile, info.errorMessage()));
+        }
+        target = info.value();
+        profileName = line.profile;
+    }
+
+    MainWindowOptions options;
+    options.readOnly = line.readOnly;
+    MainWindow window(&settings, options);
+    if (target) {
+        window.connectTo(*target, profileName);
+    } else if (line.demo) {
+        window.startDemo();
+    } else {
+        ConnectionDialog dialog(&settings);
+        if (dialog.exec() != QDialog::Accepted) {
+            return 0;
+        }
+        if (dialog.demoRequested()) {
+            window.startDemo();
+        } else {
+            window.connectTo(dialog.connInfo().value(), dialog.profileName());
+        }
+    }
+    window.show();
+    if (!line.screenshotFile.isEmpty()) {
+        scheduleScreenshot(&window, line);
+    }
+    return app.exec();
+}
+
+} // namespace outbox::console

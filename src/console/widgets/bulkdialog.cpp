@@ -1,0 +1,350 @@
+#include "console/widgets/bulkdialog.h"
+
+#include "console/model/bulkjob.h"
+#include "console/model/consoletypes.h"
+#include "console/model/storeclient.h"
+#include "ui_bulkdialog.h"
+
+#include <QPushButton>
+
+namespace outbox::console {
+
+namespace {
+
+QString idText(const QUuid &id) {
+    return id.toString(QUuid::WithoutBraces);
+}
+
+QString remaining(qint64 ms) {
+    if (ms < 0) {
+        return {};
+    }
+    const qint64 s = (ms + 999) / 1000;
+    if (s < 60) {
+        return BulkDialog::tr("about %1 s left").arg(s);
+    }
+    if (s < 3600) {
+        return BulkDialog::tr("about %1 min left").arg((s + 59) / 60);
+    }
+    return BulkDialog::tr("about %1 h %2 min left").arg(s / 3600).arg((s % 3600) / 60);
+}
+
+} // namespace
+
+BulkDialog::BulkDialog(StoreClient *client, store::Action action, store::EventFilter filter,
+                       QWidget *parent)
+    : QDialog(parent)
+    , m_ui(std::make_unique<Ui::BulkDialog>())
+    , m_client(client)
+    , m_action(action)
+    , m_filter(std::move(filter)) {
+    m_ui->setupUi(this);
+    setObjectName(QStringLiteral("bulkDialog"));
+    // A fixed-size layout ignores the dialog's minimum width; a child's counts.
+    m_ui->filterLabel->setMinimumWidth(540);
+    // The dialog takes the size of the page shown (see setStage()).
+    layout()->setSizeConstraint(QLayout::SetFixedSize);
+    m_ui->checkingLayout->addStretch();
+    m_ui->progressLayout->addStretch();
+    m_ui->resultLayout->addStretch();
+    setWindowTitle(tr("%1 events matching the filter").arg(verb(action)));
+    QFont headline = m_ui->headlineLabel->font();
+    headline.setPointSizeF(headline.pointSizeF() * 1.2);
+    headline.setBold(true);
+    m_ui->headlineLabel->setFont(headline);
+    const QString described = m_filter.describe();
+    m_ui->filterLabel->setText(
+        tr("Filter: %1").arg(described.isEmpty() ? tr("(everything)") : described));
+    const bool rate = hasRateLimit(action);
+    m_ui->rateLabel->setVisible(rate);
+    m_ui->rateSpin->setVisible(rate);
+    m_ui->startButton->setDefault(false);
+    m_ui->cancelButton->setAutoDefault(false);
+    m_ui->closeButton->setAutoDefault(false);
+
+    connect(m_ui->startButton, &QPushButton::clicked, this, &BulkDialog::start);
+    connect(m_ui->cancelButton, &QPushButton::clicked, this, [this] {
+        if (m_stage == Stage::Running) {
+            cancelRun();
+        } else {
+            QDialog::reject();
+        }
+    });
+    connect(m_ui->closeButton, &QPushButton::clicked, this, &QDialog::accept);
+    setStage(Stage::Checking);
+}
+
+BulkDialog::~BulkDialog() {
+    if (m_job) {
+        m_job->cancel();
+    }
+}
+
+QString BulkDialog::verb(store::Action action) {
+    switch (action) {
+    case store::Action::RetryNow:
+        return tr("Retry now");
+    case store::Action::Requeue:
+        return tr("Requeue");
+    case store::Action::Cancel:
+        return tr("Cancel");
+    case store::Action::Purge:
+        return tr("Purge");
+    case store::Action::Replay:
+        return tr("Replay");
+    }
+    return {};
+}
+
+QString BulkDialog::pastTense(store::Action action) {
+    switch (action) {
+    case store::Action::RetryNow:
+        return tr("retried");
+    case store::Action::Requeue:
+        return tr("requeued");
+    case store::Action::Cancel:
+        return tr("cancelled");
+    case store::Action::Purge:
+        return tr("purged");
+    case store::Action::Replay:
+        return tr("replayed");
+    }
+    return {};
+}
+
+QString BulkDialog::effect(store::Action action) {
+    switch (action) {
+    case store::Action::RetryNow:
+        return tr("Pending events become due now: their backoff is skipped.");
+    case store::Action::Requeue:
+        return tr("Dead events become pending again with attempts reset to 0, and are "
+                  "delivered again.");
+    case store::Action::Cancel:
+        return tr("Pending and dead events become dead, marked as cancelled by you; they will "
+                  "not be delivered.");
+    case store::Action::Purge:
+        return tr("Delivered and dead events are deleted with their failure history. This "
+                  "cannot be undone.");
+    case store::Action::Replay:
+        return tr("Each delivered or dead event is copied to a new pending event, which is "
+                  "delivered again; the original stays as it is.");
+    }
+    return {};
+}
+
+bool BulkDialog::hasRateLimit(store::Action action) {
+    // The actions that send events to the runner again.
+    return action == store::Action::Requeue || action == store::Action::RetryNow ||
+           action == store::Action::Replay;
+}
+
+void BulkDialog::setRate(double eventsPerSecond) {
+    m_ui->rateSpin->setValue(eventsPerSecond);
+}
+
+double BulkDialog::rate() const {
+    return hasRateLimit(m_action) ? m_ui->rateSpin->value() : 0.0;
+}
+
+void BulkDialog::setBatchSize(int rows) {
+    m_ui->batchSpin->setValue(rows);
+}
+
+void BulkDialog::setReason(const QString &reason) {
+    m_ui->reasonEdit->setText(reason);
+}
+
+void BulkDialog::setStage(Stage stage) {
+    m_stage = stage;
+    QWidget *page = m_ui->checkingPage;
+    switch (stage) {
+    case Stage::Checking:
+        page = m_ui->checkingPage;
+        break;
+    case Stage::Confirm:
+        page = m_ui->confirmPage;
+        break;
+    case Stage::Running:
+        page = m_ui->progressPage;
+        break;
+    case Stage::Done:
+    case Stage::Failed:
+        page = m_ui->resultPage;
+        break;
+    }
+    m_ui->pages->setCurrentWidget(page);
+    // Size the dialog to the page shown, not to the largest page.
+    for (int i = 0; i < m_ui->pages->count(); ++i) {
+        QWidget *w = m_ui->pages->widget(i);
+        w->setSizePolicy(w == page ? QSizePolicy::Preferred : QSizePolicy::Ignored,
+                         w == page ? QSizePolicy::Preferred : QSizePolicy::Ignored);
+    }
+    const bool confirm = stage == Stage::Confirm && m_matched > 0;
+    m_ui->startButton->setVisible(confirm);
+    m_ui->startButton->setDefault(confirm);
+    m_ui->cancelButton->setVisible(stage == Stage::Checking || stage == Stage::Confirm ||
+                                   stage == Stage::Running);
+    m_ui->cancelButton->setText(stage == Stage::Running ? tr("Stop") : tr("Cancel"));
+    m_ui->cancelButton->setToolTip(stage == Stage::Running
+                                       ? tr("Stop after the current batch; events already "
+                                            "changed stay changed")
+                                       : QString());
+    m_ui->closeButton->setVisible(stage == Stage::Done || stage == Stage::Failed ||
+                                  (stage == Stage::Confirm && m_matched == 0));
+    layout()->invalidate();
+    if (stage == Stage::Checking) {
+        m_ui->headlineLabel->setText(tr("Counting the events that match…"));
+    }
+    Q_EMIT stageChanged(stage);
+}
+
+void BulkDialog::begin() {
+    if (!m_client) {
+        onFailed(tr("Not connected to a database."));
+        return;
+    }
+    store::BulkOptions options;
+    options.dryRun = true;
+    options.sampleSize = 20;
+    BulkJob *job = m_client->startBulk(m_action, m_filter, options);
+    job->setParent(this);
+    m_job = job;
+    connect(job, &BulkJob::finished, this, &BulkDialog::onDryRun);
+    connect(job, &BulkJob::failed, this,
+            [this](const core::Error &error) { onFailed(error.message); });
+}
+
+void BulkDialog::onDryRun(const store::BulkResult &result) {
+    m_job = nullptr;
+    m_matched = result.matched;
+    m_ui->sampleList->clear();
+    for (const QUuid &id : result.sample) {
+        m_ui->sampleList->addItem(idText(id));
+    }
+    m_ui->sampleList->scrollToTop();
+    if (result.matched > result.sample.size()) {
+        m_ui->sampleLabel->setText(tr("The first %1 of the %2 events that match:")
+                                       .arg(result.sample.size())
+                                       .arg(formatCount(result.matched)));
+    } else {
+        m_ui->sampleLabel->setText(tr("The events that match:"));
+    }
+    if (m_matched == 0) {
+        m_ui->headlineLabel->setText(
+            tr("No events match: nothing to %1.").arg(verb(m_action).toLower()));
+        m_ui->sampleList->hide();
+        m_ui->sampleLabel->setText(
+            tr("Only events in a state this action applies to are counted. %1")
+                .arg(effect(m_action)));
+    } else {
+        m_ui->headlineLabel->setText(tr("%1 %2 %3?")
+                                         .arg(verb(m_action), formatCount(m_matched),
+                                              m_matched == 1 ? tr("event") : tr("events")));
+        m_ui->filterLabel->setText(m_ui->filterLabel->text() + QLatin1String("\n\n") +
+                                   effect(m_action));
+        m_ui->startButton->setText(tr("%1 %2 %3")
+                                       .arg(verb(m_action), formatCount(m_matched),
+                                            m_matched == 1 ? tr("event") : tr("events")));
+    }
+    setStage(Stage::Confirm);
+}
+
+void BulkDialog::start() {
+    if (m_stage != Stage::Confirm || m_matched == 0 || !m_client) {
+        return;
+    }
+    store::BulkOptions options;
+    options.batchSize = m_ui->batchSpin->value();
+    options.ratePerSecond = rate();
+    options.reason = m_ui->reasonEdit->text().trimmed();
+    options.sampleSize = 10;
+    BulkJob *job = m_client->startBulk(m_action, m_filter, options);
+    job->setParent(this);
+    m_job = job;
+    connect(job, &BulkJob::progress, this, &BulkDialog::onProgress);
+    connect(job, &BulkJob::finished, this, &BulkDialog::onFinished);
+    connect(job, &BulkJob::failed, this,
+            [this](const core::Error &error) { onFailed(error.message); });
+    m_elapsed.start();
+    m_ui->progressBar->setRange(0, int(std::min<qint64>(m_matched, INT_MAX)));
+    m_ui->progressBar->setValue(0);
+    m_ui->headlineLabel->setText(tr("%1 %2 events…").arg(verb(m_action), formatCount(m_matched)));
+    m_ui->progressLabel->setText(
+        options.ratePerSecond > 0
+            ? tr("Starting, at most %1 events/s.").arg(QLocale().toString(options.ratePerSecond))
+            : tr("Starting."));
+    setStage(Stage::Running);
+}
+
+void BulkDialog::cancelRun() {
+    if (m_stage != Stage::Running || !m_job) {
+        return;
+    }
+    m_job->cancel();
+    m_ui->cancelButton->setEnabled(false);
+    m_ui->progressLabel->setText(tr("Stopping after the current batch…"));
+}
+
+void BulkDialog::onProgress(qint64 done, qint64 total) {
+    if (total > 0 && total != m_ui->progressBar->maximum()) {
+        m_ui->progressBar->setMaximum(int(std::min<qint64>(total, INT_MAX)));
+    }
+    m_ui->progressBar->setValue(int(std::min<qint64>(done, INT_MAX)));
+    if (m_job && m_job->isCancelRequested()) {
+        return; // keep saying "Stopping…"
+    }
+    const double seconds = double(m_elapsed.elapsed()) / 1000.0;
+    const double perSecond = seconds > 0.2 ? double(done) / seconds : 0.0;
+    QString text = tr("%1 of %2 done").arg(formatCount(done), formatCount(total));
+    if (perSecond > 0) {
+        text += tr(" · %1 events/s").arg(QLocale().toString(perSecond, 'f', 0));
+        if (total > done) {
+            text += QStringLiteral(" · ") +
+                    remaining(qint64(double(total - done) / perSecond * 1000.0));
+        }
+    }
+    m_ui->progressLabel->setText(text);
+}
+
+void BulkDialog::onFinished(const store::BulkResult &result) {
+    m_job = nullptr;
+    m_result = result;
+    m_ui->cancelButton->setEnabled(true);
+    QString text = result.cancelled
+                       ? tr("%1 stopped: changed %2, skipped %3. The other events were left as "
+                            "they were.")
+                       : tr("%1 finished: changed %2, skipped %3.");
+    text = text.arg(verb(m_action), formatCount(result.changed), formatCount(result.skipped));
+    if (result.skipped > 0) {
+        text += QLatin1Char(' ') + tr("Skipped events changed state meanwhile (for example a "
+                                      "dispatcher delivered them) and were not touched.");
+    }
+    if (result.auditId > 0) {
+        text +=
+            QLatin1Char('\n') + tr("Recorded in the audit log as entry %1.").arg(result.auditId);
+    }
+    m_ui->headlineLabel->setText(result.cancelled ? tr("Stopped") : tr("Done"));
+    m_ui->resultLabel->setText(text);
+    setStage(Stage::Done);
+    Q_EMIT completed(result);
+}
+
+void BulkDialog::onFailed(const QString &message) {
+    m_job = nullptr;
+    m_ui->cancelButton->setEnabled(true);
+    m_ui->headlineLabel->setText(tr("%1 failed").arg(verb(m_action)));
+    m_ui->resultLabel->setText(message);
+    setStage(Stage::Failed);
+}
+
+void BulkDialog::reject() {
+    if (m_stage == Stage::Running) {
+        // Closing must not leave a job running unseen: stop it and show the
+        // partial result.
+        cancelRun();
+        return;
+    }
+    QDialog::reject();
+}
+
+} // namespace outbox::console

@@ -1,0 +1,336 @@
+#include "console/widgets/detailpane.h"
+
+#include "console/model/storeclient.h"
+#include "console/widgets/jsonhighlighter.h"
+#include "ui_detailpane.h"
+
+#include <QFontDatabase>
+#include <QLabel>
+#include <QLocale>
+
+namespace outbox::console {
+
+namespace {
+
+constexpr qsizetype kHighlightLimit = 512 * 1024; // larger payloads are shown plain
+
+QString idText(const QUuid &id) {
+    return id.toString(QUuid::WithoutBraces);
+}
+
+QString timeText(const QDateTime &time, const QDateTime &now) {
+    if (!time.isValid()) {
+        return QStringLiteral("—");
+    }
+    return QStringLiteral("%1  (%2)").arg(formatAbsoluteTime(time), formatRelativeTime(time, now));
+}
+
+QString toneStyle(Explanation::Tone tone) {
+    // Background, border, text: readable on light and dark palettes alike.
+    switch (tone) {
+    case Explanation::Tone::Ok:
+        return QStringLiteral("background:#e3f4e1; border:1px solid #7bbf72; color:#1d4d18;");
+    case Explanation::Tone::Waiting:
+        return QStringLiteral("background:#e6eef9; border:1px solid #7f9ecf; color:#1f3760;");
+    case Explanation::Tone::Warning:
+        return QStringLiteral("background:#fff1d6; border:1px solid #d9a43c; color:#5c3d00;");
+    case Explanation::Tone::Error:
+        return QStringLiteral("background:#fde2e2; border:1px solid #d27070; color:#6b1010;");
+    }
+    return {};
+}
+
+QLabel *valueLabel(const QString &text) {
+    auto *label = new QLabel(text);
+    label->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    label->setWordWrap(true);
+    label->setTextFormat(Qt::PlainText);
+    return label;
+}
+
+} // namespace
+
+DetailPane::DetailPane(QWidget *parent)
+    : QWidget(parent)
+    , m_ui(std::make_unique<Ui::DetailPane>())
+    , m_highlighter(nullptr) {
+    m_ui->setupUi(this);
+    setObjectName(QStringLiteral("detailPane"));
+    const QFont mono = QFontDatabase::systemFont(QFontDatabase::FixedFont);
+    m_ui->payloadEdit->setFont(mono);
+    m_highlighter = new JsonHighlighter(m_ui->payloadEdit->document());
+    const QColor base = palette().color(QPalette::Base);
+    m_highlighter->setDarkBackground(base.lightness() < 128);
+    QFont title = m_ui->titleLabel->font();
+    title.setPointSizeF(title.pointSizeF() * 1.15);
+    title.setBold(true);
+    m_ui->titleLabel->setFont(title);
+    m_ui->whyLabel->setMargin(8);
+    m_ui->failuresTree->setWordWrap(false);
+    m_ui->historyTree->setWordWrap(false);
+    connect(m_ui->failuresTree, &QTreeWidget::currentItemChanged, this,
+            [this](QTreeWidgetItem *item) {
+                m_ui->failureText->setPlainText(item ? item->data(5, Qt::UserRole).toString()
+                                                     : QString());
+            });
+    connect(m_ui->historyTree, &QTreeWidget::currentItemChanged, this,
+            [this](QTreeWidgetItem *item) {
+                m_ui->historyText->setPlainText(item ? item->data(4, Qt::UserRole).toString()
+                                                     : QString());
+            });
+    m_clock.setInterval(1000);
+    connect(&m_clock, &QTimer::timeout, this, &DetailPane::renderExplanation);
+    clearContents(tr("Select an event to see its details."));
+}
+
+DetailPane::~DetailPane() = default;
+
+void DetailPane::setClient(StoreClient *client) {
+    if (m_client) {
+        disconnect(m_client, nullptr, this, nullptr);
+    }
+    m_client = client;
+    m_requestId = 0;
+    if (m_client) {
+        connect(m_client, &StoreClient::detailReady, this, &DetailPane::onDetail);
+        connect(
+            m_client, &StoreClient::requestFailed, this,
+            [this](RequestId id, RequestKind, const core::Error &error) { onFailed(id, error); });
+    }
+}
+
+void DetailPane::setEvent(const QUuid &id) {
+    if (id == m_id) {
+        return;
+    }
+    m_id = id;
+    m_detail.reset();
+    if (id.isNull()) {
+        clearContents(tr("Select an event to see its details."));
+        return;
+    }
+    clearContents(tr("Loading %1…").arg(idText(id)));
+    refresh();
+}
+
+void DetailPane::refresh() {
+    if (m_client && !m_id.isNull()) {
+        m_requestId = m_client->requestDetail(m_id, QStringLiteral("detail"));
+    }
+}
+
+void DetailPane::setDispatchActivity(const DispatchActivity &activity) {
+    m_activity = activity;
+    renderExplanation();
+}
+
+QString DetailPane::explanationText() const {
+    return m_ui->whyLabel->text();
+}
+
+QString DetailPane::payloadText() const {
+    return m_ui->payloadEdit->toPlainText();
+}
+
+QDateTime DetailPane::serverNow() const {
+    if (!m_detail || !m_detail->serverTime.isValid()) {
+        return QDateTime::currentDateTimeUtc();
+    }
+    return m_detail->serverTime.addMSecs(m_sinceDetail.elapsed());
+}
+
+void DetailPane::onDetail(RequestId id, const store::EventDetail &detail) {
+    if (id != m_requestId || detail.event.id != m_id) {
+        return;
+    }
+    m_requestId = 0;
+    const bool sameEvent = m_detail && m_detail->event.id == detail.event.id;
+    if (sameEvent && m_detail->event == detail.event && m_detail->attempts == detail.attempts &&
+        m_detail->audit == detail.audit && m_detail->replays == detail.replays) {
+        // Nothing new: keep scroll positions and selections in the pane.
+        m_detail->serverTime = detail.serverTime;
+        m_sinceDetail.start();
+        return;
+    }
+    m_detail = detail;
+    m_sinceDetail.start();
+    render();
+    Q_EMIT loaded(m_id);
+}
+
+void DetailPane::onFailed(RequestId id, const core::Error &error) {
+    if (id != m_requestId) {
+        return;
+    }
+    m_requestId = 0;
+    if (error.kind == core::ErrorKind::NotFound) {
+        m_detail.reset();
+        clearContents(error.message);
+        return;
+    }
+    // Keep what is shown; say that it may be stale.
+    m_ui->whyLabel->setToolTip(tr("Could not refresh: %1").arg(error.message));
+    if (!m_detail) {
+        clearContents(tr("Could not load the event: %1").arg(error.message));
+    }
+}
+
+void DetailPane::clearContents(const QString &message) {
+    m_clock.stop();
+    m_ui->titleLabel->setText(message);
+    m_ui->whyLabel->clear();
+    m_ui->whyLabel->hide();
+    m_ui->tabs->setEnabled(false);
+    m_shownPayload.clear();
+    m_ui->payloadEdit->clear();
+    m_ui->failuresTree->clear();
+    m_ui->historyTree->clear();
+    while (m_ui->metadataForm->rowCount() > 0) {
+        m_ui->metadataForm->removeRow(0);
+    }
+    m_ui->tabs->setTabText(m_ui->tabs->indexOf(m_ui->failuresTab), tr("Failures"));
+    m_ui->tabs->setTabText(m_ui->tabs->indexOf(m_ui->historyTab), tr("Operator history"));
+}
+
+void DetailPane::render() {
+    const store::EventDetail &d = *m_detail;
+    const core::OutboxEvent &e = d.event;
+    m_ui->tabs->setEnabled(true);
+    QString status = core::statusName(e.status);
+    if (e.status == core::Status::Pending && e.attempts > 0) {
+        status = tr("pending, retrying");
+    }
+    m_ui->titleLabel->setText(tr("%1 · %2 · %3").arg(e.topic, status, idText(e.id)));
+    renderExplanation();
+    renderMetadata(d);
+    if (m_shownPayload != e.payload) {
+        m_shownPayload = e.payload;
+        m_highlighter->setDocument(
+            e.payload.size() <= kHighlightLimit ? m_ui->payloadEdit->document() : nullptr);
+        m_ui->payloadEdit->setPlainText(prettyJson(e.payload));
+    }
+    renderHistory(d);
+    m_clock.start();
+}
+
+void DetailPane::renderExplanation() {
+    if (!m_detail) {
+        return;
+    }
+    const Explanation why = explainEvent(m_detail->event, serverNow(), m_activity);
+    if (m_ui->whyLabel->text() != why.text) {
+        m_ui->whyLabel->setText(why.text);
+    }
+    m_ui->whyLabel->setStyleSheet(
+        QStringLiteral("QLabel { %1 border-radius: 4px; }").arg(toneStyle(why.tone)));
+    m_ui->whyLabel->show();
+}
+
+void DetailPane::renderMetadata(const store::EventDetail &d) {
+    const core::OutboxEvent &e = d.event;
+    const QDateTime now = d.serverTime.isValid() ? d.serverTime : QDateTime::currentDateTimeUtc();
+    while (m_ui->metadataForm->rowCount() > 0) {
+        m_ui->metadataForm->removeRow(0);
+    }
+    const auto row = [this](const QString &name, const QString &value) {
+        m_ui->metadataForm->addRow(name, valueLabel(value.isEmpty() ? QStringLiteral("—") : value));
+    };
+    row(tr("ID"), idText(e.id));
+    row(tr("Status"), core::statusName(e.status));
+    row(tr("Namespace"), e.nameSpace);
+    row(tr("Topic"), e.topic);
+    row(tr("Tenant"), e.tenantId ? idText(*e.tenantId) : QString());
+    row(tr("Dedupe key"), e.dedupeKey.value_or(QString()));
+    row(tr("Aggregate"), e.aggregateType || e.aggregateId
+                             ? QStringLiteral("%1 / %2").arg(e.aggregateType.value_or(QString()),
+                                                             e.aggregateId.value_or(QString()))
+                             : QString());
+    row(tr("Attempts"), QString::number(e.attempts));
+    row(tr("Next attempt"),
+        e.status == core::Status::Pending ? timeText(e.nextAttemptAt, now) : QString());
+    row(tr("Lease holder"), e.lockedBy ? idText(*e.lockedBy) : QString());
+    row(tr("Lease until"), e.lockedUntil.isValid() ? timeText(e.lockedUntil, now) : QString());
+    row(tr("Last error"), e.lastError.value_or(QString()).left(4000));
+    row(tr("Delivered"), e.deliveredAt.isValid() ? timeText(e.deliveredAt, now) : QString());
+    row(tr("Created"), timeText(e.createdAt, now));
+    row(tr("Updated"), timeText(e.updatedAt, now));
+    row(tr("Replay of"), e.replayOf ? idText(*e.replayOf) : QString());
+    QStringList replays;
+    for (const QUuid &id : d.replays) {
+        replays << idText(id);
+    }
+    row(tr("Replayed as"), replays.join(QLatin1Char('\n')));
+    row(tr("Payload size"), QLocale().formattedDataSize(e.payload.size()));
+}
+
+void DetailPane::renderHistory(const store::EventDetail &d) {
+    const QDateTime now = d.serverTime.isValid() ? d.serverTime : QDateTime::currentDateTimeUtc();
+    m_ui->failuresTree->clear();
+    QList<QTreeWidgetItem *> failures;
+    // Newest first: the latest failure is what an operator reads first.
+    for (auto it = d.attempts.crbegin(); it != d.attempts.crend(); ++it) {
+        const core::AttemptRecord &a = *it;
+        auto *item = new QTreeWidgetItem;
+        item->setText(0, QString::number(a.attempt));
+        item->setText(1, formatRelativeTime(a.at, now));
+        item->setToolTip(1, formatAbsoluteTime(a.at));
+        item->setText(2, a.httpStatus ? QString::number(*a.httpStatus) : tr("none"));
+        item->setText(3, tr("%1 ms").arg(a.durationMs));
+        item->setText(4, a.workerId ? idText(*a.workerId).left(8) : QString());
+        item->setToolTip(4, a.workerId ? idText(*a.workerId) : QString());
+        item->setText(5, firstLine(a.error, 300));
+        item->setToolTip(5, a.error.left(2000));
+        item->setData(5, Qt::UserRole, a.error);
+        failures.append(item);
+    }
+    m_ui->failuresTree->addTopLevelItems(failures);
+    m_ui->failureText->clear();
+    if (!failures.isEmpty()) {
+        m_ui->failuresTree->setCurrentItem(failures.constFirst());
+    }
+    m_ui->failuresTree->resizeColumnToContents(0);
+    m_ui->failuresTree->resizeColumnToContents(1);
+    m_ui->failuresTree->resizeColumnToContents(2);
+    m_ui->failuresTree->resizeColumnToContents(3);
+    m_ui->failuresTree->resizeColumnToContents(4);
+    m_ui->tabs->setTabText(m_ui->tabs->indexOf(m_ui->failuresTab),
+                           tr("Failures (%1)").arg(d.attempts.size()));
+
+    m_ui->historyTree->clear();
+    QList<QTreeWidgetItem *> history;
+    for (auto it = d.audit.crbegin(); it != d.audit.crend(); ++it) {
+        const core::AuditRecord &a = *it;
+        auto *item = new QTreeWidgetItem;
+        item->setText(0, formatRelativeTime(a.at, now));
+        item->setToolTip(0, formatAbsoluteTime(a.at));
+        item->setText(1, a.action);
+        QString who = a.dbUser;
+        if (!a.osUser.isEmpty()) {
+            who += QStringLiteral(" (%1@%2)").arg(a.osUser, a.host);
+        }
+        item->setText(2, who);
+        item->setText(3, a.skipped > 0 ? tr("%1, %2 skipped").arg(a.affected).arg(a.skipped)
+                                       : QString::number(a.affected));
+        item->setText(4, a.filter);
+        item->setToolTip(4, a.filter);
+        item->setData(4, Qt::UserRole,
+                      tr("%1 by %2 at %3: changed %4, skipped %5.\nTarget: %6")
+                          .arg(a.action, who, formatAbsoluteTime(a.at))
+                          .arg(a.affected)
+                          .arg(a.skipped)
+                          .arg(a.filter));
+        history.append(item);
+    }
+    m_ui->historyTree->addTopLevelItems(history);
+    m_ui->historyText->clear();
+    if (!history.isEmpty()) {
+        m_ui->historyTree->setCurrentItem(history.constFirst());
+    }
+    for (int c = 0; c < 4; ++c) {
+        m_ui->historyTree->resizeColumnToContents(c);
+    }
+    m_ui->tabs->setTabText(m_ui->tabs->indexOf(m_ui->historyTab),
+                           tr("Operator history (%1)").arg(d.audit.size()));
+}
+
+} // namespace outbox::console

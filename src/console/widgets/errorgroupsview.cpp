@@ -1,0 +1,142 @@
+#include "console/widgets/errorgroupsview.h"
+
+#include "console/model/errorgroupmodel.h"
+#include "console/model/storeclient.h"
+
+#include <QHeaderView>
+#include <QLabel>
+#include <QTableView>
+#include <QVBoxLayout>
+
+namespace outbox::console {
+
+ErrorGroupsView::ErrorGroupsView(QWidget *parent)
+    : QWidget(parent)
+    , m_model(new ErrorGroupModel(this))
+    , m_view(new QTableView(this))
+    , m_caption(new QLabel(this)) {
+    setObjectName(QStringLiteral("errorGroupsView"));
+    m_view->setObjectName(QStringLiteral("errorGroupsTable"));
+    m_view->setModel(m_model);
+    m_view->setAlternatingRowColors(true);
+    m_view->setSelectionMode(QAbstractItemView::SingleSelection);
+    m_view->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_view->setShowGrid(false);
+    m_view->verticalHeader()->hide();
+    // Signatures are long and the dock is narrow: wrap them, rows grow.
+    m_view->setWordWrap(true);
+    m_view->verticalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    m_view->horizontalHeader()->setStretchLastSection(false);
+    m_view->horizontalHeader()->setSectionResizeMode(ErrorGroupModel::SignatureColumn,
+                                                     QHeaderView::Stretch);
+    m_view->horizontalHeader()->setSectionResizeMode(ErrorGroupModel::CountColumn,
+                                                     QHeaderView::ResizeToContents);
+    m_view->horizontalHeader()->setSectionResizeMode(ErrorGroupModel::LatestColumn,
+                                                     QHeaderView::ResizeToContents);
+    m_view->setToolTip(tr("Click a group to show only its events; click it again to show all."));
+    m_caption->setWordWrap(true);
+    m_caption->setContentsMargins(4, 2, 4, 2);
+
+    auto *layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->setSpacing(2);
+    layout->addWidget(m_caption);
+    layout->addWidget(m_view);
+
+    connect(m_view, &QTableView::clicked, this, [this](const QModelIndex &index) {
+        const QString signature = index.data(ErrorGroupModel::SignatureRole).toString();
+        // A second click on the active group removes the narrowing.
+        Q_EMIT groupActivated(signature == m_active ? QString() : signature);
+    });
+    updateCaption();
+}
+
+ErrorGroupsView::~ErrorGroupsView() = default;
+
+void ErrorGroupsView::setClient(StoreClient *client) {
+    if (m_client) {
+        disconnect(m_client, nullptr, this, nullptr);
+    }
+    m_client = client;
+    m_model->clear();
+    if (!m_client) {
+        return;
+    }
+    connect(m_client, &StoreClient::errorGroupsReady, this,
+            [this](RequestId id, const ErrorGroupsResult &result) {
+                if (id != m_requestId) {
+                    return;
+                }
+                m_lastError.clear();
+                m_model->applySnapshot(result);
+                setActiveSignature(m_active);
+                updateCaption();
+            });
+    connect(m_client, &StoreClient::requestFailed, this,
+            [this](RequestId id, RequestKind, const core::Error &error) {
+                if (id == m_requestId) {
+                    m_lastError = error.message;
+                    updateCaption();
+                }
+            });
+}
+
+void ErrorGroupsView::setFilter(const store::EventFilter &filter) {
+    store::EventFilter f = filter;
+    f.errorSignature.clear();
+    if (f == m_filter && m_model->rowCount() > 0) {
+        refresh();
+        return;
+    }
+    m_filter = f;
+    refresh();
+}
+
+bool ErrorGroupsView::isGrouped(const store::EventFilter &filter) {
+    // Delivered events rarely carry an error worth grouping, and there may be
+    // millions of them: grouping them would scan the whole set every tick.
+    return filter.status != core::Status::Delivered;
+}
+
+void ErrorGroupsView::refresh() {
+    if (!isGrouped(m_filter)) {
+        m_model->clear();
+        updateCaption();
+        return;
+    }
+    if (m_client) {
+        m_requestId = m_client->requestErrorGroups(m_filter, 50, QStringLiteral("error-groups"));
+    }
+}
+
+void ErrorGroupsView::setActiveSignature(const QString &signature) {
+    m_active = signature;
+    const int row = signature.isEmpty() ? -1 : m_model->rowOf(signature);
+    if (row < 0) {
+        m_view->clearSelection();
+        return;
+    }
+    m_view->setCurrentIndex(m_model->index(row, 0));
+}
+
+void ErrorGroupsView::updateCaption() {
+    if (!m_lastError.isEmpty()) {
+        m_caption->setText(tr("Could not group errors: %1").arg(m_lastError));
+        return;
+    }
+    if (!isGrouped(m_filter)) {
+        m_caption->setText(tr("Errors are grouped for pending, processing and dead events."));
+        return;
+    }
+    const QString scope = m_filter.status ? core::statusName(*m_filter.status) : tr("dead");
+    if (m_model->rowCount() == 0) {
+        m_caption->setText(tr("No errors among the %1 events in view.").arg(scope));
+        return;
+    }
+    const int groups = m_model->rowCount();
+    m_caption->setText(
+        groups == 1 ? tr("1 kind of error among the %1 events in view:").arg(scope)
+                    : tr("%1 kinds of error among the %2 events in view:").arg(groups).arg(scope));
+}
+
+} // namespace outbox::console

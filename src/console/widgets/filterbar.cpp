@@ -1,0 +1,282 @@
+#include "console/widgets/filterbar.h"
+
+#include "ui_filterbar.h"
+
+#include <QIcon>
+#include <QSet>
+#include <QUuid>
+
+namespace outbox::console {
+
+namespace {
+
+constexpr int kTypingDelayMs = 300;
+
+QString comboValue(const QComboBox *combo) {
+    // Index 0 is "All ..."; an edited text that matches it means no filter.
+    const QString text = combo->currentText().trimmed();
+    return text == combo->itemText(0) ? QString() : text;
+}
+
+void setComboValue(QComboBox *combo, const QString &value) {
+    if (value.isEmpty()) {
+        combo->setCurrentIndex(0);
+        return;
+    }
+    const int index = combo->findText(value);
+    if (index >= 0) {
+        combo->setCurrentIndex(index);
+    } else {
+        combo->setEditText(value);
+    }
+}
+
+} // namespace
+
+FilterBar::FilterBar(QWidget *parent)
+    : QWidget(parent)
+    , m_ui(std::make_unique<Ui::FilterBar>()) {
+    m_ui->setupUi(this);
+    setObjectName(QStringLiteral("filterBar"));
+    m_debounce.setSingleShot(true);
+    connect(&m_debounce, &QTimer::timeout, this, [this] {
+        const store::EventFilter now = filter();
+        if (!(now == m_lastEmitted)) {
+            m_lastEmitted = now;
+            Q_EMIT filterChanged();
+        }
+    });
+
+    m_ui->namespaceCombo->addItem(tr("All namespaces"));
+    m_ui->topicCombo->addItem(tr("All topics"));
+    m_ui->namespaceCombo->setInsertPolicy(QComboBox::NoInsert);
+    m_ui->topicCombo->setInsertPolicy(QComboBox::NoInsert);
+    m_ui->timeCombo->addItems({tr("Any time"), tr("Last 15 minutes"), tr("Last hour"),
+                               tr("Last 24 hours"), tr("Last 7 days"), tr("Custom range…")});
+    const QDateTime now = QDateTime::currentDateTime();
+    m_ui->fromEdit->setDateTime(now.addDays(-1));
+    m_ui->toEdit->setDateTime(now.addSecs(3600));
+    m_ui->fromEdit->hide();
+    m_ui->toEdit->hide();
+    m_ui->errorChip->setIcon(QIcon(QStringLiteral(":/icons/close.svg")));
+    m_ui->errorChip->setLayoutDirection(Qt::RightToLeft); // the ✕ after the text
+    m_ui->errorChip->hide();
+
+    connect(m_ui->searchEdit, &QLineEdit::textChanged, this,
+            [this] { scheduleChange(kTypingDelayMs); });
+    connect(m_ui->tenantEdit, &QLineEdit::textChanged, this, [this] {
+        validate();
+        scheduleChange(kTypingDelayMs);
+    });
+    connect(m_ui->namespaceCombo, &QComboBox::currentTextChanged, this, [this] {
+        updateTopics();
+        scheduleChange(kTypingDelayMs);
+    });
+    connect(m_ui->topicCombo, &QComboBox::currentTextChanged, this,
+            [this] { scheduleChange(kTypingDelayMs); });
+    connect(m_ui->timeCombo, &QComboBox::activated, this, &FilterBar::onTimeRangeChosen);
+    connect(m_ui->fromEdit, &QDateTimeEdit::dateTimeChanged, this,
+            [this] { scheduleChange(kTypingDelayMs); });
+    connect(m_ui->toEdit, &QDateTimeEdit::dateTimeChanged, this,
+            [this] { scheduleChange(kTypingDelayMs); });
+    connect(m_ui->errorChip, &QToolButton::clicked, this, [this] { setErrorSignature({}); });
+    connect(m_ui->clearButton, &QToolButton::clicked, this, &FilterBar::clear);
+}
+
+FilterBar::~FilterBar() = default;
+
+store::EventFilter FilterBar::filter() const {
+    store::EventFilter f;
+    f.text = m_ui->searchEdit->text().trimmed();
+    f.nameSpace = comboValue(m_ui->namespaceCombo);
+    f.topic = comboValue(m_ui->topicCombo);
+    const QUuid tenant = QUuid::fromString(m_ui->tenantEdit->text().trimmed());
+    if (!tenant.isNull()) {
+        f.tenantId = tenant;
+    }
+    f.errorSignature = m_errorSignature;
+    switch (m_ui->timeCombo->currentIndex()) {
+    case AnyTime:
+        break;
+    case Custom:
+        f.createdFrom = m_ui->fromEdit->dateTime().toUTC();
+        f.createdTo = m_ui->toEdit->dateTime().toUTC();
+        break;
+    default:
+        f.createdFrom = m_rangeFrom;
+        break;
+    }
+    return f;
+}
+
+void FilterBar::scheduleChange(int delayMs) {
+    m_debounce.start(delayMs);
+}
+
+void FilterBar::onTimeRangeChosen(int index) {
+    const QDateTime now = QDateTime::currentDateTimeUtc();
+    switch (index) {
+    case Last15Minutes:
+        m_rangeFrom = now.addSecs(-15 * 60);
+        break;
+    case LastHour:
+        m_rangeFrom = now.addSecs(-3600);
+        break;
+    case Last24Hours:
+        m_rangeFrom = now.addDays(-1);
+        break;
+    case Last7Days:
+        m_rangeFrom = now.addDays(-7);
+        break;
+    default:
+        m_rangeFrom = {};
+        break;
+    }
+    const bool custom = index == Custom;
+    m_ui->fromEdit->setVisible(custom);
+    m_ui->toEdit->setVisible(custom);
+    m_ui->timeCombo->setToolTip(
+        m_rangeFrom.isValid()
+            ? tr("Created since %1 (choose the range again to move it to now)")
+                  .arg(m_rangeFrom.toLocalTime().toString(QStringLiteral("yyyy-MM-dd HH:mm")))
+            : tr("Only events created in this time range"));
+    scheduleChange(0);
+}
+
+void FilterBar::validate() {
+    const QString tenant = m_ui->tenantEdit->text().trimmed();
+    if (!tenant.isEmpty() && QUuid::fromString(tenant).isNull()) {
+        m_problem = tr("The tenant must be a UUID such as 0190c8e2-7c3a-7d2e-9a51-3f2b6c1d4e5f; "
+                       "it is ignored until then.");
+        m_ui->tenantEdit->setStyleSheet(QStringLiteral("QLineEdit { background: #ffd7d7; }"));
+        m_ui->tenantEdit->setToolTip(m_problem);
+    } else {
+        m_problem.clear();
+        m_ui->tenantEdit->setStyleSheet({});
+        m_ui->tenantEdit->setToolTip(tr("Only events of this tenant (a UUID)"));
+    }
+}
+
+void FilterBar::setKnownTopics(const QList<store::TopicCount> &topics) {
+    m_topics = topics;
+    QSet<QString> namespaces;
+    for (const auto &t : topics) {
+        namespaces.insert(t.nameSpace);
+    }
+    QStringList sorted(namespaces.cbegin(), namespaces.cend());
+    sorted.sort();
+    // Refill without touching what the user typed or chose.
+    const QSignalBlocker block(m_ui->namespaceCombo);
+    const QString current = m_ui->namespaceCombo->currentText();
+    const int index = m_ui->namespaceCombo->currentIndex();
+    while (m_ui->namespaceCombo->count() > 1) {
+        m_ui->namespaceCombo->removeItem(1);
+    }
+    m_ui->namespaceCombo->addItems(sorted);
+    if (index == 0 && current == m_ui->namespaceCombo->itemText(0)) {
+        m_ui->namespaceCombo->setCurrentIndex(0);
+    } else {
+        setComboValue(m_ui->namespaceCombo, current);
+    }
+    updateTopics();
+}
+
+void FilterBar::updateTopics() {
+    const QString nameSpace = comboValue(m_ui->namespaceCombo);
+    QSet<QString> topics;
+    for (const auto &t : std::as_const(m_topics)) {
+        if (nameSpace.isEmpty() || t.nameSpace == nameSpace) {
+            topics.insert(t.topic);
+        }
+    }
+    QStringList sorted(topics.cbegin(), topics.cend());
+    sorted.sort();
+    const QSignalBlocker block(m_ui->topicCombo);
+    const QString current = comboValue(m_ui->topicCombo);
+    while (m_ui->topicCombo->count() > 1) {
+        m_ui->topicCombo->removeItem(1);
+    }
+    m_ui->topicCombo->addItems(sorted);
+    setComboValue(m_ui->topicCombo, current);
+}
+
+void FilterBar::setText(const QString &text) {
+    m_ui->searchEdit->setText(text);
+    scheduleChange(0);
+}
+
+void FilterBar::setNamespace(const QString &nameSpace) {
+    setComboValue(m_ui->namespaceCombo, nameSpace);
+    scheduleChange(0);
+}
+
+void FilterBar::setTopic(const QString &topic) {
+    setComboValue(m_ui->topicCombo, topic);
+    scheduleChange(0);
+}
+
+void FilterBar::setTenant(const QString &tenant) {
+    m_ui->tenantEdit->setText(tenant);
+    scheduleChange(0);
+}
+
+void FilterBar::setCreatedRange(const QDateTime &from, const QDateTime &to) {
+    if (!from.isValid() && !to.isValid()) {
+        m_ui->timeCombo->setCurrentIndex(AnyTime);
+        onTimeRangeChosen(AnyTime);
+        return;
+    }
+    m_ui->timeCombo->setCurrentIndex(Custom);
+    m_ui->fromEdit->setDateTime(from.isValid() ? from.toLocalTime()
+                                               : QDateTime::currentDateTime().addYears(-10));
+    m_ui->toEdit->setDateTime(to.isValid() ? to.toLocalTime()
+                                           : QDateTime::currentDateTime().addYears(10));
+    onTimeRangeChosen(Custom);
+}
+
+void FilterBar::setErrorSignature(const QString &signature) {
+    m_errorSignature = signature;
+    updateErrorChip();
+    scheduleChange(0);
+}
+
+void FilterBar::updateErrorChip() {
+    m_ui->errorChip->setVisible(!m_errorSignature.isEmpty());
+    const QString shown =
+        m_errorSignature.size() > 40 ? m_errorSignature.left(39) + QChar(0x2026) : m_errorSignature;
+    m_ui->errorChip->setText(tr("Error: %1").arg(shown));
+    m_ui->errorChip->setToolTip(
+        tr("Only events whose error matches\n%1\nClick to remove this filter.")
+            .arg(m_errorSignature));
+}
+
+void FilterBar::clear() {
+    {
+        const QSignalBlocker b1(m_ui->searchEdit);
+        const QSignalBlocker b2(m_ui->namespaceCombo);
+        const QSignalBlocker b3(m_ui->topicCombo);
+        const QSignalBlocker b4(m_ui->tenantEdit);
+        m_ui->searchEdit->clear();
+        m_ui->namespaceCombo->setCurrentIndex(0);
+        m_ui->namespaceCombo->setEditText(m_ui->namespaceCombo->itemText(0));
+        updateTopics();
+        m_ui->topicCombo->setCurrentIndex(0);
+        m_ui->topicCombo->setEditText(m_ui->topicCombo->itemText(0));
+        m_ui->tenantEdit->clear();
+    }
+    m_ui->timeCombo->setCurrentIndex(AnyTime);
+    m_rangeFrom = {};
+    m_ui->fromEdit->hide();
+    m_ui->toEdit->hide();
+    m_errorSignature.clear();
+    updateErrorChip();
+    validate();
+    scheduleChange(0);
+}
+
+void FilterBar::focusSearch() {
+    m_ui->searchEdit->setFocus(Qt::ShortcutFocusReason);
+    m_ui->searchEdit->selectAll();
+}
+
+} // namespace outbox::console

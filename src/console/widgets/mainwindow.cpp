@@ -1,0 +1,595 @@
+#include "console/widgets/mainwindow.h"
+
+#include "console/model/consolesettings.h"
+#include "console/model/demoenvironment.h"
+#include "console/model/eventtablemodel.h"
+#include "console/model/statusnavmodel.h"
+#include "console/model/storeclient.h"
+#include "console/widgets/actions.h"
+#include "console/widgets/application.h"
+#include "console/widgets/connectiondialog.h"
+#include "console/widgets/demopanel.h"
+#include "console/widgets/detailpane.h"
+#include "console/widgets/dispatcherpanel.h"
+#include "console/widgets/errorgroupsview.h"
+#include "console/widgets/eventview.h"
+#include "console/widgets/filterbar.h"
+#include "console/widgets/statusindicators.h"
+
+#include <QApplication>
+#include <QCloseEvent>
+#include <QDockWidget>
+#include <QHeaderView>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QStatusBar>
+#include <QTabWidget>
+#include <QToolBar>
+#include <QTreeView>
+#include <QVBoxLayout>
+
+namespace outbox::console {
+
+namespace {
+
+constexpr std::array<core::Status, 4> kStatuses{core::Status::Pending, core::Status::Processing,
+                                                core::Status::Delivered, core::Status::Dead};
+
+QDockWidget *makeDock(QMainWindow *window, const QString &title, const QString &name,
+                      QWidget *content, Qt::DockWidgetArea area) {
+    auto *dock = new QDockWidget(title, window);
+    dock->setObjectName(name); // saveState() needs it
+    dock->setWidget(content);
+    window->addDockWidget(area, dock);
+    return dock;
+}
+
+QString statusTitle(core::Status status) {
+    // In the order of core::Status.
+    static constexpr std::array<const char *, 4> kTitles{
+        QT_TRANSLATE_NOOP("MainWindow", "Pending"), QT_TRANSLATE_NOOP("MainWindow", "Processing"),
+        QT_TRANSLATE_NOOP("MainWindow", "Delivered"), QT_TRANSLATE_NOOP("MainWindow", "Dead")};
+    return MainWindow::tr(kTitles.at(std::size_t(status)));
+}
+
+} // namespace
+
+MainWindow::MainWindow(ConsoleSettings *settings, MainWindowOptions options, QWidget *parent)
+    : QMainWindow(parent)
+    , m_settings(settings)
+    , m_options(std::move(options))
+    , m_nav(new StatusNavModel(this))
+    , m_navView(new QTreeView)
+    , m_errors(new ErrorGroupsView)
+    , m_filterBar(new FilterBar)
+    , m_tabs(new QTabWidget)
+    , m_detail(new DetailPane)
+    , m_actions(new ActionController(settings, this))
+    , m_indicators(new StatusIndicators(statusBar()))
+    , m_banner(new ConnectionBanner)
+    , m_dispatcher(new DispatcherPanel(settings ? settings->qsettings() : nullptr)) {
+    initResources();
+    setObjectName(QStringLiteral("mainWindow"));
+    setWindowIcon(QIcon(QStringLiteral(":/icons/outbox-console.svg")));
+    m_tabs->setObjectName(QStringLiteral("statusTabs"));
+    m_tabs->setDocumentMode(true);
+    for (std::size_t i = 0; i < kStatuses.size(); ++i) {
+        auto *view = new EventView(kStatuses[i], settings);
+        m_views[i] = view;
+        m_tabs->addTab(view, statusTitle(kStatuses[i]));
+        // Only the page on show drives the detail pane (the others refresh
+        // too, and their current rows move with it).
+        connect(view, &EventView::currentEventChanged, this, [this, view](const QUuid &id) {
+            if (view == currentView())
+                m_detail->setEvent(id);
+        });
+        connect(view, &EventView::selectionChanged, m_actions, &ActionController::updateState);
+        connect(view, &EventView::contextMenuRequested, this, &MainWindow::showTableMenu);
+        // Selected rows may change state under the selection.
+        connect(view->model(), &EventTableModel::refreshed, m_actions,
+                &ActionController::updateState);
+    }
+    auto *central = new QWidget;
+    auto *layout = new QVBoxLayout(central);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->setSpacing(0);
+    layout->addWidget(m_banner);
+    layout->addWidget(m_filterBar);
+    layout->addWidget(m_tabs, 1);
+    setCentralWidget(central);
+
+    m_actions->setSelectionProvider([this] { return currentView()->selectedEvents(); });
+    m_actions->setFilterProvider([this] { return currentFilter(); });
+    connect(m_actions, &ActionController::message, this,
+            [this](const QString &text) { statusBar()->showMessage(text, 15000); });
+    connect(m_actions, &ActionController::eventsChanged, this, &MainWindow::refreshNow);
+
+    buildDocks();
+    buildMenus();
+
+    connect(m_tabs, &QTabWidget::currentChanged, this, &MainWindow::onTabChanged);
+    connect(m_filterBar, &FilterBar::filterChanged, this, &MainWindow::applyFilter);
+    connect(m_errors, &ErrorGroupsView::groupActivated, m_filterBar, &FilterBar::setErrorSignature);
+    connect(m_banner, &ConnectionBanner::retryRequested, this, [this] {
+        if (m_client) {
+            m_client->reconnectNow();
+        }
+    });
+    connect(m_banner, &ConnectionBanner::reconnectRequested, this,
+            &MainWindow::openConnectionDialog);
+    connect(m_indicators, &StatusIndicators::liveToggled, this, &MainWindow::setLive);
+    connect(m_indicators, &StatusIndicators::intervalChanged, this,
+            [this](std::chrono::milliseconds interval) {
+                m_tick.setInterval(interval);
+                if (m_settings) {
+                    m_settings->setRefreshInterval(interval);
+                }
+            });
+    connect(&m_tick, &QTimer::timeout, this, &MainWindow::refreshNow);
+
+    const auto interval = m_settings ? m_settings->refreshInterval() : std::chrono::seconds(2);
+    m_tick.setInterval(interval);
+    m_indicators->setInterval(interval);
+    setLive(m_settings ? m_settings->liveEnabled() : true);
+    restoreWindow();
+    updateReadOnly();
+    updateTitle();
+    applyFilter();
+}
+
+MainWindow::~MainWindow() {
+    releaseClient();
+}
+
+void MainWindow::releaseClient() {
+    // The parts hold the client without owning it: let go before it goes.
+    for (EventView *view : m_views) {
+        view->setClient(nullptr);
+    }
+    m_errors->setClient(nullptr);
+    m_detail->setClient(nullptr);
+    m_actions->setClient(nullptr);
+    m_client.reset();
+}
+
+void MainWindow::buildDocks() {
+    setDockOptions(AnimatedDocks | AllowTabbedDocks | AllowNestedDocks);
+    m_navView->setObjectName(QStringLiteral("navigatorView"));
+    m_navView->setModel(m_nav);
+    m_navView->setUniformRowHeights(true);
+    m_navView->header()->setStretchLastSection(false);
+    m_navView->header()->setSectionResizeMode(StatusNavModel::NameColumn, QHeaderView::Stretch);
+    m_navView->header()->setSectionResizeMode(StatusNavModel::CountColumn,
+                                              QHeaderView::ResizeToContents);
+    m_navView->setExpandsOnDoubleClick(true);
+    for (int row = 0; row < m_nav->rowCount(); ++row) {
+        m_navView->expand(m_nav->index(row, 0)); // the first level is always worth seeing
+    }
+    connect(m_navView, &QTreeView::clicked, this, &MainWindow::onNavigatorClicked);
+    connect(m_navView, &QTreeView::activated, this, &MainWindow::onNavigatorClicked);
+
+    QDockWidget *nav = makeDock(this, tr("Outbox"), QStringLiteral("navigatorDock"), m_navView,
+                                Qt::LeftDockWidgetArea);
+    QDockWidget *errors = makeDock(this, tr("What is failing"), QStringLiteral("errorGroupsDock"),
+                                   m_errors, Qt::LeftDockWidgetArea);
+    QDockWidget *detail = makeDock(this, tr("Event"), QStringLiteral("detailDock"), m_detail,
+                                   Qt::RightDockWidgetArea);
+    // Most consoles watch a dispatcher running elsewhere: shown on demand
+    // (View menu) and in demo mode.
+    QDockWidget *dispatcher = makeDock(this, tr("Dispatcher"), QStringLiteral("dispatcherDock"),
+                                       m_dispatcher, Qt::BottomDockWidgetArea);
+    dispatcher->hide();
+    resizeDocks({nav, detail}, {330, 470}, Qt::Horizontal);
+    resizeDocks({nav, errors, dispatcher}, {330, 420, 330}, Qt::Vertical);
+}
+
+void MainWindow::buildMenus() {
+    QMenu *file = menuBar()->addMenu(tr("&File"));
+    file->addAction(QIcon(QStringLiteral(":/icons/connect.svg")), tr("&Connect…"),
+                    QKeySequence::Open, this, &MainWindow::openConnectionDialog);
+    QAction *demo = file->addAction(tr("Start &demo"), this, &MainWindow::startDemo);
+    demo->setObjectName(QStringLiteral("startDemoAction"));
+    file->addSeparator();
+    file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
+
+    m_viewMenu = menuBar()->addMenu(tr("&View"));
+    QAction *refresh =
+        m_viewMenu->addAction(QIcon(QStringLiteral(":/icons/refresh.svg")), tr("&Refresh"),
+                              QKeySequence::Refresh, this, &MainWindow::refreshNow);
+    QAction *find = m_viewMenu->addAction(tr("&Find…"), QKeySequence::Find, m_filterBar,
+                                          &FilterBar::focusSearch);
+    Q_UNUSED(find)
+    m_viewMenu->addAction(tr("Clear &filter"), m_filterBar, &FilterBar::clear);
+    m_viewMenu->addSeparator();
+    for (std::size_t i = 0; i < kStatuses.size(); ++i) {
+        m_viewMenu->addAction(statusTitle(kStatuses[i]),
+                              QKeySequence(int(Qt::ALT) | int(Qt::Key_1 + int(i))), this,
+                              [this, i] { m_tabs->setCurrentIndex(int(i)); });
+    }
+    m_viewMenu->addSeparator();
+    for (QDockWidget *dock : findChildren<QDockWidget *>()) {
+        m_viewMenu->addAction(dock->toggleViewAction());
+    }
+
+    QMenu *actions = menuBar()->addMenu(tr("&Actions"));
+    m_actions->fillActionsMenu(actions);
+
+    QMenu *help = menuBar()->addMenu(tr("&Help"));
+    help->addAction(tr("&About"), this, [this] {
+        QMessageBox::about(this, tr("About Outbox Console"),
+                           tr("<b>Outbox Console</b> %1<br>Live views, operator actions and an "
+                              "embedded dispatcher for PostgreSQL transactional outboxes.")
+                               .arg(QApplication::applicationVersion()));
+    });
+
+    QToolBar *bar = addToolBar(tr("Main"));
+    bar->setObjectName(QStringLiteral("mainToolBar"));
+    bar->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
+    bar->setIconSize(QSize(18, 18));
+    bar->addAction(refresh);
+    bar->addSeparator();
+    using A = ActionController;
+    for (int kind : {A::RetrySelected, A::RequeueSelected, A::CancelSelected, A::ReplaySelected,
+                     A::PurgeSelected}) {
+        bar->addAction(m_actions->action(A::Kind(kind)));
+    }
+    bar->addSeparator();
+    bar->addAction(m_actions->action(A::RequeueMatching));
+    bar->addAction(m_actions->action(A::PurgeOld));
+    bar->addSeparator();
+    bar->addAction(m_actions->action(A::CopyId));
+    bar->addAction(m_actions->action(A::ExportJson));
+    m_viewMenu->addAction(bar->toggleViewAction());
+
+    m_tableMenu = new QMenu(this);
+    m_actions->fillContextMenu(m_tableMenu);
+}
+
+void MainWindow::restoreWindow() {
+    resize(1500, 920);
+    if (!m_settings) {
+        return;
+    }
+    restoreGeometry(m_settings->windowGeometry());
+    restoreState(m_settings->windowState());
+}
+
+EventView *MainWindow::view(core::Status status) const {
+    for (EventView *v : m_views) {
+        if (v->status() == status) {
+            return v;
+        }
+    }
+    return m_views[0];
+}
+
+EventView *MainWindow::currentView() const {
+    return static_cast<EventView *>(m_tabs->currentWidget());
+}
+
+void MainWindow::showStatus(core::Status status) {
+    m_tabs->setCurrentWidget(view(status));
+}
+
+store::EventFilter MainWindow::filterFor(const EventView *v) const {
+    store::EventFilter filter = m_filterBar->filter();
+    filter.status = v->status();
+    if (v->status() == core::Status::Pending && m_retryingOnly) {
+        filter.retrying = true;
+    }
+    return filter;
+}
+
+store::EventFilter MainWindow::currentFilter() const {
+    return filterFor(currentView());
+}
+
+void MainWindow::applyFilter() {
+    // Only the visible page loads; the others catch up when shown.
+    EventView *v = currentView();
+    v->setFilter(filterFor(v));
+    m_errors->setFilter(filterFor(v));
+    m_errors->setActiveSignature(m_filterBar->errorSignature());
+    m_actions->updateState();
+}
+
+void MainWindow::onTabChanged() {
+    applyFilter();
+    m_detail->setEvent(currentView()->currentEvent() ? currentView()->currentEvent()->id : QUuid());
+    // Keep the navigator on the page's status unless a child of it is chosen.
+    const QModelIndex current = m_navView->currentIndex();
+    const auto navFilter = StatusNavModel::filterAt(current);
+    if (!current.isValid() || navFilter.status != currentView()->status()) {
+        m_navView->setCurrentIndex(
+            m_nav->indexForKey(StatusNavModel::statusKey(currentView()->status())));
+    }
+}
+
+void MainWindow::onNavigatorClicked(const QModelIndex &index) {
+    const store::EventFilter f = StatusNavModel::filterAt(index);
+    if (!f.status) {
+        return;
+    }
+    m_retryingOnly = f.retrying.value_or(false);
+    const QSignalBlocker block(m_filterBar);
+    m_filterBar->setNamespace(f.nameSpace);
+    m_filterBar->setTopic(f.topic);
+    if (m_tabs->currentWidget() != view(*f.status)) {
+        showStatus(*f.status); // applies the filter
+    } else {
+        applyFilter();
+    }
+}
+
+void MainWindow::connectTo(const core::ConnInfo &info, const QString &profileName) {
+    releaseClient();
+    m_serverInfo.reset();
+    m_privileges.reset();
+    m_lastCounts.reset();
+    m_connInfo = info;
+    m_profileName = profileName;
+    m_client = std::make_unique<StoreClient>(info, m_options.client);
+    wireClient();
+    for (EventView *v : m_views) {
+        v->setClient(m_client.get());
+    }
+    m_errors->setClient(m_client.get());
+    m_detail->setClient(m_client.get());
+    m_actions->setClient(m_client.get());
+    m_dispatcher->setConnInfo(info);
+    m_indicators->setTarget(m_client->connectionDescription());
+    updateReadOnly();
+    updateTitle();
+    m_client->start();
+}
+
+void MainWindow::wireClient() {
+    StoreClient *c = m_client.get();
+    connect(c, &StoreClient::connectionStateChanged, this, &MainWindow::onConnectionState);
+    connect(c, &StoreClient::changed, this, [this] {
+        if (m_live) {
+            refreshNow();
+        }
+    });
+    connect(c, &StoreClient::countsReady, this,
+            [this](RequestId id, const store::StatusCounts &counts) {
+                if (id == m_countsId) {
+                    onCounts(counts);
+                }
+            });
+    connect(c, &StoreClient::serverInfoReady, this,
+            [this](RequestId, const store::ServerInfo &info) {
+                m_serverInfo = info;
+                m_indicators->setServerInfo(info);
+                updateReadOnly();
+                updateTitle();
+            });
+    connect(c, &StoreClient::privilegesReady, this,
+            [this](RequestId, const store::Privileges &p) { onPrivileges(p); });
+    connect(c, &StoreClient::requestFailed, this,
+            [this](RequestId, RequestKind kind, const core::Error &error) {
+                if (kind == RequestKind::Privileges || kind == RequestKind::ServerInfo ||
+                    kind == RequestKind::Counts) {
+                    statusBar()->showMessage(error.message, 15000);
+                }
+                if (kind == RequestKind::Privileges && error.kind != core::ErrorKind::Unavailable) {
+                    m_banner->setProblem(error.message); // e.g. no outbox schema here
+                }
+            });
+}
+
+void MainWindow::onConnectionState(ConnectionState state, const QString &message) {
+    m_indicators->setConnectionState(state, message);
+    m_banner->setConnectionState(state, message);
+    m_actions->setConnected(state == ConnectionState::Connected);
+    if (state == ConnectionState::Connected) {
+        m_passwordAsked = false;
+        m_client->requestServerInfo();
+        m_client->requestPrivileges();
+        applyFilter();
+        refreshNow();
+    } else if (state == ConnectionState::Disconnected &&
+               message.contains(QLatin1String("password"), Qt::CaseInsensitive)) {
+        askPassword(message);
+    }
+}
+
+void MainWindow::askPassword(const QString &message) {
+    if (m_passwordAsked) {
+        return;
+    }
+    m_passwordAsked = true;
+    askPasswordAsync(this, message, m_client ? m_client->connectionDescription() : QString(),
+                     [this](const QString &password) {
+                         core::ConnInfo info = m_connInfo;
+                         info.password = password;
+                         connectTo(info, m_profileName);
+                     });
+}
+
+void MainWindow::onPrivileges(const store::Privileges &privileges) {
+    m_privileges = privileges;
+    updateReadOnly();
+    if (!privileges.canRead) {
+        statusBar()->showMessage(tr("This role may not read the outbox tables; grant it "
+                                    "outbox_viewer or outbox_operator."));
+    }
+}
+
+bool MainWindow::isReadOnly() const {
+    return m_actions->isReadOnly();
+}
+
+void MainWindow::updateReadOnly() {
+    const ReadOnlyReasons why = readOnlyReasons(m_options.readOnly, m_privileges,
+                                                m_serverInfo ? m_serverInfo->user : QString());
+    m_actions->setReadOnly(!why.actions.isEmpty(), why.actions);
+    m_indicators->setReadOnly(!why.actions.isEmpty(), why.actions);
+    m_dispatcher->setReadOnly(!why.dispatch.isEmpty(), why.dispatch);
+    updateTitle();
+}
+
+void MainWindow::updateTitle() {
+    QString target = m_profileName;
+    if (m_serverInfo) {
+        target = tr("%1 on %2").arg(m_serverInfo->database, m_serverInfo->host);
+    } else if (target.isEmpty() && m_client) {
+        target = m_client->connectionDescription();
+    }
+    QString title = tr("Outbox Console");
+    if (!target.isEmpty()) {
+        title = tr("%1 — Outbox Console").arg(target);
+    }
+    if (m_demo) {
+        title += tr(" [demo]");
+    }
+    if (isReadOnly()) {
+        title += tr(" [read-only]");
+    }
+    setWindowTitle(title);
+}
+
+void MainWindow::setLive(bool live) {
+    m_live = live;
+    m_indicators->setLive(live);
+    if (m_settings) {
+        m_settings->setLiveEnabled(live);
+    }
+    if (live) {
+        m_tick.start();
+        refreshNow();
+    } else {
+        m_tick.stop();
+    }
+}
+
+void MainWindow::refreshNow() {
+    if (!m_client || m_client->connectionState() != ConnectionState::Connected) {
+        return;
+    }
+    m_countsId = m_client->requestCounts(QStringLiteral("counts"));
+    currentView()->refresh();
+    m_errors->refresh();
+    m_detail->refresh();
+}
+
+void MainWindow::onCounts(const store::StatusCounts &counts) {
+    const bool moved = m_lastCounts && (counts.delivered != m_lastCounts->delivered ||
+                                        counts.dead != m_lastCounts->dead ||
+                                        counts.retrying != m_lastCounts->retrying);
+    if (counts.processing > 0 || moved || m_dispatcher->isRunning()) {
+        m_activity.lastActivity = counts.serverTime;
+    }
+    m_activity.processing = counts.processing;
+    m_lastCounts = counts;
+    m_nav->applyCounts(counts);
+    m_filterBar->setKnownTopics(counts.topics);
+    m_detail->setDispatchActivity(m_activity);
+    m_dispatcher->addBacklogSample(counts);
+    const std::array<QString, 4> texts{
+        formatCount(counts.pending + counts.retrying), formatCount(counts.processing),
+        formatCount(counts.delivered, counts.deliveredEstimated), formatCount(counts.dead)};
+    for (std::size_t i = 0; i < kStatuses.size(); ++i) {
+        m_tabs->setTabText(int(i), tr("%1 (%2)").arg(statusTitle(kStatuses[i]), texts[i]));
+    }
+    m_indicators->setLastRefresh(QDateTime::currentDateTime());
+    Q_EMIT countsUpdated(counts);
+}
+
+void MainWindow::showTableMenu(const QPoint &globalPos) {
+    m_actions->updateState();
+    m_tableMenu->popup(globalPos);
+}
+
+void MainWindow::openConnectionDialog() {
+    openConnectionDialogAsync(m_settings, this, m_connInfo, [this](const ConnectionDialog &d) {
+        if (d.demoRequested()) {
+            startDemo();
+        } else if (auto info = d.connInfo()) {
+            connectTo(info.value(), d.profileName());
+        }
+    });
+}
+
+void MainWindow::startDemo() {
+    if (m_demo) {
+        return;
+    }
+    m_demo = new DemoEnvironment(this);
+    m_demoDock = makeDock(this, tr("Demo"), QStringLiteral("demoDock"), new DemoPanel(m_demo),
+                          Qt::RightDockWidgetArea);
+    m_viewMenu->addAction(m_demoDock->toggleViewAction());
+    if (auto *dispatcherDock = findChild<QDockWidget *>(QStringLiteral("dispatcherDock"))) {
+        dispatcherDock->show();
+    }
+    connect(m_demo, &DemoEnvironment::progress, this, [this](const QString &step) {
+        statusBar()->showMessage(tr("Demo: %1").arg(step));
+        m_indicators->setTarget(tr("demo: %1").arg(step));
+    });
+    connect(m_demo, &DemoEnvironment::ready, this, [this](const core::ConnInfo &info) {
+        m_dispatcher->setConfig(m_demo->dispatcherConfig(), false);
+        m_dispatcher->setPublisherFactory(m_demo->publisherFactory());
+        connectTo(info, tr("demo"));
+        statusBar()->showMessage(tr("Demo ready: events flow, fail, retry and die within a "
+                                    "minute."),
+                                 15000);
+        m_dispatcher->start();
+    });
+    connect(m_demo, &DemoEnvironment::failed, this, [this](const QString &message) {
+        m_banner->setConnectionState(ConnectionState::Disconnected,
+                                     tr("the demo could not start: %1").arg(message));
+    });
+    updateTitle();
+    m_demo->start();
+}
+
+void MainWindow::closeEvent(QCloseEvent *event) {
+    if (m_closeStage == 3) {
+        event->accept();
+        return;
+    }
+    event->ignore();
+    if (m_closeStage != 0) {
+        return;
+    }
+    if (m_settings) {
+        m_settings->setWindowGeometry(saveGeometry());
+        m_settings->setWindowState(saveState());
+        for (EventView *v : m_views) {
+            v->saveLayout();
+        }
+        m_settings->sync();
+    }
+    m_closeStage = 1;
+    statusBar()->showMessage(tr("Stopping the dispatcher…"));
+    connect(
+        m_dispatcher, &DispatcherPanel::readyToClose, this,
+        [this] {
+            if (m_demo && m_demo->state() != DemoEnvironment::State::Stopped &&
+                m_demo->state() != DemoEnvironment::State::Idle) {
+                m_closeStage = 2;
+                releaseClient(); // before its server goes away
+                statusBar()->showMessage(tr("Stopping the demo and removing its cluster…"));
+                connect(m_demo, &DemoEnvironment::stopped, this, &MainWindow::finishClose);
+                m_demo->stop();
+                return;
+            }
+            finishClose();
+        },
+        Qt::SingleShotConnection);
+    m_dispatcher->stopForClose();
+    // Never hang on the way out: after this long, close regardless (the
+    // parts' destructors then stop what is left, blocking briefly).
+    QTimer::singleShot(std::chrono::seconds(30), this, [this] {
+        if (m_closeStage != 3) {
+            finishClose();
+        }
+    });
+}
+
+void MainWindow::finishClose() {
+    m_closeStage = 3;
+    close();
+}
+
+} // namespace outbox::console

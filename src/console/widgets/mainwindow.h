@@ -1,0 +1,142 @@
+#pragma once
+
+#include "console/model/consoletypes.h"
+#include "console/model/eventexplanation.h"
+#include "core/conninfo.h"
+#include "core/status.h"
+#include "store/eventfilter.h"
+#include "store/queries.h"
+
+#include <QDateTime>
+#include <QMainWindow>
+#include <QPointer>
+#include <QTimer>
+
+#include <array>
+#include <memory>
+
+class QDockWidget;
+class QMenu;
+class QTabWidget;
+class QTreeView;
+
+namespace outbox::console {
+
+class ActionController;
+class ConnectionBanner;
+class ConsoleSettings;
+class DemoEnvironment;
+class DetailPane;
+class DispatcherPanel;
+class ErrorGroupsView;
+class EventView;
+class FilterBar;
+class StatusIndicators;
+class StatusNavModel;
+class StoreClient;
+
+struct MainWindowOptions {
+    bool readOnly = false; // --read-only
+    StoreClientOptions client;
+};
+
+// Assembles the console: the status navigator and error groups (left), the
+// filter bar and one table page per status (centre), the event detail
+// (right), the embedded dispatcher (bottom), the demo controls in demo mode,
+// status bar pieces and the connection banner. Behaviour lives in the parts;
+// this class wires them and drives the live refresh (LISTEN + a tick).
+class MainWindow final : public QMainWindow {
+    Q_OBJECT
+
+public:
+    MainWindow(ConsoleSettings *settings, MainWindowOptions options, QWidget *parent = nullptr);
+    ~MainWindow() override;
+    Q_DISABLE_COPY_MOVE(MainWindow)
+
+    // Connects (asynchronously) to `info`; replaces any previous connection.
+    void connectTo(const core::ConnInfo &info, const QString &profileName = {});
+    // Starts demo mode: a private cluster, runner, producer and dispatcher.
+    void startDemo();
+
+    StoreClient *client() const { return m_client.get(); }
+    ActionController *actions() const { return m_actions; }
+    FilterBar *filterBar() const { return m_filterBar; }
+    ErrorGroupsView *errorGroups() const { return m_errors; }
+    DetailPane *detailPane() const { return m_detail; }
+    DispatcherPanel *dispatcherPanel() const { return m_dispatcher; }
+    StatusIndicators *indicators() const { return m_indicators; }
+    ConnectionBanner *banner() const { return m_banner; }
+    StatusNavModel *navigator() const { return m_nav; }
+    QTreeView *navigatorView() const { return m_navView; }
+    DemoEnvironment *demo() const { return m_demo; }
+    EventView *view(core::Status status) const;
+    EventView *currentView() const;
+    void showStatus(core::Status status);
+    // The filter the current page shows (its status included).
+    store::EventFilter currentFilter() const;
+    bool isReadOnly() const;
+    bool isLive() const { return m_live; }
+    void setLive(bool live);
+    void refreshNow();
+
+Q_SIGNALS:
+    void countsUpdated(const outbox::store::StatusCounts &counts);
+
+protected:
+    void closeEvent(QCloseEvent *event) override;
+
+private:
+    void buildDocks();
+    void buildMenus();
+    void restoreWindow();
+    void wireClient();
+    void onConnectionState(ConnectionState state, const QString &message);
+    void onCounts(const store::StatusCounts &counts);
+    void onPrivileges(const store::Privileges &privileges);
+    void onNavigatorClicked(const QModelIndex &index);
+    void onTabChanged();
+    void applyFilter();
+    void updateReadOnly();
+    void updateTitle();
+    void askPassword(const QString &message);
+    void openConnectionDialog();
+    void showTableMenu(const QPoint &globalPos);
+    void finishClose();
+    void releaseClient();
+    store::EventFilter filterFor(const EventView *view) const;
+
+    ConsoleSettings *m_settings;
+    MainWindowOptions m_options;
+    std::unique_ptr<StoreClient> m_client;
+    core::ConnInfo m_connInfo;
+    QString m_profileName;
+    std::optional<store::ServerInfo> m_serverInfo;
+    std::optional<store::Privileges> m_privileges;
+
+    StatusNavModel *m_nav;
+    QTreeView *m_navView;
+    ErrorGroupsView *m_errors;
+    FilterBar *m_filterBar;
+    QTabWidget *m_tabs;
+    std::array<EventView *, 4> m_views{};
+    DetailPane *m_detail;
+    ActionController *m_actions;
+    StatusIndicators *m_indicators;
+    ConnectionBanner *m_banner;
+    DispatcherPanel *m_dispatcher;
+    QDockWidget *m_demoDock = nullptr;
+    QMenu *m_viewMenu = nullptr;
+    QMenu *m_tableMenu = nullptr;
+    DemoEnvironment *m_demo = nullptr; // child; only in demo mode
+
+    QTimer m_tick;
+    bool m_live = true;
+    bool m_retryingOnly = false;
+    bool m_passwordAsked = false;
+    DispatchActivity m_activity;
+    std::optional<store::StatusCounts> m_lastCounts;
+    RequestId m_countsId = 0;
+    int m_closeStage = 0; // 0 open, 1 stopping dispatcher, 2 stopping demo, 3 ready
+};
+
+} // namespace outbox::console

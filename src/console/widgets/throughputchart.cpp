@@ -1,0 +1,230 @@
+#include "console/widgets/throughputchart.h"
+
+#include "store/queries.h"
+
+#include <QBoxLayout>
+#include <QChart>
+#include <QChartView>
+#include <QDateTimeAxis>
+#include <QGraphicsLayout>
+#include <QLineSeries>
+#include <QResizeEvent>
+#include <QValueAxis>
+
+#include <algorithm>
+#include <cmath>
+
+namespace outbox::console {
+
+namespace {
+
+QLineSeries *makeSeries(QChart *chart, const QString &name, const QColor &color) {
+    auto *series = new QLineSeries(chart);
+    series->setName(name);
+    QPen pen(color);
+    pen.setWidthF(1.8);
+    series->setPen(pen);
+    chart->addSeries(series);
+    return series;
+}
+
+QChart *makeChart(const QString &title) {
+    auto *chart = new QChart;
+    chart->setTitle(title);
+    chart->setAnimationOptions(QChart::NoAnimation); // samples arrive every ~0.5 s
+    chart->legend()->setAlignment(Qt::AlignBottom);
+    chart->setMargins(QMargins(4, 4, 4, 4));
+    chart->layout()->setContentsMargins(0, 0, 0, 0);
+    chart->setBackgroundRoundness(0);
+    QFont titleFont = chart->titleFont();
+    titleFont.setPointSizeF(titleFont.pointSizeF() * 0.9);
+    chart->setTitleFont(titleFont);
+    QFont legendFont = chart->legend()->font();
+    legendFont.setPointSizeF(legendFont.pointSizeF() * 0.85);
+    chart->legend()->setFont(legendFont);
+    return chart;
+}
+
+// A round upper bound so the axis does not twitch with every sample.
+double niceCeiling(double value) {
+    if (value <= 0.0)
+        return 1.0;
+    const double magnitude = std::pow(10.0, std::floor(std::log10(value)));
+    for (const double step : {1.0, 2.0, 2.5, 5.0, 10.0}) {
+        if (value <= step * magnitude)
+            return step * magnitude;
+    }
+    return 10.0 * magnitude;
+}
+
+} // namespace
+
+ThroughputChart::ThroughputChart(QWidget *parent)
+    : QWidget(parent) {
+    auto *throughput = makeChart(tr("Throughput (events/s)"));
+    m_delivered = makeSeries(throughput, tr("delivered/s"), QColor(0x26, 0xa2, 0x69));
+    m_failed = makeSeries(throughput, tr("failed/s"), QColor(0xe0, 0x1b, 0x24));
+
+    auto *backlog = makeChart(tr("Backlog (rows)"));
+    m_pending = makeSeries(backlog, tr("pending"), QColor(0x1c, 0x71, 0xd8));
+    m_retrying = makeSeries(backlog, tr("retrying"), QColor(0xe6, 0x61, 0x00));
+    m_processing = makeSeries(backlog, tr("processing"), QColor(0x91, 0x41, 0xac));
+    m_dead = makeSeries(backlog, tr("dead"), QColor(0x3d, 0x38, 0x46));
+
+    const auto setupAxes = [](QChart *chart, QDateTimeAxis *&x, QValueAxis *&y,
+                              const QString &labelFormat) {
+        x = new QDateTimeAxis(chart);
+        // Ticks are spread over the window, not on whole minutes, so the
+        // labels carry seconds (HH:mm alone would misname them); four fit a
+        // narrow dock.
+        x->setFormat(QStringLiteral("HH:mm:ss"));
+        x->setTickCount(4);
+        y = new QValueAxis(chart);
+        y->setLabelFormat(labelFormat);
+        y->setRange(0, 1);
+        // Three ticks: five need more height than the dock usually gives and
+        // Qt Charts then elides every label to "...".
+        y->setTickCount(3);
+        QFont small = y->labelsFont();
+        small.setPointSizeF(small.pointSizeF() * 0.85);
+        x->setLabelsFont(small);
+        y->setLabelsFont(small);
+        chart->addAxis(x, Qt::AlignBottom);
+        chart->addAxis(y, Qt::AlignLeft);
+        const auto all = chart->series();
+        for (QAbstractSeries *series : all) {
+            series->attachAxis(x);
+            series->attachAxis(y);
+        }
+    };
+    setupAxes(throughput, m_throughputX, m_throughputY, QStringLiteral("%g"));
+    setupAxes(backlog, m_backlogX, m_backlogY, QStringLiteral("%.0f")); // whole rows
+
+    m_throughputView = new QChartView(throughput, this);
+    m_backlogView = new QChartView(backlog, this);
+    for (QChartView *view : {m_throughputView, m_backlogView}) {
+        view->setRenderHint(QPainter::Antialiasing);
+        view->setMinimumHeight(160);
+    }
+    m_throughputView->setObjectName(QStringLiteral("throughputChart"));
+    m_backlogView->setObjectName(QStringLiteral("backlogChart"));
+
+    m_layout = new QBoxLayout(QBoxLayout::LeftToRight, this);
+    auto *layout = m_layout;
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addWidget(m_throughputView);
+    layout->addWidget(m_backlogView);
+
+    const qint64 now = QDateTime::currentMSecsSinceEpoch();
+    trimAndRescale(throughput, m_throughputX, m_throughputY, {m_delivered, m_failed}, now);
+    trimAndRescale(backlog, m_backlogX, m_backlogY, {m_pending, m_retrying, m_processing, m_dead},
+                   now);
+}
+
+ThroughputChart::~ThroughputChart() = default;
+
+void ThroughputChart::resizeEvent(QResizeEvent *event) {
+    // Side by side in a wide (bottom) dock, stacked in a tall (side) one.
+    m_layout->setDirection(event->size().width() * 5 >= event->size().height() * 8
+                               ? QBoxLayout::LeftToRight
+                               : QBoxLayout::TopToBottom);
+    QWidget::resizeEvent(event);
+}
+
+void ThroughputChart::setWindow(core::Millis window) {
+    m_window = std::max(window, core::Millis(10'000));
+    const qint64 now = QDateTime::currentMSecsSinceEpoch();
+    trimAndRescale(m_throughputView->chart(), m_throughputX, m_throughputY, {m_delivered, m_failed},
+                   now);
+    trimAndRescale(m_backlogView->chart(), m_backlogX, m_backlogY,
+                   {m_pending, m_retrying, m_processing, m_dead}, now);
+}
+
+QLineSeries *ThroughputChart::series(Series which) const {
+    switch (which) {
+    case Series::Delivered:
+        return m_delivered;
+    case Series::Failed:
+        return m_failed;
+    case Series::Pending:
+        return m_pending;
+    case Series::Retrying:
+        return m_retrying;
+    case Series::Processing:
+        return m_processing;
+    case Series::Dead:
+        return m_dead;
+    }
+    return nullptr;
+}
+
+QList<QPointF> ThroughputChart::points(Series which) const {
+    return series(which)->points();
+}
+
+void ThroughputChart::addThroughputSample(const QDateTime &at, double deliveredPerSecond,
+                                          double failedPerSecond) {
+    const qint64 x = (at.isValid() ? at : QDateTime::currentDateTimeUtc()).toMSecsSinceEpoch();
+    m_delivered->append(double(x), std::max(0.0, deliveredPerSecond));
+    m_failed->append(double(x), std::max(0.0, failedPerSecond));
+    trimAndRescale(m_throughputView->chart(), m_throughputX, m_throughputY, {m_delivered, m_failed},
+                   x);
+}
+
+void ThroughputChart::addBacklogSample(const store::StatusCounts &counts) {
+    const QDateTime at =
+        counts.serverTime.isValid() ? counts.serverTime : QDateTime::currentDateTimeUtc();
+    const qint64 x = at.toMSecsSinceEpoch();
+    m_pending->append(double(x), double(counts.pending));
+    m_retrying->append(double(x), double(counts.retrying));
+    m_processing->append(double(x), double(counts.processing));
+    m_dead->append(double(x), double(counts.dead));
+    trimAndRescale(m_backlogView->chart(), m_backlogX, m_backlogY,
+                   {m_pending, m_retrying, m_processing, m_dead}, x);
+}
+
+void ThroughputChart::clear() {
+    for (QLineSeries *s : {m_delivered, m_failed, m_pending, m_retrying, m_processing, m_dead})
+        s->clear();
+    const qint64 now = QDateTime::currentMSecsSinceEpoch();
+    trimAndRescale(m_throughputView->chart(), m_throughputX, m_throughputY, {m_delivered, m_failed},
+                   now);
+    trimAndRescale(m_backlogView->chart(), m_backlogX, m_backlogY,
+                   {m_pending, m_retrying, m_processing, m_dead}, now);
+}
+
+void ThroughputChart::trimAndRescale(QChart *chart, QDateTimeAxis *xAxis, QValueAxis *yAxis,
+                                     const QList<QLineSeries *> &seriesList, qint64 nowMs) {
+    Q_UNUSED(chart)
+    const qint64 windowMs = m_window.count();
+    // Samples can arrive with a slightly older timestamp (server vs. local
+    // clock); the right edge is the newest point seen.
+    qint64 right = nowMs;
+    for (QLineSeries *s : seriesList) {
+        if (s->count() > 0)
+            right = std::max(right, qint64(s->at(s->count() - 1).x()));
+    }
+    const double cutoff = double(right - windowMs);
+    double maxY = 0.0;
+    for (QLineSeries *s : seriesList) {
+        int drop = 0;
+        const int count = s->count();
+        // Keep one point left of the edge so the line enters the chart.
+        while (drop + 1 < count && s->at(drop + 1).x() < cutoff)
+            ++drop;
+        if (drop > 0)
+            s->removePoints(0, drop);
+        for (int i = 0; i < s->count(); ++i)
+            maxY = std::max(maxY, s->at(i).y());
+    }
+    xAxis->setRange(QDateTime::fromMSecsSinceEpoch(right - windowMs),
+                    QDateTime::fromMSecsSinceEpoch(right));
+    // Row counts get whole-number ticks (3 ticks: an even top).
+    const bool rows = yAxis == m_backlogY;
+    double top = niceCeiling(maxY * 1.1);
+    if (rows)
+        top = std::max(2.0, std::ceil(top / 2.0) * 2.0);
+    yAxis->setRange(0.0, top);
+}
+
+} // namespace outbox::console
