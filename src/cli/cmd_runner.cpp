@@ -52,10 +52,9 @@ QString statsLine(const devtools::DevRunnerStats &stats) {
         .arg(stats.connections);
 }
 
-// Reads the runner's behaviour from the command line.
-core::Result<devtools::DevRunnerSettings> readSettings(CommandParser &parser) {
-    devtools::DevRunnerSettings settings;
-
+// --secret and --secret-file together; $OUTBOX_RUNNER_SECRET when neither
+// gives one.
+core::Result<QStringList> readSecrets(CommandParser &parser) {
     QStringList secrets = parser.values(QStringLiteral("secret"));
     if (parser.isSet(QStringLiteral("secret-file"))) {
         auto lines = readSecretLines(QStringLiteral("secret-file"),
@@ -71,7 +70,29 @@ core::Result<devtools::DevRunnerSettings> readSettings(CommandParser &parser) {
         if (!fromEnvironment.isEmpty())
             secrets = fromEnvironment.split(QLatin1Char(' '), Qt::SkipEmptyParts);
     }
-    settings.secrets = secrets;
+    return secrets;
+}
+
+core::Result<devtools::DevRunnerSettings::Mode> parseMode(const QString &text) {
+    const QString name = text.trimmed().toLower();
+    QStringList names;
+    for (const ModeName &mode : kModes) {
+        if (name == mode.name)
+            return mode.mode;
+        names.append(QString(mode.name));
+    }
+    return usage(QStringLiteral("--mode '%1' is unknown; use one of %2")
+                     .arg(name, names.join(QStringLiteral(", "))));
+}
+
+// Reads the runner's behaviour from the command line.
+core::Result<devtools::DevRunnerSettings> readSettings(CommandParser &parser) {
+    devtools::DevRunnerSettings settings;
+
+    auto secrets = readSecrets(parser);
+    if (!secrets)
+        return secrets.error();
+    settings.secrets = secrets.value();
 
     auto failRate = parser.number(QStringLiteral("fail-rate"), 0.0, 0.0);
     if (!failRate)
@@ -106,84 +127,56 @@ core::Result<devtools::DevRunnerSettings> readSettings(CommandParser &parser) {
     }
 
     if (parser.isSet(QStringLiteral("mode"))) {
-        const QString name = parser.value(QStringLiteral("mode")).trimmed().toLower();
-        bool found = false;
-        QStringList names;
-        for (const ModeName &mode : kModes) {
-            names.append(QString(mode.name));
-            if (name == mode.name) {
-                settings.mode = mode.mode;
-                found = true;
-            }
-        }
-        if (!found)
-            return usage(QStringLiteral("--mode '%1' is unknown; use one of %2")
-                             .arg(name, names.join(QStringLiteral(", "))));
+        auto mode = parseMode(parser.value(QStringLiteral("mode")));
+        if (!mode)
+            return mode.error();
+        settings.mode = mode.value();
     }
     return settings;
 }
 
-} // namespace
+QLatin1StringView modeName(devtools::DevRunnerSettings::Mode mode) {
+    for (const ModeName &entry : kModes) {
+        if (entry.mode == mode)
+            return entry.name;
+    }
+    return QLatin1StringView("normal");
+}
 
-int runRunner(CommandContext &context) {
-    CommandParser parser(
-        context,
-        QStringLiteral("Run a development runner: an HTTP endpoint that receives events from "
-                       "`outboxctl dispatch`, verifies their Standard Webhooks signatures (401 "
-                       "on a bad one), counts deliveries and duplicates per webhook-id, and can "
-                       "fail on purpose. For local development, tests and benchmarks; not for "
-                       "production."),
-        CommandParser::Database::NotNeeded);
-    const QCommandLineOption listen(
-        QStringLiteral("listen"),
-        QStringLiteral("Address to listen on (default 127.0.0.1:8080; port 0 picks a free "
-                       "port, printed on stdout)."),
-        QStringLiteral("host:port"), QStringLiteral("127.0.0.1:8080"));
-    const QCommandLineOption secret(
-        QStringLiteral("secret"),
-        QStringLiteral("Standard Webhooks secret (whsec_...) to verify signatures with; repeat "
-                       "during a rotation. Visible in `ps`: prefer --secret-file. Default: "
-                       "$OUTBOX_RUNNER_SECRET (space-separated); none = no verification."),
-        QStringLiteral("secret"));
-    const QCommandLineOption secretFile(
-        QStringLiteral("secret-file"),
-        QStringLiteral("Read the secrets from a file, one per line."), QStringLiteral("file"));
-    const QCommandLineOption failRate(
-        QStringLiteral("fail-rate"),
-        QStringLiteral("Share of requests (0..1) answered with --fail-status."),
-        QStringLiteral("p"));
-    const QCommandLineOption failStatus(QStringLiteral("fail-status"),
-                                        QStringLiteral("Status of the failures (default 503)."),
-                                        QStringLiteral("code"));
-    const QCommandLineOption status(
-        QStringLiteral("status"),
-        QStringLiteral("Answer every verified request with this status (e.g. 500 or 410)."),
-        QStringLiteral("code"));
-    const QCommandLineOption latency(
-        QStringLiteral("latency"),
-        QStringLiteral("Delay before each answer, e.g. 20ms (requests are not blocked)."),
-        QStringLiteral("duration"));
-    const QCommandLineOption retryAfter(
-        QStringLiteral("retry-after"),
-        QStringLiteral("Retry-After value sent with every non-2xx answer, e.g. 5."),
-        QStringLiteral("value"));
-    const QCommandLineOption mode(
-        QStringLiteral("mode"),
-        QStringLiteral("normal (default), redirect (302), close (drop the connection without "
-                       "an answer), reset (half an answer, then drop), never (no answer: "
-                       "timeouts)."),
-        QStringLiteral("mode"));
-    const QCommandLineOption statsInterval(
-        QStringLiteral("stats-interval"),
-        QStringLiteral("How often to log the counters (default 10s; 0s = only at exit)."),
-        QStringLiteral("duration"));
-    const QCommandLineOption statsJsonOption(
-        QStringLiteral("stats-json"),
-        QStringLiteral("On exit print the counters as one JSON object on stdout."));
-    const QCommandLineOption verbose(QStringLiteral("verbose"),
-                                     QStringLiteral("Log every request."));
-    parser.addOptions({listen, secret, secretFile, failRate, failStatus, status, latency,
-                       retryAfter, mode, statsInterval, statsJsonOption, verbose});
+// The options and the epilog `outboxctl runner --help` prints.
+void addRunnerOptions(CommandParser &parser) {
+    const auto option = [](const char *name, const char *help, const char *value = nullptr) {
+        return value ? QCommandLineOption(QLatin1String(name), QLatin1String(help),
+                                          QLatin1String(value))
+                     : QCommandLineOption(QLatin1String(name), QLatin1String(help));
+    };
+    parser.addOptions({
+        QCommandLineOption(QStringLiteral("listen"),
+                           QStringLiteral("Address to listen on (default 127.0.0.1:8080; port 0 "
+                                          "picks a free port, printed on stdout)."),
+                           QStringLiteral("host:port"), QStringLiteral("127.0.0.1:8080")),
+        option("secret",
+               "Standard Webhooks secret (whsec_...) to verify signatures with; repeat during a "
+               "rotation. Visible in `ps`: prefer --secret-file. Default: $OUTBOX_RUNNER_SECRET "
+               "(space-separated); none = no verification.",
+               "secret"),
+        option("secret-file", "Read the secrets from a file, one per line.", "file"),
+        option("fail-rate", "Share of requests (0..1) answered with --fail-status.", "p"),
+        option("fail-status", "Status of the failures (default 503).", "code"),
+        option("status", "Answer every verified request with this status (e.g. 500 or 410).",
+               "code"),
+        option("latency", "Delay before each answer, e.g. 20ms (requests are not blocked).",
+               "duration"),
+        option("retry-after", "Retry-After value sent with every non-2xx answer, e.g. 5.", "value"),
+        option("mode",
+               "normal (default), redirect (302), close (drop the connection without an "
+               "answer), reset (half an answer, then drop), never (no answer: timeouts).",
+               "mode"),
+        option("stats-interval", "How often to log the counters (default 10s; 0s = only at exit).",
+               "duration"),
+        option("stats-json", "On exit print the counters as one JSON object on stdout."),
+        option("verbose", "Log every request."),
+    });
     parser.setEpilog(QStringLiteral(
         "GET on any path answers the counters as text (received=... delivered=... "
         "duplicates=... unique_ids=...).\n"
@@ -192,31 +185,9 @@ int runRunner(CommandContext &context) {
         "Example:\n"
         "  outboxctl runner --listen 127.0.0.1:8080 --secret-file secret.txt --fail-rate 0.1 "
         "--latency 20ms"));
-    if (const auto stop = parser.parse())
-        return *stop;
-    if (!parser.positionalArguments().isEmpty())
-        return parser.usageError(
-            QStringLiteral("unexpected argument '%1'").arg(parser.positionalArguments().first()));
+}
 
-    auto address = parseListenAddress(QStringLiteral("listen"), parser.value(listen));
-    if (!address)
-        return parser.usageError(address.errorMessage());
-    auto settings = readSettings(parser);
-    if (!settings)
-        return parser.fail(settings.error());
-    auto interval = parser.duration(QStringLiteral("stats-interval"));
-    if (!interval)
-        return parser.fail(interval.error());
-    const core::Millis statsEvery = interval.value().value_or(core::Millis(10000));
-
-    installServiceLogging(parser.isSet(verbose));
-    devtools::DevRunner runner;
-    if (auto applied = runner.setSettings(settings.value()); !applied)
-        return parser.fail(core::Error{core::ErrorKind::Invalid, applied.errorMessage()});
-    if (auto listening = runner.listen(address->first, address->second); !listening)
-        return parser.fail(core::Error{core::ErrorKind::Failed, listening.errorMessage()});
-
-    const devtools::DevRunnerSettings &s = settings.value();
+void logReady(const devtools::DevRunner &runner, const devtools::DevRunnerSettings &s) {
     qCInfo(lcRunnerCmd).noquote()
         << QStringLiteral("event=runner_ready url=%1 signatures=%2 fail_rate=%3 fail_status=%4 "
                           "status=%5 latency=%6 mode=%7")
@@ -226,12 +197,12 @@ int runRunner(CommandContext &context) {
                .arg(s.failRate)
                .arg(s.failStatus)
                .arg(s.fixedStatus)
-               .arg(core::formatDuration(s.latency), parser.value(mode).isEmpty()
-                                                         ? QStringLiteral("normal")
-                                                         : parser.value(mode).toLower());
-    // The URL on stdout, for scripts and tests that asked for port 0.
-    context.console.out() << "url=" << runner.url().toString() << Qt::endl;
+               .arg(core::formatDuration(s.latency), QString(modeName(s.mode)));
+}
 
+// Serves until SIGINT or SIGTERM, logging the counters and the request rate
+// since the previous line every `statsEvery` (0 = never).
+void serveUntilInterrupted(const devtools::DevRunner &runner, core::Millis statsEvery) {
     QEventLoop loop;
     QElapsedTimer clock;
     clock.start();
@@ -257,12 +228,53 @@ int runRunner(CommandContext &context) {
         loop.quit();
     });
     loop.exec();
+}
 
-    statsTimer.stop();
+} // namespace
+
+int runRunner(CommandContext &context) {
+    CommandParser parser(
+        context,
+        QStringLiteral("Run a development runner: an HTTP endpoint that receives events from "
+                       "`outboxctl dispatch`, verifies their Standard Webhooks signatures (401 "
+                       "on a bad one), counts deliveries and duplicates per webhook-id, and can "
+                       "fail on purpose. For local development, tests and benchmarks; not for "
+                       "production."),
+        CommandParser::Database::NotNeeded);
+    addRunnerOptions(parser);
+    if (const auto stop = parser.parse())
+        return *stop;
+    if (!parser.positionalArguments().isEmpty())
+        return parser.usageError(
+            QStringLiteral("unexpected argument '%1'").arg(parser.positionalArguments().first()));
+
+    auto address =
+        parseListenAddress(QStringLiteral("listen"), parser.value(QStringLiteral("listen")));
+    if (!address)
+        return parser.usageError(address.errorMessage());
+    auto settings = readSettings(parser);
+    if (!settings)
+        return parser.fail(settings.error());
+    auto interval = parser.duration(QStringLiteral("stats-interval"));
+    if (!interval)
+        return parser.fail(interval.error());
+
+    installServiceLogging(parser.isSet(QStringLiteral("verbose")));
+    devtools::DevRunner runner;
+    if (auto applied = runner.setSettings(settings.value()); !applied)
+        return parser.fail(core::Error{core::ErrorKind::Invalid, applied.errorMessage()});
+    if (auto listening = runner.listen(address->first, address->second); !listening)
+        return parser.fail(core::Error{core::ErrorKind::Failed, listening.errorMessage()});
+    logReady(runner, settings.value());
+    // The URL on stdout, for scripts and tests that asked for port 0.
+    context.console.out() << "url=" << runner.url().toString() << Qt::endl;
+
+    serveUntilInterrupted(runner, interval.value().value_or(core::Millis(10000)));
+
     runner.close();
     const devtools::DevRunnerStats final = runner.stats();
     qCInfo(lcRunnerCmd).noquote() << QStringLiteral("event=runner_stopped ") % statsLine(final);
-    if (parser.isSet(statsJsonOption))
+    if (parser.isSet(QStringLiteral("stats-json")))
         context.console.out() << jsonText(statsJson(final)) << Qt::endl;
     return ExitOk;
 }

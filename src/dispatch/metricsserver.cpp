@@ -3,40 +3,76 @@
 #include "dispatch/logging.h"
 #include "dispatch/metrics.h"
 
+#include <QHttpServer>
+#include <QHttpServerRequest>
+#include <QHttpServerResponder>
 #include <QTcpServer>
 #include <QTcpSocket>
 #include <QTimer>
+
+#include <memory>
 
 namespace outbox::dispatch {
 
 namespace {
 
-constexpr qsizetype MaxRequestBytes = 16 * 1024;
+using Status = QHttpServerResponder::StatusCode;
 
-QByteArray response(const QByteArray &status, const QByteArray &contentType,
+// Accepts like QTcpServer, but a scraper that never finishes its request must
+// not keep the socket: every connection gets a deadline.
+class DeadlineTcpServer final : public QTcpServer {
+public:
+    using QTcpServer::QTcpServer;
+
+protected:
+    void incomingConnection(qintptr descriptor) override {
+        auto *socket = new QTcpSocket(this);
+        if (!socket->setSocketDescriptor(descriptor)) {
+            delete socket;
+            return;
+        }
+        QTimer::singleShot(10000, socket, [socket] { socket->abort(); });
+        addPendingConnection(socket);
+    }
+};
+
+// Qt HttpServer 6.4 keeps every connection open; a scrape is one request, so
+// the answer says so and the connection closes once it is sent.
+void answerAndClose(QHttpServerResponder &responder, Status status, const QByteArray &contentType,
                     const QByteArray &body) {
-    return "HTTP/1.1 " + status + "\r\nContent-Type: " + contentType +
-           "\r\nContent-Length: " + QByteArray::number(body.size()) +
-           "\r\nConnection: close\r\n\r\n" + body;
+    responder.write(body, {{"Content-Type", contentType}, {"Connection", "close"}}, status);
+    responder.socket()->disconnectFromHost();
 }
 
 } // namespace
 
 MetricsServer::MetricsServer(QObject *parent)
     : QObject(parent)
-    , m_server(new QTcpServer(this)) {
-    connect(m_server, &QTcpServer::newConnection, this, &MetricsServer::onNewConnection);
+    , m_http(new QHttpServer(this)) {
+    m_http->route(QStringLiteral("/metrics"), QHttpServerRequest::Method::Get,
+                  [this](const QHttpServerRequest &, QHttpServerResponder &&responder) {
+                      answerAndClose(responder, Status::Ok,
+                                     "text/plain; version=0.0.4; charset=utf-8",
+                                     prometheusText(m_stats));
+                  });
+    m_http->setMissingHandler([](const QHttpServerRequest &, QHttpServerResponder &&responder) {
+        answerAndClose(responder, Status::NotFound, "text/plain; charset=utf-8",
+                       "only GET /metrics is served here\n");
+    });
 }
 
 MetricsServer::~MetricsServer() = default;
 
 core::Result<void> MetricsServer::listen(const QHostAddress &address, quint16 port) {
-    if (!m_server->listen(address, port))
+    auto server = std::make_unique<DeadlineTcpServer>();
+    if (!server->listen(address, port))
         return core::Result<void>::failure(
             core::ErrorKind::Unavailable,
             QStringLiteral("cannot serve metrics on ") % address.toString() % QLatin1Char(':') %
-                QString::number(port) % QStringLiteral(": ") % m_server->errorString() %
+                QString::number(port) % QStringLiteral(": ") % server->errorString() %
                 QStringLiteral("; choose another --metrics-addr"));
+    m_server = server.release();
+    m_http->bind(m_server); // takes ownership
     qCInfo(lcDispatch).noquote() << QLatin1String("event=metrics_listen addr=") %
                                         address.toString() % QLatin1Char(':') %
                                         QString::number(m_server->serverPort());
@@ -44,47 +80,11 @@ core::Result<void> MetricsServer::listen(const QHostAddress &address, quint16 po
 }
 
 quint16 MetricsServer::port() const {
-    return m_server->serverPort();
+    return m_server ? m_server->serverPort() : 0;
 }
 
 void MetricsServer::update(const DispatcherStats &stats) {
     m_stats = stats;
-}
-
-void MetricsServer::onNewConnection() {
-    while (QTcpSocket *socket = m_server->nextPendingConnection()) {
-        connect(socket, &QTcpSocket::disconnected, socket, &QObject::deleteLater);
-        connect(socket, &QTcpSocket::readyRead, this, [this, socket] { serve(socket); });
-        // A scraper that never finishes its request must not keep the socket.
-        QTimer::singleShot(10000, socket, [socket] { socket->abort(); });
-    }
-}
-
-void MetricsServer::serve(QTcpSocket *socket) {
-    if (socket->property("answered").toBool())
-        return;
-    QByteArray buffer = socket->property("buffer").toByteArray() + socket->readAll();
-    if (!buffer.contains("\r\n\r\n")) {
-        if (buffer.size() > MaxRequestBytes)
-            socket->abort();
-        else
-            socket->setProperty("buffer", buffer);
-        return;
-    }
-    socket->setProperty("answered", true);
-    const QByteArray requestLine = buffer.left(buffer.indexOf("\r\n"));
-    const QList<QByteArray> parts = requestLine.split(' ');
-    QByteArray reply;
-    if (parts.size() >= 2 && parts.at(0) == "GET" &&
-        (parts.at(1) == "/metrics" || parts.at(1).startsWith("/metrics?"))) {
-        reply =
-            response("200 OK", "text/plain; version=0.0.4; charset=utf-8", prometheusText(m_stats));
-    } else {
-        reply = response("404 Not Found", "text/plain; charset=utf-8",
-                         "only GET /metrics is served here\n");
-    }
-    socket->write(reply);
-    socket->disconnectFromHost();
 }
 
 } // namespace outbox::dispatch

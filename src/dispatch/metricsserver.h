@@ -6,15 +6,15 @@
 #include <QHostAddress>
 #include <QObject>
 
+class QHttpServer;
 class QTcpServer;
-class QTcpSocket;
 
 namespace outbox::dispatch {
 
-// A tiny HTTP endpoint answering GET /metrics with prometheusText() of the
-// latest snapshot (connect DispatcherHost::statsSnapshot to update()).
-// Anything else gets 404; one request per connection. For
-// `outboxctl dispatch --metrics-addr`.
+// A tiny HTTP endpoint (Qt HttpServer) answering GET /metrics with
+// prometheusText() of the latest snapshot (connect
+// DispatcherHost::statsSnapshot to update()). Anything else gets 404; one
+// request per connection. For `outboxctl dispatch --metrics-addr`.
 class MetricsServer final : public QObject {
     Q_OBJECT
 public:
@@ -29,10 +29,8 @@ public Q_SLOTS:
     void update(const outbox::dispatch::DispatcherStats &stats);
 
 private:
-    void onNewConnection();
-    void serve(QTcpSocket *socket);
-
-    QTcpServer *m_server = nullptr;
+    QHttpServer *m_http = nullptr;
+    QTcpServer *m_server = nullptr; // owned by m_http once listening
     DispatcherStats m_stats;
 };
 

@@ -152,11 +152,12 @@ void TestMetrics::metricsServer() {
     stats.delivered = 7;
     server.update(stats);
 
-    const auto get = [&](const QByteArray &path, QByteArray &response) {
+    const auto get = [&](const QByteArray &path, QByteArray &response,
+                         const QByteArray &method = "GET") {
         QTcpSocket socket;
         socket.connectToHost(QHostAddress::LocalHost, server.port());
         QTRY_COMPARE(socket.state(), QAbstractSocket::ConnectedState);
-        socket.write("GET " + path + " HTTP/1.1\r\nHost: x\r\n\r\n");
+        socket.write(method + ' ' + path + " HTTP/1.1\r\nHost: x\r\n\r\n");
         QTRY_COMPARE(socket.state(), QAbstractSocket::UnconnectedState);
         response = socket.readAll();
     };
@@ -167,7 +168,12 @@ void TestMetrics::metricsServer() {
     QVERIFY(response.contains("outbox_dispatch_delivered_total{worker_id=\""));
     QVERIFY(response.contains("} 7\n"));
 
+    get("/metrics?name[]=x", response);
+    QVERIFY2(response.startsWith("HTTP/1.1 200 OK\r\n"), response.left(100).constData());
+
     get("/other", response);
+    QVERIFY(response.startsWith("HTTP/1.1 404"));
+    get("/metrics", response, "DELETE");
     QVERIFY(response.startsWith("HTTP/1.1 404"));
 }
 
