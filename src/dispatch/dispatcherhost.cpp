@@ -58,12 +58,4 @@ void DispatcherHost::setConfig(const core::DispatcherConfig &config) {
         Qt::QueuedConnection);
 }
 
-void DispatcherHost::wake() {
-    QMetaObject::invokeMethod(m_dispatcher, &Dispatcher::wake, Qt::QueuedConnection);
-}
-
-void DispatcherHost::requestStats() {
-    QMetaObject::invokeMethod(m_dispatcher, &Dispatcher::requestStats, Qt::QueuedConnection);
-}
-
 } // namespace outbox::dispatch

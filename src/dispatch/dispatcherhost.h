@@ -28,8 +28,6 @@ public:
     void start();
     void stop();
     void setConfig(const core::DispatcherConfig &config);
-    void wake();
-    void requestStats();
 
     // As last reported by the dispatcher (updated in this thread).
     DispatcherState state() const { return m_state; }
