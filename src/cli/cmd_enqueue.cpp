@@ -1,5 +1,6 @@
 #include "cli/commands.h"
 #include "cli/output.h"
+#include "core/uuidtext.h"
 #include "store/outboxstore.h"
 
 #include <QFile>
@@ -83,12 +84,8 @@ int runEnqueue(CommandContext &context) {
         "  outboxctl enqueue --namespace billing --topic invoice.paid \\\n"
         "      --payload '{\"invoice_id\": 42}' --dedupe-key invoice-42-paid\n"
         "  jq -c . event.json | outboxctl enqueue --namespace billing --topic x --payload -"));
-    if (auto exit = parser.parse())
+    if (auto exit = parser.parseOptionsOnly(QStringLiteral("give the payload with --payload")))
         return *exit;
-    if (!parser.positionalArguments().isEmpty())
-        return parser.usageError(QStringLiteral("unexpected argument '%1' (give the payload "
-                                                "with --payload)")
-                                     .arg(parser.positionalArguments().first()));
 
     for (const QCommandLineOption *required : {&nameSpace, &topic}) {
         const QString name = required->names().first();
@@ -140,7 +137,7 @@ int runEnqueue(CommandContext &context) {
     if (!result)
         return parser.fail(result.error());
 
-    const QString id = result->id.toString(QUuid::WithoutBraces);
+    const QString id = core::uuidText(result->id);
     auto &out = context.console.out();
     if (parser.isSet(json)) {
         out << jsonText(QJsonObject{{QStringLiteral("id"), id},

@@ -1,6 +1,7 @@
 #include "cli/commands.h"
 #include "cli/filteroptions.h"
 #include "cli/output.h"
+#include "core/uuidtext.h"
 #include "store/queries.h"
 
 #include <QJsonDocument>
@@ -13,7 +14,7 @@ namespace {
 // created_at (ms since the epoch) and id, base64url-encoded.
 QString encodeCursor(const store::PageCursor &cursor) {
     const QByteArray raw = "c1:" + QByteArray::number(cursor.createdAt.toMSecsSinceEpoch()) + ':' +
-                           cursor.id.toString(QUuid::WithoutBraces).toLatin1();
+                           core::uuidText(cursor.id).toLatin1();
     return QString::fromLatin1(
         raw.toBase64(QByteArray::Base64UrlEncoding | QByteArray::OmitTrailingEquals));
 }
@@ -91,11 +92,8 @@ int runList(CommandContext &context) {
         "Example: page through every dead event of one namespace\n"
         "  outboxctl list --status dead --namespace billing --jsonl > page1.jsonl\n"
         "  outboxctl list --status dead --namespace billing --jsonl --after <cursor>"));
-    if (auto exit = parser.parse())
+    if (auto exit = parser.parseOptionsOnly())
         return *exit;
-    if (!parser.positionalArguments().isEmpty())
-        return parser.usageError(
-            QStringLiteral("unexpected argument '%1'").arg(parser.positionalArguments().first()));
     if (parser.isSet(json) && parser.isSet(jsonl))
         return parser.usageError(QStringLiteral("give --json or --jsonl, not both"));
 
@@ -155,7 +153,7 @@ int runList(CommandContext &context) {
                      QStringLiteral("CREATED (UTC)"), QStringLiteral("INFO")});
         table.setRightAligned(2);
         for (const core::OutboxEvent &event : std::as_const(page->rows)) {
-            table.addRow({event.id.toString(QUuid::WithoutBraces), core::statusName(event.status),
+            table.addRow({core::uuidText(event.id), core::statusName(event.status),
                           QString::number(event.attempts), event.nameSpace, event.topic,
                           tableTime(event.createdAt), info(event, now)});
         }

@@ -21,11 +21,8 @@ int runMigrate(CommandContext &context) {
     const QCommandLineOption json(QStringLiteral("json"),
                                   QStringLiteral("Print the result as one JSON object."));
     parser.addOptions({withRoles, dryRun, json});
-    if (auto exit = parser.parse())
+    if (auto exit = parser.parseOptionsOnly())
         return *exit;
-    if (!parser.positionalArguments().isEmpty())
-        return parser.usageError(
-            QStringLiteral("unexpected argument '%1'").arg(parser.positionalArguments().first()));
 
     std::unique_ptr<Connection> connection;
     if (const int exit = connect(parser, connection, SchemaCheck::Skip); exit != ExitOk)

@@ -123,11 +123,8 @@ int runStats(CommandContext &context) {
                        "delivered_estimated, dead, oldest_pending_at, oldest_pending_age_ms,\n"
                        "server_time, topics[{namespace, topic, pending, processing, dead}].\n"
                        "Times are ISO 8601 UTC; null when there is none."));
-    if (auto exit = parser.parse())
+    if (auto exit = parser.parseOptionsOnly())
         return *exit;
-    if (!parser.positionalArguments().isEmpty())
-        return parser.usageError(
-            QStringLiteral("unexpected argument '%1'").arg(parser.positionalArguments().first()));
     auto interval = parser.duration(QStringLiteral("watch"));
     if (!interval)
         return parser.usageError(interval.errorMessage());

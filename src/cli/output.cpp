@@ -1,6 +1,7 @@
 #include "cli/output.h"
 
 #include "core/duration.h"
+#include "core/uuidtext.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -93,7 +94,7 @@ QJsonValue optionalString(const std::optional<QString> &value) {
 }
 
 QJsonValue optionalUuid(const std::optional<QUuid> &value) {
-    return value ? QJsonValue(value->toString(QUuid::WithoutBraces)) : QJsonValue(QJsonValue::Null);
+    return value ? QJsonValue(core::uuidText(*value)) : QJsonValue(QJsonValue::Null);
 }
 
 } // namespace
@@ -109,10 +110,9 @@ QByteArray jsonText(const QJsonObject &object, bool indented) {
 QByteArray eventJson(const core::OutboxEvent &event, bool indented) {
     // The payload is spliced in as text: going through QJsonValue would turn
     // large integers into doubles and change what the operator sees.
-    const QString marker =
-        QStringLiteral("outbox-payload-") + QUuid::createUuid().toString(QUuid::WithoutBraces);
+    const QString marker = QStringLiteral("outbox-payload-") + core::uuidText(QUuid::createUuid());
     QJsonObject object{
-        {QStringLiteral("id"), event.id.toString(QUuid::WithoutBraces)},
+        {QStringLiteral("id"), core::uuidText(event.id)},
         {QStringLiteral("namespace"), event.nameSpace},
         {QStringLiteral("topic"), event.topic},
         {QStringLiteral("aggregate_type"), optionalString(event.aggregateType)},
