@@ -72,27 +72,21 @@ void addActionOptions(CommandParser &parser, const ActionSpec &spec) {
         QCommandLineOption(QStringLiteral("all"),
                            QStringLiteral("Allow running without any filter (every %1 event).")
                                .arg(allowedNames(spec))),
-        QCommandLineOption(QStringLiteral("dry-run"),
-                           QStringLiteral("Count the matching events and show a sample of ids; "
-                                          "change nothing.")),
-        QCommandLineOption(QStringLiteral("limit"),
-                           QStringLiteral("Touch at most this many events."), QStringLiteral("n")),
-        QCommandLineOption(QStringLiteral("batch-size"),
-                           QStringLiteral("Events per transaction (default 500)."),
-                           QStringLiteral("n")),
-        QCommandLineOption(QStringLiteral("rate"),
-                           QStringLiteral("At most this many events per second, to redrive "
-                                          "gently (default: no limit)."),
-                           QStringLiteral("n")),
-        QCommandLineOption(QStringLiteral("reason"),
-                           QStringLiteral("Why, for the audit log (and the last error of "
-                                          "cancelled events)."),
-                           QStringLiteral("text")),
-        QCommandLineOption(QStringLiteral("yes"),
-                           QStringLiteral("Do not ask for confirmation (needed when stdin is not "
-                                          "a terminal).")),
-        QCommandLineOption(QStringLiteral("json"),
-                           QStringLiteral("Print the result as one JSON object.")),
+        option("dry-run", "Count the matching events and show a sample of ids; "
+                          "change nothing."),
+        option("limit", "Touch at most this many events.", "n"),
+        option("batch-size", "Events per transaction (default 500).", "n"),
+        option("rate",
+               "At most this many events per second, to redrive "
+               "gently (default: no limit).",
+               "n"),
+        option("reason",
+               "Why, for the audit log (and the last error of "
+               "cancelled events).",
+               "text"),
+        option("yes", "Do not ask for confirmation (needed when stdin is not "
+                      "a terminal)."),
+        option("json", "Print the result as one JSON object."),
     });
     parser.setEpilog(
         QStringLiteral("Only %1 events are touched; each batch re-checks the state, so events "

@@ -216,11 +216,6 @@ int preflight(CommandParser &parser, const core::ConnInfo &info) {
 }
 
 void addDispatchOptions(CommandParser &parser) {
-    const auto option = [](const char *name, const char *help, const char *value = nullptr) {
-        return value ? QCommandLineOption(QLatin1String(name), QLatin1String(help),
-                                          QLatin1String(value))
-                     : QCommandLineOption(QLatin1String(name), QLatin1String(help));
-    };
     parser.addOptions({
         option("runner-url", "The runner endpoint, e.g. https://runner.internal/events (required).",
                "url"),

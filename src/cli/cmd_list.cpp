@@ -74,19 +74,12 @@ int runList(CommandContext &context) {
                                         "...\") or as next_cursor with --json; pass it to "
                                         "--after with the same filters."));
     addFilterOptions(parser);
-    const QCommandLineOption limit(QStringLiteral("limit"),
-                                   QStringLiteral("Events per page (1-10000, default 50)."),
-                                   QStringLiteral("n"));
-    const QCommandLineOption after(QStringLiteral("after"),
-                                   QStringLiteral("Continue after this cursor."),
-                                   QStringLiteral("cursor"));
-    const QCommandLineOption oldestFirst(QStringLiteral("oldest-first"),
-                                         QStringLiteral("Oldest events first."));
-    const QCommandLineOption json(
-        QStringLiteral("json"),
-        QStringLiteral("Print {\"events\": [...], \"next_cursor\": ...} with full events."));
-    const QCommandLineOption jsonl(QStringLiteral("jsonl"),
-                                   QStringLiteral("Print one full event per line (JSON Lines)."));
+    const auto limit = option("limit", "Events per page (1-10000, default 50).", "n");
+    const auto after = option("after", "Continue after this cursor.", "cursor");
+    const auto oldestFirst = option("oldest-first", "Oldest events first.");
+    const auto json =
+        option("json", "Print {\"events\": [...], \"next_cursor\": ...} with full events.");
+    const auto jsonl = option("jsonl", "Print one full event per line (JSON Lines).");
     parser.addOptions({limit, after, oldestFirst, json, jsonl});
     parser.setEpilog(QStringLiteral(
         "Example: page through every dead event of one namespace\n"

@@ -169,9 +169,8 @@ int runShow(CommandContext &context) {
                                         "it is not delivered yet."));
     parser.addPositional(QStringLiteral("id"), QStringLiteral("The event id (a UUID)."),
                          QStringLiteral("<id>"));
-    const QCommandLineOption json(QStringLiteral("json"),
-                                  QStringLiteral("Print one JSON object: event, why, attempts, "
-                                                 "audit, replays, server_time."));
+    const auto json = option("json", "Print one JSON object: event, why, attempts, "
+                                     "audit, replays, server_time.");
     parser.addOption(json);
     if (auto exit = parser.parse())
         return *exit;

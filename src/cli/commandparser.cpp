@@ -42,7 +42,32 @@ QString wrap(const QString &text, int width = 79) {
     return out.join(QLatin1Char('\n'));
 }
 
+// The usage error for an option value of the wrong kind, e.g.
+// "--limit: 'x' is not a whole number".
+core::Error invalidValue(const QString &name, const QString &text, const QString &expected) {
+    return usage(QStringLiteral("--%1: '%2' is not %3").arg(name, text, expected));
+}
+
+// ISO 8601 date or date-time; without an offset it is local time.
+std::optional<QDateTime> parseDateTime(const QString &text) {
+    const QString trimmed = text.trimmed();
+    QDateTime time = QDateTime::fromString(trimmed, Qt::ISODateWithMs);
+    if (time.isValid())
+        return time;
+    const QDate date = QDate::fromString(trimmed, Qt::ISODate);
+    if (date.isValid())
+        return date.startOfDay();
+    return std::nullopt;
+}
+
 } // namespace
+
+QCommandLineOption option(const char *name, const char *help, const char *valueName) {
+    const QString text = QString::fromUtf8(help);
+    return valueName
+               ? QCommandLineOption(QString::fromUtf8(name), text, QString::fromUtf8(valueName))
+               : QCommandLineOption(QString::fromUtf8(name), text);
+}
 
 CommandParser::CommandParser(CommandContext &context, const QString &description, Database database)
     : m_context(context)
@@ -158,7 +183,7 @@ core::Result<qint64> CommandParser::integer(const QString &name, qint64 fallback
     bool ok = false;
     const qint64 value = text.toLongLong(&ok);
     if (!ok)
-        return usage(QStringLiteral("--%1: '%2' is not a whole number").arg(name, text));
+        return invalidValue(name, text, QStringLiteral("a whole number"));
     if (value < min || value > max)
         return usage(QStringLiteral("--%1 must be between %2 and %3 (got %4)")
                          .arg(name)
@@ -175,7 +200,7 @@ core::Result<double> CommandParser::number(const QString &name, double fallback,
     bool ok = false;
     const double value = text.toDouble(&ok);
     if (!ok || !qIsFinite(value))
-        return usage(QStringLiteral("--%1: '%2' is not a number").arg(name, text));
+        return invalidValue(name, text, QStringLiteral("a number"));
     if (value < min)
         return usage(
             QStringLiteral("--%1 must be at least %2 (got %3)").arg(name).arg(min).arg(text));
@@ -186,24 +211,22 @@ core::Result<std::optional<QUuid>> CommandParser::uuid(const QString &name) cons
     if (!m_parser.isSet(name))
         return std::optional<QUuid>();
     const QString text = m_parser.value(name);
-    auto parsed = parseUuid(text);
-    if (!parsed)
-        return usage(QStringLiteral("--%1: '%2' is not a UUID (expected the form "
-                                    "0190f5e2-7c1a-7b3e-9a4d-2f6c8e1b0a57)")
-                         .arg(name, text));
-    return std::optional<QUuid>(*parsed);
+    if (const auto parsed = parseUuid(text))
+        return std::optional<QUuid>(*parsed);
+    return invalidValue(
+        name, text,
+        QStringLiteral("a UUID (expected the form 0190f5e2-7c1a-7b3e-9a4d-2f6c8e1b0a57)"));
 }
 
 core::Result<QDateTime> CommandParser::dateTime(const QString &name) const {
     if (!m_parser.isSet(name))
         return QDateTime();
     const QString text = m_parser.value(name);
-    auto parsed = parseDateTime(text);
-    if (!parsed)
-        return usage(QStringLiteral("--%1: '%2' is not an ISO 8601 date or time (e.g. "
-                                    "2024-05-01 or 2024-05-01T12:30:00Z)")
-                         .arg(name, text));
-    return *parsed;
+    if (const auto parsed = parseDateTime(text))
+        return *parsed;
+    return invalidValue(
+        name, text,
+        QStringLiteral("an ISO 8601 date or time (e.g. 2024-05-01 or 2024-05-01T12:30:00Z)"));
 }
 
 std::optional<QUuid> parseUuid(const QString &text) {
@@ -215,17 +238,6 @@ std::optional<QUuid> parseUuid(const QString &text) {
     if (trimmed.startsWith(QLatin1Char('{')) != trimmed.endsWith(QLatin1Char('}')))
         return std::nullopt;
     return QUuid::fromString(trimmed);
-}
-
-std::optional<QDateTime> parseDateTime(const QString &text) {
-    const QString trimmed = text.trimmed();
-    QDateTime time = QDateTime::fromString(trimmed, Qt::ISODateWithMs);
-    if (time.isValid())
-        return time;
-    const QDate date = QDate::fromString(trimmed, Qt::ISODate);
-    if (date.isValid())
-        return date.startOfDay();
-    return std::nullopt;
 }
 
 } // namespace outbox::cli

@@ -28,6 +28,10 @@ struct CommandContext {
 
 using CommandFunction = int (*)(CommandContext &context);
 
+// A command-line option: --name, its help text and, for an option that takes
+// a value, the value's name in the help ("--limit <n>").
+QCommandLineOption option(const char *name, const char *help, const char *valueName = nullptr);
+
 // QCommandLineParser for one subcommand, with --help and (optionally) --db
 // already added, help text that names "outboxctl <command>", and errors that
 // name the problem and point at --help.
@@ -58,8 +62,6 @@ public:
     bool isSet(const QCommandLineOption &option) const { return m_parser.isSet(option); }
     QString value(const QCommandLineOption &option) const { return m_parser.value(option); }
     QStringList positionalArguments() const { return m_parser.positionalArguments(); }
-    QCommandLineParser &parser() { return m_parser; }
-    CommandContext &context() { return m_context; }
     Console &console() { return m_context.console; }
 
     QString helpText() const;
@@ -93,7 +95,5 @@ core::Error usage(const QString &message); // an ErrorKind::Invalid error
 
 // Parses a UUID in its usual text forms (with or without braces).
 std::optional<QUuid> parseUuid(const QString &text);
-// ISO 8601 date or date-time; without an offset it is local time.
-std::optional<QDateTime> parseDateTime(const QString &text);
 
 } // namespace outbox::cli

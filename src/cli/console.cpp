@@ -29,10 +29,6 @@ bool Console::stdoutIsTerminal() const {
     return ::isatty(STDOUT_FILENO) == 1;
 }
 
-bool Console::stderrIsTerminal() const {
-    return ::isatty(STDERR_FILENO) == 1;
-}
-
 QByteArray Console::readAllStdin() {
     QByteArray data;
     char buffer[65536];

@@ -22,7 +22,6 @@ public:
 
     bool stdinIsTerminal() const;
     bool stdoutIsTerminal() const;
-    bool stderrIsTerminal() const;
     // Reads stdin to the end (payload from a pipe).
     QByteArray readAllStdin();
     // One line from stdin without the newline; nullopt at end of input.
