@@ -82,6 +82,11 @@ struct DispatcherOptions {
 // earliest due time. Acks and nacks are buffered and written in batches, one
 // statement each. A lost connection keeps the buffers and reconnects with
 // backoff; acks are never dropped (at worst an event is delivered again).
+//
+// The Dispatcher is the state machine and the timers; the parts with state
+// of their own are ClaimWindow (rows in flight, claim sizing, the claim
+// statement), AckBuffer (outcomes waiting to be written), LeaseReleases
+// (leases handed back on stop) and ReconnectBackoff.
 class Dispatcher final : public QObject {
     Q_OBJECT
 public:
