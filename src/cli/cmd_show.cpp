@@ -61,9 +61,7 @@ QJsonObject attemptJson(const core::AttemptRecord &attempt) {
     return QJsonObject{
         {QStringLiteral("attempt"), attempt.attempt},
         {QStringLiteral("at"), jsonTime(attempt.at)},
-        {QStringLiteral("worker_id"), attempt.workerId
-                                          ? QJsonValue(core::uuidText(*attempt.workerId))
-                                          : QJsonValue(QJsonValue::Null)},
+        {QStringLiteral("worker_id"), jsonUuid(attempt.workerId)},
         {QStringLiteral("http_status"),
          attempt.httpStatus ? QJsonValue(*attempt.httpStatus) : QJsonValue(QJsonValue::Null)},
         {QStringLiteral("duration_ms"), attempt.durationMs},
