@@ -5,7 +5,7 @@
 namespace outbox::cli {
 
 // The whole of outboxctl: `arguments` as from QCoreApplication::arguments()
-// (the first is the program). Returns the process exit code (cliutil.h).
+// (the first is the program). Returns the process exit code (exitcodes.h).
 // Needs a QCoreApplication.
 int run(const QStringList &arguments);
 

@@ -2,6 +2,7 @@
 #include "cli/filteroptions.h"
 #include "cli/interrupt.h"
 #include "cli/output.h"
+#include "core/uuidtext.h"
 #include "store/operations.h"
 
 #include <QJsonArray>
@@ -29,14 +30,14 @@ QString allowedNames(const ActionSpec &spec) {
 QJsonArray idsJson(const QList<QUuid> &ids) {
     QJsonArray array;
     for (const QUuid &id : ids)
-        array.append(id.toString(QUuid::WithoutBraces));
+        array.append(core::uuidText(id));
     return array;
 }
 
 QString idList(const QList<QUuid> &ids) {
     QStringList texts;
     for (const QUuid &id : ids)
-        texts.append(id.toString(QUuid::WithoutBraces));
+        texts.append(core::uuidText(id));
     return texts.join(QLatin1String("\n  "));
 }
 
@@ -55,36 +56,38 @@ QByteArray resultJson(const store::BulkResult &result, const QString &filter) {
     });
 }
 
-int runAction(CommandContext &context, const ActionSpec &spec) {
-    CommandParser parser(context, QString(spec.description));
+// A bulk action as the command line asks for it, checked.
+struct ActionRequest {
+    store::EventFilter filter;
+    store::BulkOptions options;
+    QString described; // the selection for messages: the filter, or "all dead events"
+    bool dryRun = false;
+    bool confirmed = false; // --yes
+    bool json = false;
+};
+
+void addActionOptions(CommandParser &parser, const ActionSpec &spec) {
     addFilterOptions(parser);
-    const QCommandLineOption all(QStringLiteral("all"),
-                                 QStringLiteral("Allow running without any filter (every %1 "
-                                                "event).")
-                                     .arg(allowedNames(spec)));
-    const QCommandLineOption dryRun(QStringLiteral("dry-run"),
-                                    QStringLiteral("Count the matching events and show a sample "
-                                                   "of ids; change nothing."));
-    const QCommandLineOption limit(QStringLiteral("limit"),
-                                   QStringLiteral("Touch at most this many events."),
-                                   QStringLiteral("n"));
-    const QCommandLineOption batchSize(QStringLiteral("batch-size"),
-                                       QStringLiteral("Events per transaction (default 500)."),
-                                       QStringLiteral("n"));
-    const QCommandLineOption rate(QStringLiteral("rate"),
-                                  QStringLiteral("At most this many events per second, to "
-                                                 "redrive gently (default: no limit)."),
-                                  QStringLiteral("n"));
-    const QCommandLineOption reason(QStringLiteral("reason"),
-                                    QStringLiteral("Why, for the audit log (and the last error "
-                                                   "of cancelled events)."),
-                                    QStringLiteral("text"));
-    const QCommandLineOption yes(QStringLiteral("yes"),
-                                 QStringLiteral("Do not ask for confirmation (needed when stdin "
-                                                "is not a terminal)."));
-    const QCommandLineOption json(QStringLiteral("json"),
-                                  QStringLiteral("Print the result as one JSON object."));
-    parser.addOptions({all, dryRun, limit, batchSize, rate, reason, yes, json});
+    parser.addOptions({
+        QCommandLineOption(QStringLiteral("all"),
+                           QStringLiteral("Allow running without any filter (every %1 event).")
+                               .arg(allowedNames(spec))),
+        option("dry-run", "Count the matching events and show a sample of ids; "
+                          "change nothing."),
+        option("limit", "Touch at most this many events.", "n"),
+        option("batch-size", "Events per transaction (default 500).", "n"),
+        option("rate",
+               "At most this many events per second, to redrive "
+               "gently (default: no limit).",
+               "n"),
+        option("reason",
+               "Why, for the audit log (and the last error of "
+               "cancelled events).",
+               "text"),
+        option("yes", "Do not ask for confirmation (needed when stdin is not "
+                      "a terminal)."),
+        option("json", "Print the result as one JSON object."),
+    });
     parser.setEpilog(
         QStringLiteral("Only %1 events are touched; each batch re-checks the state, so events "
                        "that moved meanwhile are skipped and counted. Every change is recorded "
@@ -93,104 +96,109 @@ int runAction(CommandContext &context, const ActionSpec &spec) {
                        "  outboxctl %2 %3 --dry-run\n"
                        "  outboxctl %2 %3")
             .arg(allowedNames(spec), QString(spec.verb), QString(spec.example)));
-    if (auto exit = parser.parse())
-        return *exit;
-    if (!parser.positionalArguments().isEmpty())
-        return parser.usageError(QStringLiteral("unexpected argument '%1' (select events with "
-                                                "--id or the filter flags)")
-                                     .arg(parser.positionalArguments().first()));
+}
 
+// The parsed options, or the usage error that stops the command before it
+// connects.
+core::Result<ActionRequest> readActionRequest(CommandParser &parser, const ActionSpec &spec) {
     auto filter = filterFromOptions(parser);
     if (!filter)
-        return parser.usageError(filter.errorMessage());
+        return filter.error();
     auto maxRows =
         parser.integer(QStringLiteral("limit"), -1, 1, std::numeric_limits<qint64>::max());
     if (!maxRows)
-        return parser.usageError(maxRows.errorMessage());
+        return maxRows.error();
     auto batch = parser.integer(QStringLiteral("batch-size"), 500, 1, 100000);
     if (!batch)
-        return parser.usageError(batch.errorMessage());
+        return batch.error();
     auto perSecond = parser.number(QStringLiteral("rate"), 0, 0);
     if (!perSecond)
-        return parser.usageError(perSecond.errorMessage());
-    if (parser.isSet(rate) && perSecond.value() <= 0)
-        return parser.usageError(QStringLiteral("--rate must be more than 0 events per second"));
+        return perSecond.error();
+    if (parser.isSet(QStringLiteral("rate")) && perSecond.value() <= 0)
+        return usage(QStringLiteral("--rate must be more than 0 events per second"));
 
     if (filter->status && !spec.allowed.contains(*filter->status))
-        return parser.usageError(
-            QStringLiteral("%1 only touches %2 events; --status %3 would "
-                           "match nothing")
+        return usage(
+            QStringLiteral("%1 only touches %2 events; --status %3 would match nothing")
                 .arg(QString(spec.verb), allowedNames(spec), core::statusName(*filter->status)));
     if (spec.action == store::Action::Purge && !filter->status && !filter->olderThan)
-        return parser.usageError(QStringLiteral("purge needs --status delivered, --status dead "
-                                                "or --older-than DURATION, so that it deletes "
-                                                "no more than you mean"));
-    if (filter->isEmpty() && !parser.isSet(all))
-        return parser.usageError(QStringLiteral("no filter given: this would %1 every %2 event. "
-                                                "Narrow it down (e.g. --namespace, --topic, "
-                                                "--id) or pass --all")
-                                     .arg(QString(spec.verb), allowedNames(spec)));
-    const bool dry = parser.isSet(dryRun);
-    if (!dry && !parser.isSet(yes) && !context.console.stdinIsTerminal())
-        return parser.usageError(QStringLiteral("stdin is not a terminal, so outboxctl cannot "
-                                                "ask: add --yes to confirm non-interactively (or "
-                                                "--dry-run to preview)"));
+        return usage(QStringLiteral("purge needs --status delivered, --status dead or "
+                                    "--older-than DURATION, so that it deletes no more than you "
+                                    "mean"));
+    if (filter->isEmpty() && !parser.isSet(QStringLiteral("all")))
+        return usage(QStringLiteral("no filter given: this would %1 every %2 event. Narrow it "
+                                    "down (e.g. --namespace, --topic, --id) or pass --all")
+                         .arg(QString(spec.verb), allowedNames(spec)));
+    ActionRequest request;
+    request.dryRun = parser.isSet(QStringLiteral("dry-run"));
+    request.confirmed = parser.isSet(QStringLiteral("yes"));
+    request.json = parser.isSet(QStringLiteral("json"));
+    if (!request.dryRun && !request.confirmed && !parser.console().stdinIsTerminal())
+        return usage(QStringLiteral("stdin is not a terminal, so outboxctl cannot ask: add "
+                                    "--yes to confirm non-interactively (or --dry-run to "
+                                    "preview)"));
+    request.described = filter->isEmpty() ? QStringLiteral("all %1 events").arg(allowedNames(spec))
+                                          : filter->describe();
+    request.filter = std::move(filter.value());
+    request.options.batchSize = int(batch.value());
+    request.options.limit = maxRows.value();
+    request.options.ratePerSecond = perSecond.value();
+    request.options.reason = parser.value(QStringLiteral("reason"));
+    return request;
+}
 
-    const QString described = filter->isEmpty()
-                                  ? QStringLiteral("all %1 events").arg(allowedNames(spec))
-                                  : filter->describe();
-    std::unique_ptr<Connection> connection;
-    if (const int exit = connect(parser, connection); exit != ExitOk)
-        return exit;
-    store::OperatorStore operations(connection->db(),
-                                    store::Actor::fromEnvironment(QStringLiteral("outboxctl")));
-    store::BulkOptions options;
-    options.batchSize = int(batch.value());
-    options.limit = maxRows.value();
-    options.ratePerSecond = perSecond.value();
-    options.reason = parser.value(reason);
-
-    auto &out = context.console.out();
-    auto &err = context.console.err();
-
-    if (dry || !parser.isSet(yes)) {
-        store::BulkOptions preview = options;
-        preview.dryRun = true;
-        auto result = operations.run(spec.action, filter.value(), preview);
-        if (!result)
-            return parser.fail(result.error());
-        const qint64 matched =
-            options.limit >= 0 ? std::min(result->matched, options.limit) : result->matched;
-        if (dry) {
-            if (parser.isSet(json)) {
-                out << resultJson(result.value(), described) << '\n';
-                return ExitOk;
-            }
-            out << "Dry run: would " << spec.verb << ' ' << matched << " event"
-                << (matched == 1 ? "" : "s") << " (" << described << "). Nothing was changed.\n";
-            if (!result->sample.isEmpty())
-                out << "Sample:\n  " << idList(result->sample) << '\n';
+// --dry-run, or the question before changing anything: counts what would
+// change. Returns the exit code when the command ends here.
+std::optional<int> previewOrConfirm(CommandParser &parser, const ActionSpec &spec,
+                                    store::OperatorStore &operations,
+                                    const ActionRequest &request) {
+    auto &out = parser.console().out();
+    auto &err = parser.console().err();
+    store::BulkOptions preview = request.options;
+    preview.dryRun = true;
+    auto result = operations.run(spec.action, request.filter, preview);
+    if (!result)
+        return parser.fail(result.error());
+    const qint64 limit = request.options.limit;
+    const qint64 matched = limit >= 0 ? std::min(result->matched, limit) : result->matched;
+    if (request.dryRun) {
+        if (request.json) {
+            out << resultJson(result.value(), request.described) << '\n';
             return ExitOk;
         }
-        if (matched == 0) {
-            out << "No " << allowedNames(spec) << " events match (" << described
-                << "); nothing to do.\n";
-            return ExitOk;
-        }
-        err << QString(spec.verb).at(0).toUpper() << QString(spec.verb).mid(1) << ' ' << matched
-            << " event" << (matched == 1 ? "" : "s") << " (" << described << ")? [y/N] "
-            << Qt::flush;
-        const auto answer = context.console.readLine();
-        if (!answer || (answer->compare(QLatin1String("y"), Qt::CaseInsensitive) != 0 &&
-                        answer->compare(QLatin1String("yes"), Qt::CaseInsensitive) != 0)) {
-            err << "Not confirmed; nothing was changed.\n";
-            return ExitFailure;
-        }
+        out << "Dry run: would " << spec.verb << ' ' << matched << " event"
+            << (matched == 1 ? "" : "s") << " (" << request.described
+            << "). Nothing was changed.\n";
+        if (!result->sample.isEmpty())
+            out << "Sample:\n  " << idList(result->sample) << '\n';
+        return ExitOk;
     }
+    if (matched == 0) {
+        out << "No " << allowedNames(spec) << " events match (" << request.described
+            << "); nothing to do.\n";
+        return ExitOk;
+    }
+    err << QString(spec.verb).at(0).toUpper() << QString(spec.verb).mid(1) << ' ' << matched
+        << " event" << (matched == 1 ? "" : "s") << " (" << request.described << ")? [y/N] "
+        << Qt::flush;
+    const auto answer = parser.console().readLine();
+    if (!answer || (answer->compare(QLatin1String("y"), Qt::CaseInsensitive) != 0 &&
+                    answer->compare(QLatin1String("yes"), Qt::CaseInsensitive) != 0)) {
+        err << "Not confirmed; nothing was changed.\n";
+        return ExitFailure;
+    }
+    return std::nullopt;
+}
 
+// Runs the action batch by batch, with progress on stderr for long runs;
+// Ctrl-C stops it after the current batch.
+core::Result<store::BulkResult> runInBatches(store::OperatorStore &operations,
+                                             const ActionSpec &spec, ActionRequest request,
+                                             QTextStream &err) {
     InterruptGuard interrupt;
     bool announced = false;
-    options.progress = [&](qint64 done, qint64 total) {
+    const store::BulkOptions &options = request.options;
+    request.options.progress = [&](qint64 done, qint64 total) {
         if (total > options.batchSize || options.ratePerSecond > 0)
             err << spec.verb << ": " << done << '/' << total << '\n' << Qt::flush;
         if (interrupt.interrupted()) {
@@ -201,29 +209,57 @@ int runAction(CommandContext &context, const ActionSpec &spec) {
         }
         return true;
     };
-    auto result = operations.run(spec.action, filter.value(), options);
-    if (!result)
-        return parser.fail(result.error());
+    return operations.run(spec.action, request.filter, request.options);
+}
 
-    if (result->matched == 0)
-        err << "No " << allowedNames(spec) << " events match (" << described << ").\n";
-    if (parser.isSet(json)) {
-        out << resultJson(result.value(), described) << '\n';
+int printResult(Console &console, const ActionSpec &spec, const ActionRequest &request,
+                const store::BulkResult &result) {
+    auto &out = console.out();
+    auto &err = console.err();
+    if (result.matched == 0)
+        err << "No " << allowedNames(spec) << " events match (" << request.described << ").\n";
+    if (request.json) {
+        out << resultJson(result, request.described) << '\n';
     } else {
-        out << spec.verb << ": changed " << result->changed << ", skipped " << result->skipped
+        out << spec.verb << ": changed " << result.changed << ", skipped " << result.skipped
             << " (moved meanwhile)";
-        if (result->auditId > 0)
-            out << "; audit entry " << result->auditId;
+        if (result.auditId > 0)
+            out << "; audit entry " << result.auditId;
         out << '\n';
-        if (spec.action == store::Action::Replay && !result->created.isEmpty())
-            out << "New events:\n  " << idList(result->created) << '\n';
+        if (spec.action == store::Action::Replay && !result.created.isEmpty())
+            out << "New events:\n  " << idList(result.created) << '\n';
     }
-    if (result->cancelled) {
-        err << "Interrupted after " << result->changed << " of " << result->matched
+    if (result.cancelled) {
+        err << "Interrupted after " << result.changed << " of " << result.matched
             << " events; run the same command again to continue.\n";
         return ExitInterrupted;
     }
     return ExitOk;
+}
+
+int runAction(CommandContext &context, const ActionSpec &spec) {
+    CommandParser parser(context, QString(spec.description));
+    addActionOptions(parser, spec);
+    if (auto exit =
+            parser.parseOptionsOnly(QStringLiteral("select events with --id or the filter flags")))
+        return *exit;
+    auto request = readActionRequest(parser, spec);
+    if (!request)
+        return parser.usageError(request.errorMessage());
+
+    std::unique_ptr<Connection> connection;
+    if (const int exit = connect(parser, connection); exit != ExitOk)
+        return exit;
+    store::OperatorStore operations(connection->db(),
+                                    store::Actor::fromEnvironment(QStringLiteral("outboxctl")));
+    if (request->dryRun || !request->confirmed) {
+        if (auto exit = previewOrConfirm(parser, spec, operations, request.value()))
+            return *exit;
+    }
+    auto result = runInBatches(operations, spec, request.value(), context.console.err());
+    if (!result)
+        return parser.fail(result.error());
+    return printResult(context.console, spec, request.value(), result.value());
 }
 
 const ActionSpec kRequeue{

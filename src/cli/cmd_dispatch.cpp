@@ -215,20 +215,7 @@ int preflight(CommandParser &parser, const core::ConnInfo &info) {
     return code;
 }
 
-} // namespace
-
-int runDispatch(CommandContext &context) {
-    CommandParser parser(
-        context,
-        QStringLiteral("Run a dispatcher: claim due events, POST them to the runner with "
-                       "Standard Webhooks signatures, and acknowledge, retry (exponential "
-                       "backoff with jitter) or dead-letter them. Run several on one database "
-                       "to scale out."));
-    const auto option = [](const char *name, const char *help, const char *value = nullptr) {
-        return value ? QCommandLineOption(QLatin1String(name), QLatin1String(help),
-                                          QLatin1String(value))
-                     : QCommandLineOption(QLatin1String(name), QLatin1String(help));
-    };
+void addDispatchOptions(CommandParser &parser) {
     parser.addOptions({
         option("runner-url", "The runner endpoint, e.g. https://runner.internal/events (required).",
                "url"),
@@ -278,11 +265,116 @@ int runDispatch(CommandContext &context) {
         "https://runner.internal/events \\\n"
         "      --secret-file /etc/outbox/webhook-secret --concurrency 64 --metrics-addr "
         "127.0.0.1:9464"));
-    if (const auto stop = parser.parse())
+}
+
+// A stats line every `every` (never when 0), each covering the time since
+// the previous one, and a last line over the whole run.
+class StatsLog final {
+public:
+    StatsLog(dispatch::DispatcherHost &host, core::Millis every)
+        : m_host(host) {
+        m_interval.clock.start();
+        m_sinceStart.start();
+        QObject::connect(&host, &dispatch::DispatcherHost::statsSnapshot, &m_timer,
+                         [this](const dispatch::DispatcherStats &stats) {
+                             m_interval.commitToDelivered.merge(stats.recentCommitToDelivered);
+                             m_interval.httpDuration.merge(stats.recentHttpDuration);
+                         });
+        QObject::connect(&m_timer, &QTimer::timeout, [this] { logInterval(); });
+        if (every.count() > 0)
+            m_timer.start(every);
+    }
+    Q_DISABLE_COPY_MOVE(StatsLog)
+
+    void stop() { m_timer.stop(); }
+
+    void logExit(bool bySignal) const {
+        const dispatch::DispatcherStats &stats = m_host.lastStats();
+        Interval whole;
+        whole.commitToDelivered = stats.commitToDelivered;
+        whole.httpDuration = stats.httpDuration;
+        whole.clock = m_sinceStart;
+        qCInfo(lcDispatchCmd).noquote()
+            << QStringLiteral("event=exit reason=") %
+                   (bySignal ? QStringLiteral("signal") : QStringLiteral("stopped")) % u' ' %
+                   statsLine(stats, whole);
+    }
+
+private:
+    void logInterval() {
+        const dispatch::DispatcherStats &stats = m_host.lastStats();
+        qCInfo(lcDispatchCmd).noquote()
+            << QStringLiteral("event=stats ") % statsLine(stats, m_interval);
+        m_interval = Interval();
+        m_interval.deliveredAtStart = stats.delivered;
+        m_interval.clock.start();
+    }
+
+    dispatch::DispatcherHost &m_host;
+    Interval m_interval;
+    QElapsedTimer m_sinceStart;
+    QTimer m_timer;
+};
+
+// Runs the dispatcher (and the metrics endpoint) until it stops: gracefully
+// after SIGINT or SIGTERM, or because it failed.
+int serve(CommandParser &parser, const core::ConnInfo &connInfo, const DispatchOptions &options) {
+    dispatch::DispatcherOptions dispatcherOptions;
+    dispatcherOptions.listen = options.listen;
+    dispatcherOptions.applicationName = QStringLiteral("outboxctl-dispatch");
+    // A zero debounce still folds the NOTIFYs that arrive together (they are
+    // handled in one event-loop pass) but adds no delay; a few milliseconds
+    // of debounce cost as much in commit->delivered latency (measured with
+    // `outboxctl bench --notify-debounce`, docs/PERFORMANCE.md).
+    dispatcherOptions.notifyDebounce = core::Millis(0);
+    dispatch::DispatcherHost host(connInfo, options.config, {}, dispatcherOptions);
+
+    std::unique_ptr<dispatch::MetricsServer> metrics;
+    if (options.metricsAddress) {
+        metrics = std::make_unique<dispatch::MetricsServer>();
+        const auto &[address, port] = *options.metricsAddress;
+        if (auto listening = metrics->listen(address, port); !listening)
+            return parser.fail(core::Error{core::ErrorKind::Failed, listening.errorMessage()});
+        QObject::connect(&host, &dispatch::DispatcherHost::statsSnapshot, metrics.get(),
+                         &dispatch::MetricsServer::update);
+    }
+
+    QEventLoop loop;
+    std::optional<QString> failure;
+    QObject::connect(&host, &dispatch::DispatcherHost::failed, &loop,
+                     [&](const QString &message) { failure = message; });
+    QObject::connect(&host, &dispatch::DispatcherHost::stopped, &loop, &QEventLoop::quit);
+    StatsLog stats(host, options.statsInterval);
+    bool stopping = false;
+    InterruptWatcher interrupt([&] {
+        stopping = true;
+        qCInfo(lcDispatchCmd).noquote()
+            << QStringLiteral("event=signal action=graceful_stop grace=") %
+                   core::formatDuration(options.config.shutdownGrace);
+        host.stop();
+    });
+    host.start();
+    loop.exec();
+    stats.stop();
+
+    if (failure)
+        return parser.fail(core::Error{core::ErrorKind::Failed, *failure});
+    stats.logExit(stopping);
+    return ExitOk;
+}
+
+} // namespace
+
+int runDispatch(CommandContext &context) {
+    CommandParser parser(
+        context,
+        QStringLiteral("Run a dispatcher: claim due events, POST them to the runner with "
+                       "Standard Webhooks signatures, and acknowledge, retry (exponential "
+                       "backoff with jitter) or dead-letter them. Run several on one database "
+                       "to scale out."));
+    addDispatchOptions(parser);
+    if (const auto stop = parser.parseOptionsOnly())
         return *stop;
-    if (!parser.positionalArguments().isEmpty())
-        return parser.usageError(
-            QStringLiteral("unexpected argument '%1'").arg(parser.positionalArguments().first()));
 
     auto options = readOptions(parser);
     if (!options)
@@ -294,86 +386,7 @@ int runDispatch(CommandContext &context) {
     installServiceLogging(parser.isSet(QStringLiteral("verbose")));
     if (const int code = preflight(parser, connInfo.value()); code != ExitOk)
         return code;
-
-    dispatch::DispatcherOptions dispatcherOptions;
-    dispatcherOptions.listen = options->listen;
-    dispatcherOptions.applicationName = QStringLiteral("outboxctl-dispatch");
-    // A zero debounce still folds the NOTIFYs that arrive together (they are
-    // handled in one event-loop pass) but adds no delay; a few milliseconds
-    // of debounce cost as much in commit->delivered latency (measured with
-    // `outboxctl bench --notify-debounce`, docs/PERFORMANCE.md).
-    dispatcherOptions.notifyDebounce = core::Millis(0);
-    dispatch::DispatcherHost host(connInfo.value(), options->config, {}, dispatcherOptions);
-
-    std::unique_ptr<dispatch::MetricsServer> metrics;
-    if (options->metricsAddress) {
-        metrics = std::make_unique<dispatch::MetricsServer>();
-        const auto &[address, port] = *options->metricsAddress;
-        if (auto listening = metrics->listen(address, port); !listening)
-            return parser.fail(core::Error{core::ErrorKind::Failed, listening.errorMessage()});
-        QObject::connect(&host, &dispatch::DispatcherHost::statsSnapshot, metrics.get(),
-                         &dispatch::MetricsServer::update);
-    }
-
-    QEventLoop loop;
-    int exitCode = ExitOk;
-    QString failure;
-    QObject::connect(&host, &dispatch::DispatcherHost::failed, &loop, [&](const QString &message) {
-        failure = message;
-        exitCode = ExitFailure;
-    });
-    QObject::connect(&host, &dispatch::DispatcherHost::stopped, &loop, &QEventLoop::quit);
-
-    Interval interval;
-    interval.clock.start();
-    QElapsedTimer sinceStart;
-    sinceStart.start();
-    QObject::connect(&host, &dispatch::DispatcherHost::statsSnapshot, &loop,
-                     [&](const dispatch::DispatcherStats &stats) {
-                         interval.commitToDelivered.merge(stats.recentCommitToDelivered);
-                         interval.httpDuration.merge(stats.recentHttpDuration);
-                     });
-    const auto logStats = [&](const QString &event) {
-        const dispatch::DispatcherStats &stats = host.lastStats();
-        qCInfo(lcDispatchCmd).noquote() << event % u' ' % statsLine(stats, interval);
-        interval = Interval();
-        interval.deliveredAtStart = stats.delivered;
-        interval.clock.start();
-    };
-    QTimer statsTimer;
-    QObject::connect(&statsTimer, &QTimer::timeout, &loop,
-                     [&] { logStats(QStringLiteral("event=stats")); });
-    if (options->statsInterval.count() > 0)
-        statsTimer.start(options->statsInterval);
-
-    bool stopping = false;
-    InterruptWatcher interrupt([&] {
-        stopping = true;
-        qCInfo(lcDispatchCmd).noquote()
-            << QStringLiteral("event=signal action=graceful_stop grace=") %
-                   core::formatDuration(options->config.shutdownGrace);
-        host.stop();
-    });
-    host.start();
-    loop.exec();
-    statsTimer.stop();
-
-    if (exitCode != ExitOk) {
-        context.console.err() << "outboxctl dispatch: " << failure << '\n';
-        context.console.err().flush();
-        return exitCode;
-    }
-    // The last line covers the whole run.
-    const dispatch::DispatcherStats &stats = host.lastStats();
-    Interval whole;
-    whole.commitToDelivered = stats.commitToDelivered;
-    whole.httpDuration = stats.httpDuration;
-    whole.clock = sinceStart;
-    qCInfo(lcDispatchCmd).noquote()
-        << QStringLiteral("event=exit reason=") %
-               (stopping ? QStringLiteral("signal") : QStringLiteral("stopped")) % u' ' %
-               statsLine(stats, whole);
-    return ExitOk;
+    return serve(parser, connInfo.value(), options.value());
 }
 
 } // namespace outbox::cli

@@ -1,5 +1,6 @@
 #include "cli/commands.h"
 #include "cli/output.h"
+#include "core/uuidtext.h"
 #include "store/outboxstore.h"
 
 #include <QFile>
@@ -47,35 +48,21 @@ int runEnqueue(CommandContext &context) {
                          QStringLiteral("Add one event to the outbox with outbox_enqueue(), as a "
                                         "producer would. With a dedupe key, enqueueing the same "
                                         "event twice keeps the first (\"already enqueued\")."));
-    const QCommandLineOption nameSpace(QStringLiteral("namespace"),
-                                       QStringLiteral("Producing module, e.g. billing (required)."),
-                                       QStringLiteral("ns"));
-    const QCommandLineOption topic(QStringLiteral("topic"),
-                                   QStringLiteral("Event type, e.g. invoice.paid (required)."),
-                                   QStringLiteral("topic"));
-    const QCommandLineOption payload(
-        QStringLiteral("payload"),
-        QStringLiteral("The payload as JSON text; '-' reads it from stdin."),
-        QStringLiteral("json"));
-    const QCommandLineOption payloadFile(
-        QStringLiteral("payload-file"),
-        QStringLiteral("Read the JSON payload from a file; '-' reads stdin."),
-        QStringLiteral("file"));
-    const QCommandLineOption dedupeKey(
-        QStringLiteral("dedupe-key"),
-        QStringLiteral("Idempotency key, unique per namespace and topic. With --tenant it must "
-                       "start with '<tenant>/'."),
-        QStringLiteral("key"));
-    const QCommandLineOption tenant(QStringLiteral("tenant"), QStringLiteral("Tenant id (a UUID)."),
-                                    QStringLiteral("uuid"));
-    const QCommandLineOption aggregateType(QStringLiteral("aggregate-type"),
-                                           QStringLiteral("Aggregate type, e.g. invoice."),
-                                           QStringLiteral("type"));
-    const QCommandLineOption aggregateId(QStringLiteral("aggregate-id"),
-                                         QStringLiteral("Aggregate id, e.g. 42."),
-                                         QStringLiteral("id"));
-    const QCommandLineOption json(QStringLiteral("json"),
-                                  QStringLiteral("Print {\"id\": ..., \"inserted\": ...}."));
+    const auto nameSpace = option("namespace", "Producing module, e.g. billing (required).", "ns");
+    const auto topic = option("topic", "Event type, e.g. invoice.paid (required).", "topic");
+    const auto payload =
+        option("payload", "The payload as JSON text; '-' reads it from stdin.", "json");
+    const auto payloadFile =
+        option("payload-file", "Read the JSON payload from a file; '-' reads stdin.", "file");
+    const auto dedupeKey =
+        option("dedupe-key",
+               "Idempotency key, unique per namespace and topic. With --tenant it must "
+               "start with '<tenant>/'.",
+               "key");
+    const auto tenant = option("tenant", "Tenant id (a UUID).", "uuid");
+    const auto aggregateType = option("aggregate-type", "Aggregate type, e.g. invoice.", "type");
+    const auto aggregateId = option("aggregate-id", "Aggregate id, e.g. 42.", "id");
+    const auto json = option("json", "Print {\"id\": ..., \"inserted\": ...}.");
     parser.addOptions({nameSpace, topic, payload, payloadFile, dedupeKey, tenant, aggregateType,
                        aggregateId, json});
     parser.setEpilog(QStringLiteral(
@@ -83,12 +70,8 @@ int runEnqueue(CommandContext &context) {
         "  outboxctl enqueue --namespace billing --topic invoice.paid \\\n"
         "      --payload '{\"invoice_id\": 42}' --dedupe-key invoice-42-paid\n"
         "  jq -c . event.json | outboxctl enqueue --namespace billing --topic x --payload -"));
-    if (auto exit = parser.parse())
+    if (auto exit = parser.parseOptionsOnly(QStringLiteral("give the payload with --payload")))
         return *exit;
-    if (!parser.positionalArguments().isEmpty())
-        return parser.usageError(QStringLiteral("unexpected argument '%1' (give the payload "
-                                                "with --payload)")
-                                     .arg(parser.positionalArguments().first()));
 
     for (const QCommandLineOption *required : {&nameSpace, &topic}) {
         const QString name = required->names().first();
@@ -140,7 +123,7 @@ int runEnqueue(CommandContext &context) {
     if (!result)
         return parser.fail(result.error());
 
-    const QString id = result->id.toString(QUuid::WithoutBraces);
+    const QString id = core::uuidText(result->id);
     auto &out = context.console.out();
     if (parser.isSet(json)) {
         out << jsonText(QJsonObject{{QStringLiteral("id"), id},

@@ -1,6 +1,7 @@
 #include "cli/commands.h"
 #include "cli/filteroptions.h"
 #include "cli/output.h"
+#include "core/uuidtext.h"
 #include "store/queries.h"
 
 #include <QJsonDocument>
@@ -13,7 +14,7 @@ namespace {
 // created_at (ms since the epoch) and id, base64url-encoded.
 QString encodeCursor(const store::PageCursor &cursor) {
     const QByteArray raw = "c1:" + QByteArray::number(cursor.createdAt.toMSecsSinceEpoch()) + ':' +
-                           cursor.id.toString(QUuid::WithoutBraces).toLatin1();
+                           core::uuidText(cursor.id).toLatin1();
     return QString::fromLatin1(
         raw.toBase64(QByteArray::Base64UrlEncoding | QByteArray::OmitTrailingEquals));
 }
@@ -73,29 +74,19 @@ int runList(CommandContext &context) {
                                         "...\") or as next_cursor with --json; pass it to "
                                         "--after with the same filters."));
     addFilterOptions(parser);
-    const QCommandLineOption limit(QStringLiteral("limit"),
-                                   QStringLiteral("Events per page (1-10000, default 50)."),
-                                   QStringLiteral("n"));
-    const QCommandLineOption after(QStringLiteral("after"),
-                                   QStringLiteral("Continue after this cursor."),
-                                   QStringLiteral("cursor"));
-    const QCommandLineOption oldestFirst(QStringLiteral("oldest-first"),
-                                         QStringLiteral("Oldest events first."));
-    const QCommandLineOption json(
-        QStringLiteral("json"),
-        QStringLiteral("Print {\"events\": [...], \"next_cursor\": ...} with full events."));
-    const QCommandLineOption jsonl(QStringLiteral("jsonl"),
-                                   QStringLiteral("Print one full event per line (JSON Lines)."));
+    const auto limit = option("limit", "Events per page (1-10000, default 50).", "n");
+    const auto after = option("after", "Continue after this cursor.", "cursor");
+    const auto oldestFirst = option("oldest-first", "Oldest events first.");
+    const auto json =
+        option("json", "Print {\"events\": [...], \"next_cursor\": ...} with full events.");
+    const auto jsonl = option("jsonl", "Print one full event per line (JSON Lines).");
     parser.addOptions({limit, after, oldestFirst, json, jsonl});
     parser.setEpilog(QStringLiteral(
         "Example: page through every dead event of one namespace\n"
         "  outboxctl list --status dead --namespace billing --jsonl > page1.jsonl\n"
         "  outboxctl list --status dead --namespace billing --jsonl --after <cursor>"));
-    if (auto exit = parser.parse())
+    if (auto exit = parser.parseOptionsOnly())
         return *exit;
-    if (!parser.positionalArguments().isEmpty())
-        return parser.usageError(
-            QStringLiteral("unexpected argument '%1'").arg(parser.positionalArguments().first()));
     if (parser.isSet(json) && parser.isSet(jsonl))
         return parser.usageError(QStringLiteral("give --json or --jsonl, not both"));
 
@@ -155,7 +146,7 @@ int runList(CommandContext &context) {
                      QStringLiteral("CREATED (UTC)"), QStringLiteral("INFO")});
         table.setRightAligned(2);
         for (const core::OutboxEvent &event : std::as_const(page->rows)) {
-            table.addRow({event.id.toString(QUuid::WithoutBraces), core::statusName(event.status),
+            table.addRow({core::uuidText(event.id), core::statusName(event.status),
                           QString::number(event.attempts), event.nameSpace, event.topic,
                           tableTime(event.createdAt), info(event, now)});
         }

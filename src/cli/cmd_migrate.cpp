@@ -11,21 +11,15 @@ int runMigrate(CommandContext &context) {
         context, QStringLiteral("Create the outbox tables and functions, or upgrade them to "
                                 "the version this outboxctl knows. Each migration runs in "
                                 "its own transaction; running it again is a no-op."));
-    const QCommandLineOption withRoles(
-        QStringLiteral("with-roles"),
-        QStringLiteral("Also create the NOLOGIN group roles outbox_producer, outbox_dispatcher, "
-                       "outbox_operator and outbox_viewer and grant them their privileges "
-                       "(needs CREATEROLE)."));
-    const QCommandLineOption dryRun(QStringLiteral("dry-run"),
-                                    QStringLiteral("Show what would be applied; change nothing."));
-    const QCommandLineOption json(QStringLiteral("json"),
-                                  QStringLiteral("Print the result as one JSON object."));
+    const auto withRoles = option(
+        "with-roles", "Also create the NOLOGIN group roles outbox_producer, outbox_dispatcher, "
+                      "outbox_operator and outbox_viewer and grant them their privileges "
+                      "(needs CREATEROLE).");
+    const auto dryRun = option("dry-run", "Show what would be applied; change nothing.");
+    const auto json = option("json", "Print the result as one JSON object.");
     parser.addOptions({withRoles, dryRun, json});
-    if (auto exit = parser.parse())
+    if (auto exit = parser.parseOptionsOnly())
         return *exit;
-    if (!parser.positionalArguments().isEmpty())
-        return parser.usageError(
-            QStringLiteral("unexpected argument '%1'").arg(parser.positionalArguments().first()));
 
     std::unique_ptr<Connection> connection;
     if (const int exit = connect(parser, connection, SchemaCheck::Skip); exit != ExitOk)

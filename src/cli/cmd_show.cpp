@@ -1,5 +1,6 @@
 #include "cli/commands.h"
 #include "cli/output.h"
+#include "core/uuidtext.h"
 #include "store/queries.h"
 
 #include <QJsonArray>
@@ -35,8 +36,8 @@ QString whyLine(const core::OutboxEvent &event, const QDateTime &now) {
                 .arg(failed);
         return QStringLiteral("pending, due now; waiting for a dispatcher to claim it");
     case core::Status::Processing: {
-        const QString worker = event.lockedBy ? event.lockedBy->toString(QUuid::WithoutBraces)
-                                              : QStringLiteral("an unknown worker");
+        const QString worker =
+            event.lockedBy ? core::uuidText(*event.lockedBy) : QStringLiteral("an unknown worker");
         if (event.lockedUntil.isValid() && event.lockedUntil > now)
             return QStringLiteral("leased by worker %1 until %2 (attempt %3 in progress)")
                 .arg(worker, at(event.lockedUntil, now))
@@ -49,7 +50,7 @@ QString whyLine(const core::OutboxEvent &event, const QDateTime &now) {
         return QStringLiteral("dead after %1%2; 'outboxctl requeue --id %3' sends it again")
             .arg(plural(event.attempts, "attempt"),
                  event.lastError ? QStringLiteral(": ") + *event.lastError : QString(),
-                 event.id.toString(QUuid::WithoutBraces));
+                 core::uuidText(event.id));
     case core::Status::Delivered:
         return QStringLiteral("delivered at %1").arg(at(event.deliveredAt, now));
     }
@@ -60,9 +61,7 @@ QJsonObject attemptJson(const core::AttemptRecord &attempt) {
     return QJsonObject{
         {QStringLiteral("attempt"), attempt.attempt},
         {QStringLiteral("at"), jsonTime(attempt.at)},
-        {QStringLiteral("worker_id"),
-         attempt.workerId ? QJsonValue(attempt.workerId->toString(QUuid::WithoutBraces))
-                          : QJsonValue(QJsonValue::Null)},
+        {QStringLiteral("worker_id"), jsonUuid(attempt.workerId)},
         {QStringLiteral("http_status"),
          attempt.httpStatus ? QJsonValue(*attempt.httpStatus) : QJsonValue(QJsonValue::Null)},
         {QStringLiteral("duration_ms"), attempt.durationMs},
@@ -95,16 +94,16 @@ void printDetail(QTextStream &out, const store::EventDetail &detail) {
                                                         QLatin1Char(' ') +
                                                         e.aggregateId.value_or(QString())});
     if (e.tenantId)
-        fields.append({QStringLiteral("Tenant"), e.tenantId->toString(QUuid::WithoutBraces)});
+        fields.append({QStringLiteral("Tenant"), core::uuidText(*e.tenantId)});
     if (e.dedupeKey)
         fields.append({QStringLiteral("Dedupe key"), *e.dedupeKey});
     fields.append({QStringLiteral("Attempts"), QString::number(e.attempts)});
     if (e.status == core::Status::Pending)
         fields.append({QStringLiteral("Next attempt"), at(e.nextAttemptAt, now)});
     if (e.lockedBy)
-        fields.append({QStringLiteral("Locked by"), e.lockedBy->toString(QUuid::WithoutBraces) +
-                                                        QStringLiteral(" until ") +
-                                                        at(e.lockedUntil, now)});
+        fields.append(
+            {QStringLiteral("Locked by"),
+             core::uuidText(*e.lockedBy) + QStringLiteral(" until ") + at(e.lockedUntil, now)});
     if (e.lastError)
         fields.append({QStringLiteral("Last error"), *e.lastError});
     if (e.deliveredAt.isValid())
@@ -112,9 +111,9 @@ void printDetail(QTextStream &out, const store::EventDetail &detail) {
     fields.append({QStringLiteral("Created"), at(e.createdAt, now)});
     fields.append({QStringLiteral("Updated"), at(e.updatedAt, now)});
     if (e.replayOf)
-        fields.append({QStringLiteral("Replay of"), e.replayOf->toString(QUuid::WithoutBraces)});
+        fields.append({QStringLiteral("Replay of"), core::uuidText(*e.replayOf)});
 
-    out << "Event " << e.id.toString(QUuid::WithoutBraces) << '\n';
+    out << "Event " << core::uuidText(e.id) << '\n';
     for (const auto &[label, value] : std::as_const(fields))
         out << "  " << QString(label + QLatin1Char(':')).leftJustified(14) << value << '\n';
 
@@ -132,8 +131,7 @@ void printDetail(QTextStream &out, const store::EventDetail &detail) {
             table.addRow({QString::number(a.attempt), isoTime(a.at),
                           a.httpStatus ? QString::number(*a.httpStatus) : QStringLiteral("-"),
                           humanDuration(a.durationMs),
-                          a.workerId ? a.workerId->toString(QUuid::WithoutBraces).left(8)
-                                     : QStringLiteral("-"),
+                          a.workerId ? core::uuidText(*a.workerId).left(8) : QStringLiteral("-"),
                           elide(a.error, 100)});
         }
         table.print(out);
@@ -156,7 +154,7 @@ void printDetail(QTextStream &out, const store::EventDetail &detail) {
     if (!detail.replays.isEmpty()) {
         out << "\nReplayed as:\n";
         for (const QUuid &id : detail.replays)
-            out << "  " << id.toString(QUuid::WithoutBraces) << '\n';
+            out << "  " << core::uuidText(id) << '\n';
     }
 }
 
@@ -169,9 +167,8 @@ int runShow(CommandContext &context) {
                                         "it is not delivered yet."));
     parser.addPositional(QStringLiteral("id"), QStringLiteral("The event id (a UUID)."),
                          QStringLiteral("<id>"));
-    const QCommandLineOption json(QStringLiteral("json"),
-                                  QStringLiteral("Print one JSON object: event, why, attempts, "
-                                                 "audit, replays, server_time."));
+    const auto json = option("json", "Print one JSON object: event, why, attempts, "
+                                     "audit, replays, server_time.");
     parser.addOption(json);
     if (auto exit = parser.parse())
         return *exit;
@@ -194,9 +191,9 @@ int runShow(CommandContext &context) {
     if (!detail)
         return parser.fail(detail.error());
     if (!detail.value())
-        return parser.fail(core::Error{
-            core::ErrorKind::NotFound,
-            QStringLiteral("no event with id %1").arg(id->toString(QUuid::WithoutBraces))});
+        return parser.fail(
+            core::Error{core::ErrorKind::NotFound,
+                        QStringLiteral("no event with id %1").arg(core::uuidText(*id))});
     const store::EventDetail &d = *detail.value();
 
     auto &out = context.console.out();
@@ -212,10 +209,9 @@ int runShow(CommandContext &context) {
         audit.append(auditJson(a));
     QJsonArray replays;
     for (const QUuid &replay : d.replays)
-        replays.append(replay.toString(QUuid::WithoutBraces));
+        replays.append(core::uuidText(replay));
     const QDateTime now = d.serverTime.isValid() ? d.serverTime : QDateTime::currentDateTimeUtc();
-    const QString marker =
-        QStringLiteral("outbox-event-") + QUuid::createUuid().toString(QUuid::WithoutBraces);
+    const QString marker = QStringLiteral("outbox-event-") + core::uuidText(QUuid::createUuid());
     QByteArray text = jsonText(QJsonObject{
         {QStringLiteral("event"), marker},
         {QStringLiteral("why"), whyLine(d.event, now)},

@@ -110,24 +110,19 @@ int runStats(CommandContext &context) {
                          QStringLiteral("Event counts per status and, for the live sets, per "
                                         "namespace and topic. Delivered is counted exactly up to "
                                         "100000 rows and estimated beyond (shown with ~)."));
-    const QCommandLineOption json(QStringLiteral("json"),
-                                  QStringLiteral("Print one JSON object (with --watch: one per "
-                                                 "line)."));
-    const QCommandLineOption watch(
-        QStringLiteral("watch"),
-        QStringLiteral("Refresh every <interval> until Ctrl-C; --watch alone means every 2s."),
-        QStringLiteral("interval"));
+    const auto json = option("json", "Print one JSON object (with --watch: one per "
+                                     "line).");
+    const auto watch =
+        option("watch", "Refresh every <interval> until Ctrl-C; --watch alone means every 2s.",
+               "interval");
     parser.addOptions({json, watch});
     parser.setEpilog(
         QStringLiteral("JSON keys: pending, retrying, processing, expired_leases, delivered,\n"
                        "delivered_estimated, dead, oldest_pending_at, oldest_pending_age_ms,\n"
                        "server_time, topics[{namespace, topic, pending, processing, dead}].\n"
                        "Times are ISO 8601 UTC; null when there is none."));
-    if (auto exit = parser.parse())
+    if (auto exit = parser.parseOptionsOnly())
         return *exit;
-    if (!parser.positionalArguments().isEmpty())
-        return parser.usageError(
-            QStringLiteral("unexpected argument '%1'").arg(parser.positionalArguments().first()));
     auto interval = parser.duration(QStringLiteral("watch"));
     if (!interval)
         return parser.usageError(interval.errorMessage());

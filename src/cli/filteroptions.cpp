@@ -4,37 +4,23 @@ namespace outbox::cli {
 
 void addFilterOptions(CommandParser &parser) {
     parser.addOptions({
-        QCommandLineOption(QStringLiteral("id"),
-                           QStringLiteral("Only this event (repeat for several)."),
-                           QStringLiteral("uuid")),
-        QCommandLineOption(QStringLiteral("status"),
-                           QStringLiteral("pending (includes retrying), retrying, processing, "
-                                          "delivered or dead."),
-                           QStringLiteral("status")),
-        QCommandLineOption(QStringLiteral("namespace"), QStringLiteral("Exact namespace."),
-                           QStringLiteral("ns")),
-        QCommandLineOption(QStringLiteral("topic"), QStringLiteral("Exact topic."),
-                           QStringLiteral("topic")),
-        QCommandLineOption(QStringLiteral("tenant"), QStringLiteral("Tenant id (a UUID)."),
-                           QStringLiteral("uuid")),
-        QCommandLineOption(QStringLiteral("dedupe-key"), QStringLiteral("Exact dedupe key."),
-                           QStringLiteral("key")),
-        QCommandLineOption(QStringLiteral("error-contains"),
-                           QStringLiteral("Last error contains this text (case-insensitive)."),
-                           QStringLiteral("text")),
-        QCommandLineOption(QStringLiteral("text"),
-                           QStringLiteral("Free text in the id, dedupe key, topic or last error."),
-                           QStringLiteral("text")),
-        QCommandLineOption(QStringLiteral("created-after"),
-                           QStringLiteral("Created at or after this ISO 8601 time, e.g. "
-                                          "2024-05-01T12:00:00Z (no offset: local time)."),
-                           QStringLiteral("time")),
-        QCommandLineOption(QStringLiteral("created-before"),
-                           QStringLiteral("Created before this ISO 8601 time."),
-                           QStringLiteral("time")),
-        QCommandLineOption(QStringLiteral("older-than"),
-                           QStringLiteral("Last changed longer ago than this, e.g. 30m, 7d."),
-                           QStringLiteral("duration")),
+        option("id", "Only this event (repeat for several).", "uuid"),
+        option("status",
+               "pending (includes retrying), retrying, processing, "
+               "delivered or dead.",
+               "status"),
+        option("namespace", "Exact namespace.", "ns"),
+        option("topic", "Exact topic.", "topic"),
+        option("tenant", "Tenant id (a UUID).", "uuid"),
+        option("dedupe-key", "Exact dedupe key.", "key"),
+        option("error-contains", "Last error contains this text (case-insensitive).", "text"),
+        option("text", "Free text in the id, dedupe key, topic or last error.", "text"),
+        option("created-after",
+               "Created at or after this ISO 8601 time, e.g. "
+               "2024-05-01T12:00:00Z (no offset: local time).",
+               "time"),
+        option("created-before", "Created before this ISO 8601 time.", "time"),
+        option("older-than", "Last changed longer ago than this, e.g. 30m, 7d.", "duration"),
     });
 }
 

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "cli/cliutil.h"
+#include "cli/commandparser.h"
 #include "store/eventfilter.h"
 
 namespace outbox::cli {

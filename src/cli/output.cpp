@@ -1,6 +1,7 @@
 #include "cli/output.h"
 
 #include "core/duration.h"
+#include "core/uuidtext.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -92,11 +93,11 @@ QJsonValue optionalString(const std::optional<QString> &value) {
     return value ? QJsonValue(*value) : QJsonValue(QJsonValue::Null);
 }
 
-QJsonValue optionalUuid(const std::optional<QUuid> &value) {
-    return value ? QJsonValue(value->toString(QUuid::WithoutBraces)) : QJsonValue(QJsonValue::Null);
-}
-
 } // namespace
+
+QJsonValue jsonUuid(const std::optional<QUuid> &id) {
+    return id ? QJsonValue(core::uuidText(*id)) : QJsonValue(QJsonValue::Null);
+}
 
 QByteArray jsonText(const QJsonObject &object, bool indented) {
     QByteArray text =
@@ -109,27 +110,26 @@ QByteArray jsonText(const QJsonObject &object, bool indented) {
 QByteArray eventJson(const core::OutboxEvent &event, bool indented) {
     // The payload is spliced in as text: going through QJsonValue would turn
     // large integers into doubles and change what the operator sees.
-    const QString marker =
-        QStringLiteral("outbox-payload-") + QUuid::createUuid().toString(QUuid::WithoutBraces);
+    const QString marker = QStringLiteral("outbox-payload-") + core::uuidText(QUuid::createUuid());
     QJsonObject object{
-        {QStringLiteral("id"), event.id.toString(QUuid::WithoutBraces)},
+        {QStringLiteral("id"), core::uuidText(event.id)},
         {QStringLiteral("namespace"), event.nameSpace},
         {QStringLiteral("topic"), event.topic},
         {QStringLiteral("aggregate_type"), optionalString(event.aggregateType)},
         {QStringLiteral("aggregate_id"), optionalString(event.aggregateId)},
-        {QStringLiteral("tenant_id"), optionalUuid(event.tenantId)},
+        {QStringLiteral("tenant_id"), jsonUuid(event.tenantId)},
         {QStringLiteral("dedupe_key"), optionalString(event.dedupeKey)},
         {QStringLiteral("payload"), marker},
         {QStringLiteral("status"), core::statusName(event.status)},
         {QStringLiteral("attempts"), event.attempts},
         {QStringLiteral("next_attempt_at"), jsonTime(event.nextAttemptAt)},
-        {QStringLiteral("locked_by"), optionalUuid(event.lockedBy)},
+        {QStringLiteral("locked_by"), jsonUuid(event.lockedBy)},
         {QStringLiteral("locked_until"), jsonTime(event.lockedUntil)},
         {QStringLiteral("last_error"), optionalString(event.lastError)},
         {QStringLiteral("delivered_at"), jsonTime(event.deliveredAt)},
         {QStringLiteral("created_at"), jsonTime(event.createdAt)},
         {QStringLiteral("updated_at"), jsonTime(event.updatedAt)},
-        {QStringLiteral("replay_of"), optionalUuid(event.replayOf)},
+        {QStringLiteral("replay_of"), jsonUuid(event.replayOf)},
     };
     QByteArray text = jsonText(object, indented);
     QByteArray payload;

@@ -11,6 +11,7 @@
 #include <QString>
 #include <QStringList>
 #include <QTextStream>
+#include <QUuid>
 
 #include <optional>
 
@@ -19,7 +20,8 @@ namespace outbox::cli {
 
 // UTC, millisecond precision, "Z" suffix; empty for an invalid time.
 QString isoTime(const QDateTime &time);
-QJsonValue jsonTime(const QDateTime &time); // null for an invalid time
+QJsonValue jsonTime(const QDateTime &time);          // null for an invalid time
+QJsonValue jsonUuid(const std::optional<QUuid> &id); // null when there is none
 // A duration rounded for people: "850ms", "42s", "3m12s", "2d4h".
 QString humanDuration(qint64 milliseconds);
 // "in 3m12s" / "12s ago", relative to `now`.

@@ -4,7 +4,7 @@
 // one-line key=value logs, HOST:PORT parsing, secret files and a graceful
 // stop on SIGINT/SIGTERM. Header-only so that the commands can share them.
 
-#include "cli/cliutil.h"
+#include "cli/commandparser.h"
 #include "cli/interrupt.h"
 
 #include <QDateTime>

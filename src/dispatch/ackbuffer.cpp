@@ -1,5 +1,6 @@
 #include "dispatch/ackbuffer.h"
 
+#include "core/uuidtext.h"
 #include "dispatch/logging.h"
 
 #include <QSet>
@@ -8,11 +9,29 @@
 
 namespace outbox::dispatch {
 
-void AckBuffer::addAck(const QUuid &id, int attempts, const QDateTime &createdAt) {
-    m_acks.append(PendingAck{id, attempts, createdAt});
-}
-
-void AckBuffer::addNack(store::Nack nack) {
+void AckBuffer::add(const PublishOutcome &outcome, const QDateTime &createdAt,
+                    core::Millis retryDelay) {
+    if (outcome.kind == PublishOutcome::Kind::Delivered) {
+        m_acks.append(PendingAck{outcome.id, outcome.attempts, createdAt});
+        return;
+    }
+    store::Nack nack;
+    nack.id = outcome.id;
+    nack.attempts = outcome.attempts;
+    nack.error = outcome.error;
+    nack.permanent = outcome.kind == PublishOutcome::Kind::Permanent;
+    nack.delay = nack.permanent ? core::Millis(0) : retryDelay;
+    nack.httpStatus = outcome.httpStatus;
+    nack.duration = std::chrono::duration_cast<core::Millis>(outcome.duration);
+    qCDebug(lcDispatch).noquote() << QLatin1String("event=attempt_failed id=") %
+                                         core::uuidText(outcome.id) % QLatin1String(" attempt=") %
+                                         QString::number(outcome.attempts) %
+                                         QLatin1String(" outcome=") %
+                                         outcomeKindName(outcome.kind) % QLatin1String(" status=") %
+                                         (outcome.httpStatus ? QString::number(*outcome.httpStatus)
+                                                             : QStringLiteral("-")) %
+                                         QLatin1String(" retry_in_ms=") %
+                                         QString::number(nack.delay.count());
     m_nacks.append(std::move(nack));
 }
 
@@ -38,7 +57,7 @@ core::Result<AckBuffer::Flushed> AckBuffer::flush(store::OutboxStore &store, con
             if (fenced.contains(ack.id)) {
                 // Another worker owns the row now; it will deliver it (again).
                 qCInfo(lcDispatch).noquote() << QLatin1String("event=ack_fenced_out id=") %
-                                                    uuidText(ack.id) %
+                                                    core::uuidText(ack.id) %
                                                     QLatin1String(" reason=lease_lost");
                 continue;
             }
@@ -58,14 +77,14 @@ core::Result<AckBuffer::Flushed> AckBuffer::flush(store::OutboxStore &store, con
         for (const store::Nack &nack : std::as_const(m_nacks)) {
             if (fenced.contains(nack.id)) {
                 qCInfo(lcDispatch).noquote() << QLatin1String("event=nack_fenced_out id=") %
-                                                    uuidText(nack.id) %
+                                                    core::uuidText(nack.id) %
                                                     QLatin1String(" reason=lease_lost");
                 continue;
             }
             if (nack.permanent || nack.attempts >= maxAttempts) {
                 ++stats.dead;
                 qCInfo(lcDispatch).noquote()
-                    << QLatin1String("event=dead id=") % uuidText(nack.id) %
+                    << QLatin1String("event=dead id=") % core::uuidText(nack.id) %
                            QLatin1String(" attempts=") % QString::number(nack.attempts) %
                            QLatin1String(" reason=") %
                            (nack.permanent ? QStringLiteral("permanent")

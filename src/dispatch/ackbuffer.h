@@ -2,6 +2,7 @@
 
 #include "core/result.h"
 #include "dispatch/dispatcherstats.h"
+#include "dispatch/publisher.h"
 #include "store/outboxstore.h"
 
 #include <QDateTime>
@@ -18,8 +19,10 @@ namespace outbox::dispatch {
 // dropped, at worst the event is delivered again. Dispatcher-internal.
 class AckBuffer final {
 public:
-    void addAck(const QUuid &id, int attempts, const QDateTime &createdAt);
-    void addNack(store::Nack nack);
+    // The outcome of one attempt at a row created at `createdAt`: an ack
+    // when delivered, else a nack (dead at once when permanent, otherwise
+    // due again after `retryDelay`).
+    void add(const PublishOutcome &outcome, const QDateTime &createdAt, core::Millis retryDelay);
 
     int ackCount() const { return int(m_acks.size()); }
     int nackCount() const { return int(m_nacks.size()); }

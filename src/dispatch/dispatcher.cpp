@@ -1,28 +1,17 @@
 #include "dispatch/dispatcher.h"
 
+#include "core/uuidtext.h"
 #include "core/uuidv7.h"
 #include "dispatch/httppublisher.h"
 #include "dispatch/logging.h"
 #include "dispatch/notifier.h"
 #include "dispatch/threadedpublisher.h"
+#include "dispatch/threadpriority.h"
 #include "store/outboxstore.h"
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
-#include <sys/resource.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 namespace outbox::dispatch {
-
-namespace {
-
-qint64 micros(std::chrono::microseconds value) {
-    return value.count();
-}
-
-} // namespace
 
 Dispatcher::Dispatcher(core::ConnInfo connInfo, core::DispatcherConfig config,
                        PublisherFactory publisherFactory, DispatcherOptions options,
@@ -40,8 +29,9 @@ Dispatcher::Dispatcher(core::ConnInfo connInfo, core::DispatcherConfig config,
     , m_flushTimer(this)
     , m_sweepTimer(this)
     , m_statsTimer(this)
-    , m_reconnectTimer(this)
-    , m_graceTimer(this) {
+    , m_graceTimer(this)
+    , m_reconnect(this, m_options.reconnectBaseDelay, m_options.reconnectMaxDelay,
+                  [this] { reconnect(); }) {
     qRegisterMetaType<outbox::dispatch::DispatcherStats>();
     qRegisterMetaType<outbox::dispatch::DispatcherState>();
     qRegisterMetaType<outbox::dispatch::PublishOutcome>();
@@ -64,8 +54,6 @@ Dispatcher::Dispatcher(core::ConnInfo connInfo, core::DispatcherConfig config,
     connect(&m_sweepTimer, &QTimer::timeout, this,
             [this] { sweep(store::SweepScope::ExpiredLeases); });
     connect(&m_statsTimer, &QTimer::timeout, this, &Dispatcher::emitStats);
-    m_reconnectTimer.setSingleShot(true);
-    connect(&m_reconnectTimer, &QTimer::timeout, this, &Dispatcher::reconnect);
     m_graceTimer.setSingleShot(true);
     connect(&m_graceTimer, &QTimer::timeout, this, &Dispatcher::onGraceExpired);
 }
@@ -90,17 +78,15 @@ void Dispatcher::start() {
         qCDebug(lcDispatch) << "event=start_ignored reason=already_running";
         return;
     }
-    m_claimFloor.clear(); // a floor from an earlier run could hide requeued rows
     m_stats = DispatcherStats();
     m_stats.startedAt = QDateTime::currentDateTimeUtc();
     m_stats.concurrency = m_config.concurrency;
+    m_window.clear();
     m_buffer.clear();
     m_releases.clear();
-    m_inFlight.clear();
     m_stopRequested = false;
     m_everConnected = false;
-    m_moreWork = false;
-    m_reconnectFailures = 0;
+    m_reconnect.reset();
 
     if (const auto valid = m_config.validate(); !valid) {
         fail(valid.errorMessage());
@@ -110,21 +96,15 @@ void Dispatcher::start() {
     m_retry = core::RetryPolicy{m_config.baseDelay, m_config.maxDelay};
     setState(DispatcherState::Starting);
     qCInfo(lcDispatch).noquote() << QLatin1String("event=start worker_id=") %
-                                        uuidText(m_stats.workerId) % u' ' % m_config.describe();
+                                        core::uuidText(m_stats.workerId) % u' ' %
+                                        m_config.describe();
 
     if (m_options.threadNiceIncrement > 0 && !m_niced) {
-        // Linux: nice is per thread; threads started from here inherit it.
-        const auto tid = id_t(::syscall(SYS_gettid));
-        errno = 0;
-        const int current = ::getpriority(PRIO_PROCESS, tid);
-        if ((current != -1 || errno == 0) &&
-            ::setpriority(PRIO_PROCESS, tid, current + m_options.threadNiceIncrement) == 0) {
+        if (const auto lowered = lowerThreadPriority(m_options.threadNiceIncrement); lowered)
             m_niced = true;
-        } else {
-            qCWarning(lcDispatch).noquote() << QLatin1String("event=nice_failed error=\"") %
-                                                   QString::fromLocal8Bit(std::strerror(errno)) %
-                                                   u'"';
-        }
+        else
+            qCWarning(lcDispatch).noquote()
+                << QLatin1String("event=nice_failed error=\"") % lowered.errorMessage() % u'"';
     }
     m_publisher = m_factory();
     if (!m_publisher) {
@@ -143,13 +123,12 @@ void Dispatcher::start() {
             fail(opened.errorMessage());
             return;
         }
-        m_stats.lastError = opened.errorMessage();
-        m_stats.lastErrorAt = QDateTime::currentDateTimeUtc();
+        noteError(opened.errorMessage());
         qCWarning(lcDispatch).noquote()
             << QLatin1String("event=connect_failed will_retry=true error=\"") %
                    opened.errorMessage() % u'"';
         setState(DispatcherState::Reconnecting);
-        scheduleReconnect();
+        m_reconnect.schedule();
         return;
     }
     onConnected();
@@ -161,6 +140,24 @@ void Dispatcher::setState(DispatcherState state) {
         return;
     m_state = state;
     Q_EMIT stateChanged(state);
+}
+
+void Dispatcher::noteError(const QString &message) {
+    m_stats.lastError = message;
+    m_stats.lastErrorAt = QDateTime::currentDateTimeUtc();
+}
+
+void Dispatcher::startListening() {
+    Notifier::Options options;
+    options.debounce = m_options.notifyDebounce;
+    options.reconnectBaseDelay = m_options.reconnectBaseDelay;
+    options.reconnectMaxDelay = m_options.reconnectMaxDelay;
+    options.applicationName = m_options.applicationName + QStringLiteral("-listen");
+    m_notifier = std::make_unique<Notifier>(m_connInfo, options);
+    connect(m_notifier.get(), &Notifier::notified, this, &Dispatcher::claimSoon);
+    connect(m_notifier.get(), &Notifier::listeningChanged, this,
+            [this](bool listening, const QString &) { m_stats.listening = listening; });
+    m_notifier->start();
 }
 
 void Dispatcher::stopListening() {
@@ -177,8 +174,30 @@ void Dispatcher::stopTimers() {
     m_flushTimer.stop();
     m_sweepTimer.stop();
     m_statsTimer.stop();
-    m_reconnectTimer.stop();
     m_graceTimer.stop();
+    m_reconnect.cancel();
+}
+
+void Dispatcher::disposePublisher() {
+    if (!m_publisher)
+        return;
+    m_publisher->abortAll();
+    disconnect(m_publisher.get(), nullptr, this, nullptr);
+    // May be inside the publisher's own signal: delete it later.
+    m_publisher.release()->deleteLater();
+}
+
+void Dispatcher::fail(const QString &message) {
+    qCWarning(lcDispatch).noquote() << QLatin1String("event=failed error=\"") % message % u'"';
+    noteError(message);
+    stopTimers();
+    stopListening();
+    disposePublisher();
+    m_connection.close();
+    Q_EMIT failed(message);
+    setState(DispatcherState::Failed);
+    emitStats();
+    Q_EMIT stopped();
 }
 
 // --------------------------------------------------------------- connection
@@ -186,7 +205,7 @@ void Dispatcher::stopTimers() {
 void Dispatcher::onConnected() {
     const bool first = !m_everConnected;
     m_everConnected = true;
-    m_reconnectFailures = 0;
+    m_reconnect.reset();
     if (m_stopRequested) {
         // Reconnected only to write what was buffered before stopping.
         finishStop();
@@ -194,22 +213,9 @@ void Dispatcher::onConnected() {
     }
     if (first) {
         qCInfo(lcDispatch).noquote()
-            << QLatin1String("event=connected worker_id=") % uuidText(m_stats.workerId);
-        if (m_options.listen) {
-            Notifier::Options options;
-            options.debounce = m_options.notifyDebounce;
-            options.reconnectBaseDelay = m_options.reconnectBaseDelay;
-            options.reconnectMaxDelay = m_options.reconnectMaxDelay;
-            options.applicationName = m_options.applicationName + QStringLiteral("-listen");
-            m_notifier = std::make_unique<Notifier>(m_connInfo, options);
-            connect(m_notifier.get(), &Notifier::notified, this, [this] {
-                m_moreWork = true;
-                scheduleClaim(core::Millis(0));
-            });
-            connect(m_notifier.get(), &Notifier::listeningChanged, this,
-                    [this](bool listening, const QString &) { m_stats.listening = listening; });
-            m_notifier->start();
-        }
+            << QLatin1String("event=connected worker_id=") % core::uuidText(m_stats.workerId);
+        if (m_options.listen)
+            startListening();
         setState(DispatcherState::Running);
         Q_EMIT started(m_stats.workerId);
     } else {
@@ -231,33 +237,21 @@ void Dispatcher::onConnected() {
 
 void Dispatcher::enterReconnecting() {
     m_connection.close();
-    m_claimFloor.clear();
+    m_window.clearFloor();
     m_claimTimer.stop();
     m_watchdogTimer.stop();
     m_flushTimer.stop();
     m_sweepTimer.stop();
     if (!m_stopRequested)
         setState(DispatcherState::Reconnecting);
-    scheduleReconnect();
-}
-
-void Dispatcher::scheduleReconnect() {
-    if (m_reconnectTimer.isActive())
-        return;
-    const core::RetryPolicy backoff{m_options.reconnectBaseDelay, m_options.reconnectMaxDelay};
-    const core::Millis delay = backoff.nextDelay(++m_reconnectFailures, m_rng);
-    qCInfo(lcDispatch).noquote() << QLatin1String("event=reconnect_scheduled attempt=") %
-                                        QString::number(m_reconnectFailures) %
-                                        QLatin1String(" in_ms=") % QString::number(delay.count());
-    m_reconnectTimer.start(delay);
+    m_reconnect.schedule();
 }
 
 void Dispatcher::reconnect() {
     if (m_state == DispatcherState::Stopped || m_state == DispatcherState::Failed)
         return;
     if (const auto opened = m_connection.open(!m_everConnected); !opened) {
-        m_stats.lastError = opened.errorMessage();
-        m_stats.lastErrorAt = QDateTime::currentDateTimeUtc();
+        noteError(opened.errorMessage());
         // Before the first connection a wrong password or a missing schema
         // will not fix itself: report it instead of retrying forever.
         if (!m_everConnected && opened.errorKind() != core::ErrorKind::Unavailable &&
@@ -270,7 +264,7 @@ void Dispatcher::reconnect() {
             finalizeStop();
             return;
         }
-        scheduleReconnect();
+        m_reconnect.schedule();
         return;
     }
     onConnected();
@@ -278,8 +272,7 @@ void Dispatcher::reconnect() {
 
 bool Dispatcher::handleStoreError(const core::Error &error, const QString &what) {
     ++m_stats.errors;
-    m_stats.lastError = what % QStringLiteral(": ") % error.message;
-    m_stats.lastErrorAt = QDateTime::currentDateTimeUtc();
+    noteError(what % QStringLiteral(": ") % error.message);
 
     bool lost = error.kind == core::ErrorKind::Unavailable;
     // The store's error may not say why; ask the connection itself.
@@ -301,17 +294,6 @@ bool Dispatcher::handleStoreError(const core::Error &error, const QString &what)
 
 // ----------------------------------------------------------------- claiming
 
-int Dispatcher::freeSlots() const {
-    return m_config.concurrency - int(m_inFlight.size());
-}
-
-int Dispatcher::minimumClaim() const {
-    // Refilling one slot at a time would cost a statement per event; wait
-    // until half of the window is free (or everything finished). Larger
-    // claims and ack statements cost less per event (docs/DECISIONS.md).
-    return std::max(1, std::min(m_config.batchSize, m_config.concurrency) / 2);
-}
-
 void Dispatcher::scheduleClaim(core::Millis in) {
     if (m_state != DispatcherState::Running || m_stopRequested)
         return;
@@ -321,41 +303,27 @@ void Dispatcher::scheduleClaim(core::Millis in) {
     m_claimTimer.start(in);
 }
 
+void Dispatcher::claimSoon() {
+    m_window.noteBacklog();
+    scheduleClaim(core::Millis(0));
+}
+
 void Dispatcher::claim() {
     if (m_state != DispatcherState::Running || m_stopRequested || !m_connection.store())
         return;
-    const int free = freeSlots();
-    const int wanted = std::min(free, m_config.batchSize);
-    if (wanted <= 0) {
-        m_moreWork = true;
+    if (std::min(m_window.freeSlots(m_config), m_config.batchSize) <= 0) {
+        m_window.noteBacklog();
         return;
     }
-    m_moreWork = false;
-    store::ClaimOptions options;
-    options.batchSize = wanted;
-    options.lease = m_config.lease;
-    options.maxAttempts = m_config.maxAttempts;
-    options.nameSpace = m_config.nameSpace;
-    options.createdFrom = m_claimFloor;
-    auto claimed = m_connection.store()->claimBatch(m_stats.workerId, options);
-    ++m_stats.claims;
+    auto claimed = m_window.claim(*m_connection.store(), m_stats.workerId, m_config, m_stats);
     if (!claimed) {
         handleStoreError(claimed.error(), QStringLiteral("claim"));
         return;
     }
-    const QList<store::ClaimedEvent> &rows = claimed.value();
-    m_stats.claimed += rows.size();
-    for (const store::ClaimedEvent &row : rows)
-        m_inFlight.insert(row.id, Flight{row.attempts, row.createdAt});
-    m_publisher->publishBatch(rows);
-    qCDebug(lcDispatch).noquote() << QLatin1String("event=claim wanted=") %
-                                         QString::number(wanted) % QLatin1String(" got=") %
-                                         QString::number(rows.size());
-
-    if (rows.size() == wanted) {
+    m_publisher->publishBatch(claimed->rows);
+    if (claimed->full) {
         // Probably more waiting: claim again as soon as there is room.
-        m_moreWork = true;
-        if (freeSlots() > 0)
+        if (m_window.freeSlots(m_config) > 0)
             scheduleClaim(core::Millis(0));
         return;
     }
@@ -373,72 +341,39 @@ void Dispatcher::claim() {
 void Dispatcher::refreshClaimFloor() {
     if (m_state != DispatcherState::Running || !m_connection.store())
         return;
-    auto floor = m_connection.store()->claimFloor(m_config.nameSpace);
-    if (!floor) {
-        // Not worth a reconnect of its own: the claim right after notices a
-        // lost connection; meanwhile claim without a bound.
-        m_claimFloor.clear();
-        return;
-    }
-    m_claimFloor = floor.value();
-}
-
-void Dispatcher::wake() {
-    m_moreWork = true;
-    scheduleClaim(core::Millis(0));
+    m_window.refreshFloor(*m_connection.store(), m_config.nameSpace);
 }
 
 // ---------------------------------------------------------- acks and nacks
 
 void Dispatcher::onPublished(const PublishOutcome &outcome) {
-    const auto it = m_inFlight.constFind(outcome.id);
-    if (it == m_inFlight.cend() || it->attempts != outcome.attempts)
+    const auto flight = m_window.complete(outcome);
+    if (!flight)
         return; // abandoned at shutdown, or a stale completion
-    const Flight flight = it.value();
-    m_inFlight.erase(it);
 
-    m_stats.httpDuration.record(micros(outcome.duration));
-    m_stats.recentHttpDuration.record(micros(outcome.duration));
-
-    if (outcome.kind == PublishOutcome::Kind::Delivered) {
-        m_buffer.addAck(outcome.id, outcome.attempts, flight.createdAt);
-    } else {
-        store::Nack nack;
-        nack.id = outcome.id;
-        nack.attempts = outcome.attempts;
-        nack.error = outcome.error;
-        nack.permanent = outcome.kind == PublishOutcome::Kind::Permanent;
-        nack.delay = nack.permanent
-                         ? core::Millis(0)
-                         : m_retry.nextDelay(outcome.attempts, m_rng, outcome.retryAfter);
-        nack.httpStatus = outcome.httpStatus;
-        nack.duration = std::chrono::duration_cast<core::Millis>(outcome.duration);
-        qCDebug(lcDispatch).noquote()
-            << QLatin1String("event=attempt_failed id=") % uuidText(outcome.id) %
-                   QLatin1String(" attempt=") % QString::number(outcome.attempts) %
-                   QLatin1String(" outcome=") % outcomeKindName(outcome.kind) %
-                   QLatin1String(" status=") %
-                   (outcome.httpStatus ? QString::number(*outcome.httpStatus)
-                                       : QStringLiteral("-")) %
-                   QLatin1String(" retry_in_ms=") % QString::number(nack.delay.count());
-        m_buffer.addNack(std::move(nack));
-    }
+    m_stats.httpDuration.record(outcome.duration.count());
+    m_stats.recentHttpDuration.record(outcome.duration.count());
+    const core::Millis retryDelay =
+        outcome.kind == PublishOutcome::Kind::Retry
+            ? m_retry.nextDelay(outcome.attempts, m_rng, outcome.retryAfter)
+            : core::Millis(0);
+    m_buffer.add(outcome, flight->createdAt, retryDelay);
 
     if (m_stopRequested) {
-        if (m_inFlight.isEmpty())
+        if (m_window.isEmpty())
             finishStop();
         return;
     }
     if (m_state != DispatcherState::Running)
         return; // buffered until the connection is back
 
-    if (m_buffer.size() >= m_config.batchSize || m_inFlight.isEmpty()) {
+    if (m_buffer.size() >= m_config.batchSize || m_window.isEmpty()) {
         if (!flush())
             return;
     } else {
         scheduleFlush();
     }
-    if (m_moreWork && (freeSlots() >= minimumClaim() || m_inFlight.isEmpty()))
+    if (m_window.hasBacklog() && m_window.worthRefilling(m_config))
         scheduleClaim(core::Millis(0));
 }
 
@@ -483,6 +418,17 @@ void Dispatcher::sweep(store::SweepScope scope) {
     }
 }
 
+void Dispatcher::emitStats() {
+    m_stats.at = QDateTime::currentDateTimeUtc();
+    m_stats.inFlight = m_window.inFlight();
+    m_stats.pendingAcks = m_buffer.ackCount();
+    m_stats.pendingNacks = m_buffer.nackCount();
+    m_stats.concurrency = m_config.concurrency;
+    Q_EMIT statsSnapshot(m_stats);
+    m_stats.recentCommitToDelivered.reset();
+    m_stats.recentHttpDuration.reset();
+}
+
 // ------------------------------------------------------------ configuration
 
 void Dispatcher::setConfig(const core::DispatcherConfig &config) {
@@ -515,7 +461,7 @@ void Dispatcher::setConfig(const core::DispatcherConfig &config) {
     const bool namespaceChanged = next.nameSpace != m_config.nameSpace;
     const bool sweepAll = active && (next.maxAttempts < m_config.maxAttempts || namespaceChanged);
     if (namespaceChanged)
-        m_claimFloor.clear();
+        m_window.clearFloor();
     m_config = std::move(next);
     m_retry = core::RetryPolicy{m_config.baseDelay, m_config.maxDelay};
     m_stats.concurrency = m_config.concurrency;
@@ -525,27 +471,129 @@ void Dispatcher::setConfig(const core::DispatcherConfig &config) {
     Q_EMIT configApplied(m_config.describe());
     if (sweepAll)
         sweep(store::SweepScope::All);
-    if (active) {
-        m_moreWork = true;
-        scheduleClaim(core::Millis(0));
+    if (active)
+        claimSoon();
+}
+
+// ----------------------------------------------------------------- shutdown
+// (ARCHITECTURE.md §5 "Shutdown")
+
+void Dispatcher::stop() {
+    if (m_state == DispatcherState::Stopped || m_state == DispatcherState::Failed) {
+        Q_EMIT stopped();
+        return;
     }
+    if (m_stopRequested)
+        return;
+    m_stopRequested = true;
+    m_claimTimer.stop();
+    m_watchdogTimer.stop();
+    m_sweepTimer.stop();
+    stopListening();
+    setState(DispatcherState::Stopping);
+    qCInfo(lcDispatch).noquote() << QLatin1String("event=stopping in_flight=") %
+                                        QString::number(m_window.inFlight()) %
+                                        QLatin1String(" grace=") %
+                                        core::formatDuration(m_config.shutdownGrace);
+    if (m_window.isEmpty()) {
+        finishStop();
+        return;
+    }
+    m_graceTimer.start(m_config.shutdownGrace);
 }
 
-// -------------------------------------------------------------------- stats
+void Dispatcher::abort() {
+    if (m_state == DispatcherState::Stopped || m_state == DispatcherState::Failed)
+        return;
+    m_stopRequested = true;
+    stopTimers();
+    stopListening();
+    setState(DispatcherState::Stopping);
+    abandonInFlight();
+    // One synchronous attempt: the caller is waiting (e.g. a destructor).
+    const bool pending = !m_buffer.isEmpty() || !m_releases.isEmpty();
+    if (pending && !m_connection.store())
+        (void)m_connection.open(!m_everConnected);
+    if (m_connection.store() && flush())
+        (void)m_releases.write(*m_connection.store(), m_stats.workerId, m_config.maxAttempts,
+                               m_stats);
+    finalizeStop();
+}
 
-void Dispatcher::requestStats() {
+void Dispatcher::onGraceExpired() {
+    qCInfo(lcDispatch).noquote() << QLatin1String("event=grace_expired abandoned=") %
+                                        QString::number(m_window.inFlight());
+    abandonInFlight();
+    finishStop();
+}
+
+void Dispatcher::abandonInFlight() {
+    if (m_publisher)
+        m_publisher->abortAll();
+    m_releases.add(m_window.abandonAll());
+}
+
+void Dispatcher::finishStop() {
+    m_graceTimer.stop();
+    if (m_buffer.isEmpty() && m_releases.isEmpty()) {
+        finalizeStop(); // nothing to write: no need to wait for the database
+        return;
+    }
+    if (!m_stopClock.isValid())
+        m_stopClock.start();
+    const auto retryLater = [this] {
+        // Only a lost connection is worth waiting for; an SQL error would
+        // repeat.
+        if (m_connection.store() || m_stopClock.elapsed() >= m_options.stopFlushTimeout.count()) {
+            finalizeStop();
+            return;
+        }
+        m_reconnect.schedule();
+    };
+    if (!m_connection.store() || !flush()) {
+        retryLater();
+        return;
+    }
+    if (const auto released = m_releases.write(*m_connection.store(), m_stats.workerId,
+                                               m_config.maxAttempts, m_stats);
+        !released) {
+        handleStoreError(released.error(), QStringLiteral("release"));
+        retryLater();
+        return;
+    }
+    finalizeStop();
+}
+
+void Dispatcher::finalizeStop() {
+    stopTimers();
+    if (!m_buffer.isEmpty() || !m_releases.isEmpty()) {
+        // Nothing is lost: these rows are claimed again when their leases
+        // expire, and delivered again at worst.
+        qCWarning(lcDispatch).noquote()
+            << QLatin1String("event=stop_unflushed acks=") % QString::number(m_buffer.ackCount()) %
+                   QLatin1String(" nacks=") % QString::number(m_buffer.nackCount()) %
+                   QLatin1String(" releases=") % QString::number(m_releases.size()) %
+                   QLatin1String(" note=redelivered_after_lease");
+        m_buffer.clear();
+        m_releases.clear();
+    }
+    disposePublisher();
+    m_connection.close();
+    m_stopClock.invalidate();
+    m_stopRequested = false;
+    qCInfo(lcDispatch).noquote() << QLatin1String("event=stopped worker_id=") %
+                                        core::uuidText(m_stats.workerId) %
+                                        QLatin1String(" delivered=") %
+                                        QString::number(m_stats.delivered) %
+                                        QLatin1String(" retried=") %
+                                        QString::number(m_stats.retried) % QLatin1String(" dead=") %
+                                        QString::number(m_stats.dead) %
+                                        QLatin1String(" released=") %
+                                        QString::number(m_stats.released) %
+                                        QLatin1String(" swept=") % QString::number(m_stats.swept);
+    setState(DispatcherState::Stopped);
     emitStats();
-}
-
-void Dispatcher::emitStats() {
-    m_stats.at = QDateTime::currentDateTimeUtc();
-    m_stats.inFlight = int(m_inFlight.size());
-    m_stats.pendingAcks = m_buffer.ackCount();
-    m_stats.pendingNacks = m_buffer.nackCount();
-    m_stats.concurrency = m_config.concurrency;
-    Q_EMIT statsSnapshot(m_stats);
-    m_stats.recentCommitToDelivered.reset();
-    m_stats.recentHttpDuration.reset();
+    Q_EMIT stopped();
 }
 
 } // namespace outbox::dispatch

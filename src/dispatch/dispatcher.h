@@ -4,13 +4,14 @@
 #include "core/dispatcherconfig.h"
 #include "core/retrypolicy.h"
 #include "dispatch/ackbuffer.h"
+#include "dispatch/claimwindow.h"
 #include "dispatch/dispatcherstats.h"
+#include "dispatch/leasereleases.h"
 #include "dispatch/publisher.h"
+#include "dispatch/reconnectbackoff.h"
 #include "dispatch/storeconnection.h"
 
 #include <QElapsedTimer>
-#include <QHash>
-#include <QList>
 #include <QObject>
 #include <QRandomGenerator>
 #include <QTimer>
@@ -69,8 +70,6 @@ struct DispatcherOptions {
 //   setConfig()  live reconfiguration; validated first: configRejected(message)
 //                and nothing changes, or configApplied(description). The worker
 //                id cannot change while running.
-//   wake()       claim now (e.g. after an operator's "retry now").
-//   requestStats() emit statsSnapshot at once.
 //
 // Signals: statsSnapshot(DispatcherStats) every DispatcherOptions::
 // statsInterval while not Stopped, and once more on stop; stateChanged;
@@ -83,6 +82,11 @@ struct DispatcherOptions {
 // earliest due time. Acks and nacks are buffered and written in batches, one
 // statement each. A lost connection keeps the buffers and reconnects with
 // backoff; acks are never dropped (at worst an event is delivered again).
+//
+// The Dispatcher is the state machine and the timers; the parts with state
+// of their own are ClaimWindow (rows in flight, claim sizing, the claim
+// statement), AckBuffer (outcomes waiting to be written), LeaseReleases
+// (leases handed back on stop) and ReconnectBackoff.
 class Dispatcher final : public QObject {
     Q_OBJECT
 public:
@@ -101,8 +105,6 @@ public Q_SLOTS:
     void stop();
     void abort();
     void setConfig(const outbox::core::DispatcherConfig &config);
-    void wake();
-    void requestStats();
 
 Q_SIGNALS:
     void stateChanged(outbox::dispatch::DispatcherState state);
@@ -114,38 +116,40 @@ Q_SIGNALS:
     void configRejected(const QString &message);
 
 private:
-    struct Flight {
-        int attempts = 0;
-        QDateTime createdAt;
-    };
-
+    // Lifecycle.
     void setState(DispatcherState state);
     void fail(const QString &message);
+    void noteError(const QString &message); // lastError, for the stats
+    void startListening();
+    void stopListening();
+    void stopTimers();
+    void disposePublisher(); // aborts what is in flight, deleted later
+
+    // The connection: reconnects with backoff, keeping the buffers.
     void onConnected();
-    void scheduleReconnect();
     void reconnect();
     // Records the error; returns true when it meant a lost connection (the
     // connection is closed then and a reconnect scheduled).
     bool handleStoreError(const core::Error &error, const QString &what);
     void enterReconnecting();
 
+    // Claims, outcomes and the periodic work while running.
     void scheduleClaim(core::Millis in);
+    void claimSoon(); // there is probably work: claim as soon as a slot is free
     void claim();
     void refreshClaimFloor();
     void onPublished(const PublishOutcome &outcome);
     void scheduleFlush();
     bool flush(); // false when a statement failed (the buffers are kept)
     void sweep(store::SweepScope scope);
-    void noteReleased(const store::FencedResult &released);
     void emitStats();
+
+    // Shutdown: grace period, then the buffers and releases are written
+    // (retrying a lost connection for stopFlushTimeout), then Stopped.
     void onGraceExpired();
     void abandonInFlight();
     void finishStop();
     void finalizeStop();
-    void stopTimers();
-    void stopListening();
-    int freeSlots() const;
-    int minimumClaim() const;
 
     core::ConnInfo m_connInfo;
     core::DispatcherConfig m_config;
@@ -163,24 +167,18 @@ private:
     QTimer m_flushTimer;
     QTimer m_sweepTimer;
     QTimer m_statsTimer;
-    QTimer m_reconnectTimer;
     QTimer m_graceTimer;
+    ReconnectBackoff m_reconnect;
     QElapsedTimer m_stopClock; // bounds the final flush when the database is away
 
-    QHash<QUuid, Flight> m_inFlight;
+    ClaimWindow m_window;
     AckBuffer m_buffer;
-    QList<store::Release> m_releases;
+    LeaseReleases m_releases;
 
     DispatcherStats m_stats;
     DispatcherState m_state = DispatcherState::Stopped;
-    int m_reconnectFailures = 0;
     bool m_everConnected = false; // in this run
     bool m_niced = false;         // threadNiceIncrement applied (once per thread)
-    // ClaimOptions::createdFrom: refreshed every poll interval, so claims
-    // start past the index entries of rows delivered since the last vacuum.
-    // Empty (no bound) until the first refresh of a connection.
-    QString m_claimFloor;
-    bool m_moreWork = false; // the last claim was full or a wake-up found no free slot
     bool m_stopRequested = false;
 };
 

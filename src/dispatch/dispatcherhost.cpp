@@ -15,19 +15,13 @@ DispatcherHost::DispatcherHost(core::ConnInfo connInfo, core::DispatcherConfig c
     // Deleted in its own thread, where its database connections live.
     connect(&m_thread, &QThread::finished, m_dispatcher, &QObject::deleteLater);
 
-    connect(m_dispatcher, &Dispatcher::stateChanged, this, [this](DispatcherState state) {
-        m_state = state;
-        Q_EMIT stateChanged(state);
-    });
+    connect(m_dispatcher, &Dispatcher::stateChanged, this, &DispatcherHost::stateChanged);
     connect(m_dispatcher, &Dispatcher::statsSnapshot, this, [this](const DispatcherStats &stats) {
         m_lastStats = stats;
         Q_EMIT statsSnapshot(stats);
     });
     connect(m_dispatcher, &Dispatcher::started, this, &DispatcherHost::started);
-    connect(m_dispatcher, &Dispatcher::stopped, this, [this] {
-        m_active = false;
-        Q_EMIT stopped();
-    });
+    connect(m_dispatcher, &Dispatcher::stopped, this, &DispatcherHost::stopped);
     connect(m_dispatcher, &Dispatcher::failed, this, &DispatcherHost::failed);
     connect(m_dispatcher, &Dispatcher::configApplied, this, &DispatcherHost::configApplied);
     connect(m_dispatcher, &Dispatcher::configRejected, this, &DispatcherHost::configRejected);
@@ -44,7 +38,6 @@ DispatcherHost::~DispatcherHost() {
 }
 
 void DispatcherHost::start() {
-    m_active = true;
     QMetaObject::invokeMethod(m_dispatcher, &Dispatcher::start, Qt::QueuedConnection);
 }
 
@@ -56,14 +49,6 @@ void DispatcherHost::setConfig(const core::DispatcherConfig &config) {
     QMetaObject::invokeMethod(
         m_dispatcher, [dispatcher = m_dispatcher, config] { dispatcher->setConfig(config); },
         Qt::QueuedConnection);
-}
-
-void DispatcherHost::wake() {
-    QMetaObject::invokeMethod(m_dispatcher, &Dispatcher::wake, Qt::QueuedConnection);
-}
-
-void DispatcherHost::requestStats() {
-    QMetaObject::invokeMethod(m_dispatcher, &Dispatcher::requestStats, Qt::QueuedConnection);
 }
 
 } // namespace outbox::dispatch

@@ -28,14 +28,10 @@ public:
     void start();
     void stop();
     void setConfig(const core::DispatcherConfig &config);
-    void wake();
-    void requestStats();
 
-    // As last reported by the dispatcher (updated in this thread).
-    DispatcherState state() const { return m_state; }
+    // The latest snapshot (updated in this thread); its state is the
+    // dispatcher's as of that snapshot.
     const DispatcherStats &lastStats() const { return m_lastStats; }
-    // Between start() and stopped().
-    bool isActive() const { return m_active; }
 
 Q_SIGNALS:
     void stateChanged(outbox::dispatch::DispatcherState state);
@@ -50,8 +46,6 @@ private:
     QThread m_thread;
     Dispatcher *m_dispatcher = nullptr; // lives in m_thread, deleted there
     DispatcherStats m_lastStats;
-    DispatcherState m_state = DispatcherState::Stopped;
-    bool m_active = false;
 };
 
 } // namespace outbox::dispatch

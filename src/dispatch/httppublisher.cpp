@@ -1,6 +1,7 @@
 #include "dispatch/httppublisher.h"
 
 #include "core/retrypolicy.h"
+#include "core/uuidtext.h"
 #include "dispatch/logging.h"
 
 #include <QDateTime>
@@ -88,19 +89,10 @@ core::Result<void> HttpPublisher::configure(const core::DispatcherConfig &config
     m_timeout = config.requestTimeout;
     m_permanentStatuses = config.permanentStatuses;
     m_ssl = ssl;
-    const int wanted =
-        m_managerOverride > 0
-            ? m_managerOverride
-            : (std::max(config.concurrency, 1) + ConnectionsPerManager - 1) / ConnectionsPerManager;
-    resizePool(wanted);
+    resizePool((std::max(config.concurrency, 1) + ConnectionsPerManager - 1) /
+               ConnectionsPerManager);
     m_configured = true;
     return {};
-}
-
-void HttpPublisher::setManagerCountOverride(int count) {
-    m_managerOverride = std::max(count, 0);
-    if (m_managerOverride > 0)
-        resizePool(m_managerOverride);
 }
 
 void HttpPublisher::resizePool(int count) {
@@ -118,7 +110,7 @@ void HttpPublisher::resizePool(int count) {
 
 QNetworkRequest HttpPublisher::makeRequest(const store::ClaimedEvent &event) const {
     QNetworkRequest request(m_url);
-    const QByteArray id = event.id.toByteArray(QUuid::WithoutBraces);
+    const QByteArray id = core::uuidText(event.id).toLatin1();
     const qint64 timestamp = QDateTime::currentSecsSinceEpoch();
     request.setHeader(QNetworkRequest::ContentTypeHeader, QByteArrayLiteral("application/json"));
     request.setRawHeader(QByteArrayLiteral("webhook-id"), id);
@@ -132,7 +124,7 @@ QNetworkRequest HttpPublisher::makeRequest(const store::ClaimedEvent &event) con
     request.setRawHeader(QByteArrayLiteral("Outbox-Topic"), headerValue(event.topic));
     if (event.tenantId)
         request.setRawHeader(QByteArrayLiteral("Outbox-Tenant"),
-                             event.tenantId->toByteArray(QUuid::WithoutBraces));
+                             core::uuidText(*event.tenantId).toLatin1());
     request.setRawHeader(QByteArrayLiteral("Outbox-Attempt"), QByteArray::number(event.attempts));
     if (!m_authorization.isEmpty())
         request.setRawHeader(QByteArrayLiteral("Authorization"), m_authorization);

@@ -49,9 +49,6 @@ public:
     int inFlight() const override { return int(m_replies.size()); }
 
     int managerCount() const { return m_activeManagers; }
-    // Overrides the pool size derived from the concurrency (0 = derived);
-    // for benchmarks that compare pool sizes.
-    void setManagerCountOverride(int count);
 
     // The classification of §6, exposed for tests: 2xx delivered; permanent
     // statuses dead; everything else a retry (3xx is a failure: redirects are
@@ -76,7 +73,6 @@ private:
 
     std::vector<std::unique_ptr<QNetworkAccessManager>> m_managers;
     std::vector<int> m_load; // requests in flight per manager
-    int m_managerOverride = 0;
     QHash<QNetworkReply *, InFlight> m_replies;
 
     QUrl m_url;

@@ -1,5 +1,7 @@
 #include "dispatch/metrics.h"
 
+#include "core/uuidtext.h"
+
 namespace outbox::dispatch {
 
 namespace {
@@ -26,8 +28,8 @@ void gauge(QByteArray &out, const char *name, const char *help, const QByteArray
     out += QByteArray(name) + '{' + labels + "} " + QByteArray::number(value) + '\n';
 }
 
-} // namespace
-
+// A histogram as Prometheus lines (cumulative le buckets in seconds, _sum,
+// _count) for values recorded in microseconds.
 QByteArray prometheusHistogram(const QByteArray &name, const QByteArray &help,
                                const QByteArray &labels, const Histogram &histogram) {
     QByteArray out;
@@ -46,9 +48,10 @@ QByteArray prometheusHistogram(const QByteArray &name, const QByteArray &help,
     return out;
 }
 
+} // namespace
+
 QByteArray prometheusText(const DispatcherStats &stats) {
-    const QByteArray labels =
-        "worker_id=\"" + stats.workerId.toString(QUuid::WithoutBraces).toLatin1() + '"';
+    const QByteArray labels = "worker_id=\"" + core::uuidText(stats.workerId).toLatin1() + '"';
     QByteArray out;
     out.reserve(8192);
     counter(out, "outbox_dispatch_claimed_total", "Rows claimed.", labels, stats.claimed);

@@ -16,9 +16,4 @@ namespace outbox::dispatch {
 // worker_id="<uuid>".
 QByteArray prometheusText(const DispatcherStats &stats);
 
-// The same histogram as Prometheus lines (cumulative le buckets in seconds,
-// _sum, _count) for values recorded in microseconds.
-QByteArray prometheusHistogram(const QByteArray &name, const QByteArray &help,
-                               const QByteArray &labels, const Histogram &histogram);
-
 } // namespace outbox::dispatch

@@ -59,7 +59,7 @@ void TestDispatcherDbDown::databaseDownAtStart() {
     QSignalSpy failed(&host, &DispatcherHost::failed);
     host.start();
     // An unreachable database is waited for, not a reason to give up.
-    QTRY_COMPARE_WITH_TIMEOUT(host.state(), DispatcherState::Reconnecting, 20000);
+    QTRY_COMPARE_WITH_TIMEOUT(host.lastStats().state, DispatcherState::Reconnecting, 20000);
     QTest::qWait(500);
     QCOMPARE(failed.size(), 0);
     QCOMPARE(started.size(), 0);
@@ -85,14 +85,14 @@ void TestDispatcherDbDown::stopWhileDatabaseDown() {
     DispatcherHost host(testing::connInfoFor(*m_pg, QStringLiteral("outbox")),
                         baseConfig(QUrl(QStringLiteral("http://127.0.0.1:9/"))), {}, options);
     host.start();
-    QTRY_COMPARE_WITH_TIMEOUT(host.state(), DispatcherState::Reconnecting, 20000);
+    QTRY_COMPARE_WITH_TIMEOUT(host.lastStats().state, DispatcherState::Reconnecting, 20000);
 
     // Nothing was claimed, so nothing needs the database: stopping does not
     // wait for it to come back (stopFlushTimeout would allow two minutes).
     QSignalSpy done(&host, &DispatcherHost::stopped);
     host.stop();
     QTRY_COMPARE_WITH_TIMEOUT(done.size(), 1, 20000);
-    QCOMPARE(host.state(), DispatcherState::Stopped);
+    QCOMPARE(host.lastStats().state, DispatcherState::Stopped);
 }
 
 QTEST_GUILESS_MAIN(TestDispatcherDbDown)
