@@ -4,7 +4,11 @@
 #include "console/model/storeclient.h"
 #include "store/database.h"
 
+#include <QLabel>
+#include <QTabBar>
+#include <QTabWidget>
 #include <QTableView>
+#include <QToolButton>
 #include <QtTest>
 
 namespace outbox::testing {
@@ -65,8 +69,7 @@ void WindowTestBase::openWindow(bool readOnly, const QString &user) {
     m_window->connectTo(info.value());
     m_window->show();
     QVERIFY(QTest::qWaitForWindowExposed(m_window.get()));
-    QTRY_COMPARE_WITH_TIMEOUT(m_window->client()->connectionState(),
-                              console::ConnectionState::Connected, kWindowTimeout);
+    QTRY_VERIFY2_WITH_TIMEOUT(isConnected(), qPrintable(connectionText()), kWindowTimeout);
 }
 
 void WindowTestBase::insertDead(int count, const QString &nameSpace, const QString &error,
@@ -84,15 +87,59 @@ void WindowTestBase::insertDead(int count, const QString &nameSpace, const QStri
 }
 
 console::EventView *WindowTestBase::showLoaded(core::Status status, int rows) {
-    m_window->showStatus(status);
-    console::EventView *view = m_window->view(status);
+    showPage(status);
+    console::EventView *view = page(status);
     if (!m_tester) {
         m_tester = std::make_unique<QAbstractItemModelTester>(
             view->table()->model(), QAbstractItemModelTester::FailureReportingMode::QtTest);
     }
-    m_window->refreshNow();
+    refresh();
     [&] { QTRY_COMPARE_WITH_TIMEOUT(view->model()->rowCount(), rows, kWindowTimeout); }();
     return view;
+}
+
+QAction *WindowTestBase::action(console::ActionController::Kind kind) const {
+    return actions()->action(kind);
+}
+
+console::EventView *WindowTestBase::page(core::Status status) const {
+    return part<console::EventView>(QStringLiteral("eventView_") + core::statusName(status));
+}
+
+console::EventView *WindowTestBase::currentPage() const {
+    return qobject_cast<console::EventView *>(
+        part<QTabWidget>(QStringLiteral("statusTabs"))->currentWidget());
+}
+
+void WindowTestBase::showPage(core::Status status) {
+    auto *tabs = part<QTabWidget>(QStringLiteral("statusTabs"));
+    QTabBar *bar = tabs->tabBar();
+    QTest::mouseClick(bar, Qt::LeftButton, {}, bar->tabRect(tabs->indexOf(page(status))).center());
+    QCOMPARE(currentPage(), page(status));
+}
+
+void WindowTestBase::refresh() {
+    part<QAction>(QStringLiteral("refreshAction"))->trigger();
+}
+
+QString WindowTestBase::connectionText() const {
+    return part<QLabel>(QStringLiteral("connectionStateLabel"))->text();
+}
+
+bool WindowTestBase::isConnected() const {
+    // "● connected", not "● disconnected".
+    return connectionText().endsWith(QLatin1String(" connected"));
+}
+
+bool WindowTestBase::isLive() const {
+    return part<QToolButton>(QStringLiteral("liveButton"))->isChecked();
+}
+
+void WindowTestBase::setLive(bool live) {
+    auto *button = part<QToolButton>(QStringLiteral("liveButton"));
+    if (button->isChecked() != live)
+        QTest::mouseClick(button, Qt::LeftButton);
+    QCOMPARE(button->isChecked(), live);
 }
 
 QString WindowTestBase::scalar(const QString &sql, const QVariantList &values) {
