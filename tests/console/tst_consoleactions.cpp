@@ -27,6 +27,7 @@
 #include <QAction>
 #include <QClipboard>
 #include <QComboBox>
+#include <QDir>
 #include <QFileDialog>
 #include <QHeaderView>
 #include <QJsonDocument>
@@ -91,7 +92,7 @@ void TestConsoleActions::requeueSelectedDeadRows() {
     QList<QUuid> chosen;
     for (int row = 0; row < 3; ++row)
         chosen << view->model()->eventAt(row).id;
-    QCOMPARE(view->selectIds(chosen), 3);
+    QCOMPARE(clickRows(view, chosen), 3);
 
     QString asked;
     answerNext<QMessageBox>([&](QMessageBox *box) {
@@ -183,7 +184,7 @@ void TestConsoleActions::readOnlyFlagDisablesActions() {
     openWindow(/*readOnly=*/true);
     console::EventView *view = showLoaded(core::Status::Dead, 2);
     QVERIFY(!QTest::currentTestFailed());
-    view->selectAll();
+    selectAllRows(view);
     QVERIFY(actions()->isReadOnly());
     for (ActionController::Kind kind : kChanging) {
         QAction *changing = action(kind);
@@ -218,7 +219,7 @@ void TestConsoleActions::viewerRoleIsReadOnly() {
     openWindow(/*readOnly=*/false, QStringLiteral("tst_viewer"));
     console::EventView *view = showLoaded(core::Status::Dead, 2); // a viewer can read
     QVERIFY(!QTest::currentTestFailed());
-    view->selectAll();
+    selectAllRows(view);
     QTRY_VERIFY_WITH_TIMEOUT(actions()->isReadOnly(), kTimeout);
     for (ActionController::Kind kind : kChanging) {
         QAction *changing = action(kind);
@@ -298,18 +299,22 @@ void TestConsoleActions::exportAndCopySelectedRows() {
     console::EventView *view = showLoaded(core::Status::Dead, 3);
     QVERIFY(!QTest::currentTestFailed());
     QList<QUuid> chosen{view->model()->eventAt(0).id, view->model()->eventAt(2).id};
-    QCOMPARE(view->selectIds(chosen), 2);
+    QCOMPARE(clickRows(view, chosen), 2);
 
-    const QString path = m_dir->filePath(QStringLiteral("events.jsonl"));
+    // The file dialog opens in the working directory: the test's own, where
+    // the operator saves under the suggested name.
+    const QString oldCwd = QDir::currentPath();
+    QVERIFY(QDir::setCurrent(m_dir->path()));
+    const auto restoreCwd = qScopeGuard([&] { QDir::setCurrent(oldCwd); });
     QString suggested;
     answerNext<QFileDialog>([&](QFileDialog *dialog) {
         suggested = dialog->selectedFiles().value(0);
-        dialog->selectFile(path);
         static_cast<QDialog *>(dialog)->accept(); // "Save"
     });
     action(ActionController::ExportJson)->trigger();
-    QVERIFY2(suggested.endsWith(QLatin1String(".jsonl")), qPrintable(suggested));
-    QFile file(path);
+    QVERIFY2(suggested.startsWith(m_dir->path()) && suggested.endsWith(QLatin1String(".jsonl")),
+             qPrintable(suggested));
+    QFile file(suggested);
     QVERIFY(file.open(QIODevice::ReadOnly));
     const QList<QByteArray> lines = file.readAll().trimmed().split('\n');
     QCOMPARE(lines.size(), 2);
@@ -324,7 +329,7 @@ void TestConsoleActions::exportAndCopySelectedRows() {
     QCOMPARE(QGuiApplication::clipboard()->text(), chosen.at(0).toString(QUuid::WithoutBraces) +
                                                        QLatin1Char('\n') +
                                                        chosen.at(1).toString(QUuid::WithoutBraces));
-    view->selectIds({chosen.at(0)});
+    QCOMPARE(clickRows(view, {chosen.at(0)}), 1);
     action(ActionController::CopyPayload)->trigger();
     QVERIFY(QJsonDocument::fromJson(QGuiApplication::clipboard()->text().toUtf8()).isObject());
 }

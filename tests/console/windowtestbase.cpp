@@ -2,9 +2,12 @@
 
 #include "console/model/eventtablemodel.h"
 #include "console/model/storeclient.h"
+#include "console/widgets/detailpane.h"
 #include "store/database.h"
 
+#include <QHeaderView>
 #include <QLabel>
+#include <QPlainTextEdit>
 #include <QTabBar>
 #include <QTabWidget>
 #include <QTableView>
@@ -140,6 +143,49 @@ void WindowTestBase::setLive(bool live) {
     if (button->isChecked() != live)
         QTest::mouseClick(button, Qt::LeftButton);
     QCOMPARE(button->isChecked(), live);
+}
+
+int WindowTestBase::clickRows(console::EventView *view, const QList<QUuid> &ids) {
+    QTableView *table = view->table();
+    const QAbstractItemModel *shown = table->model();
+    const QHeaderView *header = table->horizontalHeader();
+    int column = 0; // the leftmost visible one
+    for (int visual = header->count() - 1; visual >= 0; --visual) {
+        if (!header->isSectionHidden(header->logicalIndex(visual)))
+            column = header->logicalIndex(visual);
+    }
+    bool first = true;
+    for (const QUuid &id : ids) {
+        for (int row = 0; row < shown->rowCount(); ++row) {
+            const QModelIndex cell = shown->index(row, column);
+            if (cell.data(console::EventTableModel::IdRole).toUuid() != id)
+                continue;
+            table->scrollTo(cell);
+            QTest::mouseClick(table->viewport(), Qt::LeftButton,
+                              first ? Qt::NoModifier : Qt::ControlModifier,
+                              table->visualRect(cell).center());
+            first = false;
+        }
+    }
+    return int(table->selectionModel()->selectedRows().size());
+}
+
+void WindowTestBase::selectAllRows(console::EventView *view) {
+    QTest::keyClick(view->table(), Qt::Key_A, Qt::ControlModifier);
+}
+
+QString WindowTestBase::detailTitle() const {
+    return part<console::DetailPane>()->findChild<QLabel *>(QStringLiteral("titleLabel"))->text();
+}
+
+QString WindowTestBase::detailExplanation() const {
+    return part<console::DetailPane>()->findChild<QLabel *>(QStringLiteral("whyLabel"))->text();
+}
+
+QString WindowTestBase::detailPayload() const {
+    return part<console::DetailPane>()
+        ->findChild<QPlainTextEdit *>(QStringLiteral("payloadEdit"))
+        ->toPlainText();
 }
 
 QString WindowTestBase::scalar(const QString &sql, const QVariantList &values) {

@@ -68,6 +68,16 @@ protected:
     bool isConnected() const;
     QString connectionText() const;
     bool isLive() const;
+    // Clicks the rows of these ids (the first one plain, the others with
+    // Ctrl), as a user selects them; returns how many rows are selected.
+    int clickRows(console::EventView *view, const QList<QUuid> &ids);
+    // Ctrl+A in the page's table.
+    void selectAllRows(console::EventView *view);
+    // The detail pane: its title (the event's id once one is chosen), the
+    // "why" line and the payload.
+    QString detailTitle() const;
+    QString detailExplanation() const;
+    QString detailPayload() const;
     // Clicks the live toggle in the status bar when it is not in `live` state.
     void setLive(bool live);
     // Runs `answer` on the next modal dialog of type T once it is up: the
