@@ -22,6 +22,7 @@
 #include <QApplication>
 #include <QDir>
 #include <QElapsedTimer>
+#include <QHeaderView>
 #include <QLabel>
 #include <QScreen>
 #include <QSettings>
@@ -168,9 +169,10 @@ int main(int argc, char *argv[]) {
     // Selects the event's row as a click would.
     const auto clickRow = [](console::EventView *view, const QUuid &id) {
         QTableView *table = view->table();
+        const int column = table->horizontalHeader()->logicalIndexAt(0); // leftmost shown
+        table->doItemsLayout();
         for (int row = 0; row < table->model()->rowCount(); ++row) {
-            const QModelIndex cell =
-                table->model()->index(row, console::EventTableModel::StatusColumn);
+            const QModelIndex cell = table->model()->index(row, column);
             if (cell.data(console::EventTableModel::IdRole).toUuid() == id) {
                 table->scrollTo(cell);
                 QTest::mouseClick(table->viewport(), Qt::LeftButton, {},

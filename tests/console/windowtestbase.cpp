@@ -154,12 +154,16 @@ int WindowTestBase::clickRows(console::EventView *view, const QList<QUuid> &ids)
         if (!header->isSectionHidden(header->logicalIndex(visual)))
             column = header->logicalIndex(visual);
     }
+    const auto idAt = [&](int row) {
+        return shown->index(row, column).data(console::EventTableModel::IdRole).toUuid();
+    };
+    table->doItemsLayout(); // rows may just have arrived
     bool first = true;
     for (const QUuid &id : ids) {
         for (int row = 0; row < shown->rowCount(); ++row) {
-            const QModelIndex cell = shown->index(row, column);
-            if (cell.data(console::EventTableModel::IdRole).toUuid() != id)
+            if (idAt(row) != id)
                 continue;
+            const QModelIndex cell = shown->index(row, column);
             table->scrollTo(cell);
             QTest::mouseClick(table->viewport(), Qt::LeftButton,
                               first ? Qt::NoModifier : Qt::ControlModifier,
@@ -167,7 +171,13 @@ int WindowTestBase::clickRows(console::EventView *view, const QList<QUuid> &ids)
             first = false;
         }
     }
-    return int(table->selectionModel()->selectedRows().size());
+    // Only the rows asked for: a click that landed elsewhere counts as none.
+    const QModelIndexList selected = table->selectionModel()->selectedRows(column);
+    for (const QModelIndex &index : selected) {
+        if (!ids.contains(idAt(index.row())))
+            return -1;
+    }
+    return int(selected.size());
 }
 
 void WindowTestBase::selectAllRows(console::EventView *view) {

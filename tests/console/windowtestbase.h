@@ -69,7 +69,8 @@ protected:
     QString connectionText() const;
     bool isLive() const;
     // Clicks the rows of these ids (the first one plain, the others with
-    // Ctrl), as a user selects them; returns how many rows are selected.
+    // Ctrl), as a user selects them; returns how many rows are selected, or
+    // -1 when a row not asked for is.
     int clickRows(console::EventView *view, const QList<QUuid> &ids);
     // Ctrl+A in the page's table.
     void selectAllRows(console::EventView *view);
