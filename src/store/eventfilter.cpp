@@ -90,10 +90,40 @@ QString uuidText(const QUuid &id) {
     return id.toString(QUuid::WithoutBraces);
 }
 
+QString keyOf(const EventFilter &filter) {
+    // The structured binding names every member: it stops compiling when a
+    // field is added, until the field is written below as well.
+    const auto &[status, retrying, nameSpace, topic, tenantId, dedupeKey, ids, errorContains,
+                 signature, text, createdFrom, createdTo, olderThan] = filter;
+    QStringList parts;
+    parts << (status ? core::statusName(*status) : QString())
+          << (retrying ? QString::number(int(*retrying)) : QString()) << nameSpace << topic
+          << (tenantId ? tenantId->toString() : QString()) << dedupeKey << errorContains
+          << signature
+          << text
+          // In UTC: QDateTime compares instants, so must the key.
+          << createdFrom.toUTC().toString(Qt::ISODateWithMs)
+          << createdTo.toUTC().toString(Qt::ISODateWithMs)
+          << (olderThan ? QString::number(olderThan->count()) : QString());
+    for (const QUuid &id : ids) {
+        parts << id.toString();
+    }
+    // Escaped, so that no field's text can pass for a separator.
+    for (QString &part : parts) {
+        part.replace(QLatin1Char('\\'), QLatin1String("\\\\"))
+            .replace(QLatin1Char('|'), QLatin1String("\\|"));
+    }
+    return parts.join(QLatin1Char('|'));
+}
+
 } // namespace
 
 bool EventFilter::isEmpty() const {
     return *this == EventFilter{};
+}
+
+QString EventFilter::key() const {
+    return keyOf(*this);
 }
 
 QString EventFilter::describe() const {

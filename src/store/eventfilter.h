@@ -34,6 +34,11 @@ struct EventFilter {
     // A short human description for confirmations and the audit log, e.g.
     // "status=dead namespace=billing error~'timeout' older than 7d".
     QString describe() const;
+    // Every field in one text: equal filters give equal keys and different
+    // filters different keys, so it can stand for the filter where a string
+    // is wanted ("is this the same question?"). A field added to the struct
+    // and not to key() does not compile (see eventfilter.cpp).
+    QString key() const;
 
     friend bool operator==(const EventFilter &, const EventFilter &) = default;
 };

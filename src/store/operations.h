@@ -1,6 +1,7 @@
 #pragma once
 
 #include "core/result.h"
+#include "core/status.h"
 #include "store/eventfilter.h"
 
 #include <QList>
@@ -22,6 +23,12 @@ struct Actor {
 
 enum class Action { RetryNow, Requeue, Cancel, Purge, Replay };
 QString actionName(Action action); // "retry", "requeue", "cancel", "purge", "replay"
+// The states an action may touch (the table at OperatorStore): the one list
+// behind the guards in the SQL and what the console offers for a selection.
+QList<core::Status> allowedStates(Action action);
+// Whether the action makes events due for delivery (requeue, retry, replay):
+// dispatchers are woken, and the console offers a rate limit.
+bool wakesDispatchers(Action action);
 
 struct BulkOptions {
     bool dryRun = false;      // count and sample, change nothing, no audit row

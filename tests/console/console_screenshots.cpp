@@ -22,10 +22,14 @@
 #include <QApplication>
 #include <QDir>
 #include <QElapsedTimer>
+#include <QHeaderView>
+#include <QLabel>
 #include <QScreen>
 #include <QSettings>
 #include <QTabWidget>
+#include <QTableView>
 #include <QTemporaryDir>
+#include <QTest>
 #include <QThread>
 
 #include <cstdio>
@@ -153,19 +157,42 @@ int main(int argc, char *argv[]) {
     window.setGeometry(0, 0, 1500, 920);
     window.connectTo(core::ConnInfo::parse(pg.connInfo(dbName)).value(), QStringLiteral("demo"));
     window.show();
-    if (!waitFor([&] {
-            return window.client()->connectionState() == console::ConnectionState::Connected;
-        }))
+    // The window's parts, as a user finds them.
+    auto *pages = window.findChild<QTabWidget *>(QStringLiteral("statusTabs"));
+    const auto page = [&](core::Status status) {
+        return window.findChild<console::EventView *>(QStringLiteral("eventView_") +
+                                                      core::statusName(status));
+    };
+    const auto showPage = [&](core::Status status) { pages->setCurrentWidget(page(status)); };
+    auto *detail = window.findChild<console::DetailPane *>();
+    auto *whyLine = detail->findChild<QLabel *>(QStringLiteral("whyLabel"));
+    // Selects the event's row as a click would.
+    const auto clickRow = [](console::EventView *view, const QUuid &id) {
+        QTableView *table = view->table();
+        const int column = table->horizontalHeader()->logicalIndexAt(0); // leftmost shown
+        table->doItemsLayout();
+        for (int row = 0; row < table->model()->rowCount(); ++row) {
+            const QModelIndex cell = table->model()->index(row, column);
+            if (cell.data(console::EventTableModel::IdRole).toUuid() == id) {
+                table->scrollTo(cell);
+                QTest::mouseClick(table->viewport(), Qt::LeftButton, {},
+                                  table->visualRect(cell).center());
+            }
+        }
+    };
+    auto *state = window.findChild<QLabel *>(QStringLiteral("connectionStateLabel"));
+    if (!waitFor([&] { return state->text().endsWith(QLatin1String(" connected")); }))
         return fail("no connection");
 
     // 1. The dead page: what is failing, and one event in detail.
-    window.showStatus(core::Status::Dead);
-    console::EventView *dead = window.view(core::Status::Dead);
-    if (!waitFor([&] { return dead->model()->rowCount() >= 100; }) ||
-        !waitFor([&] { return window.errorGroups()->model()->rowCount() == 4; }))
+    showPage(core::Status::Dead);
+    console::EventView *dead = page(core::Status::Dead);
+    if (!waitFor([&] { return dead->model()->rowCount() >= 100; }) || !waitFor([&] {
+            return window.findChild<console::ErrorGroupsView *>()->model()->rowCount() == 4;
+        }))
         return fail("the dead page did not load");
-    dead->selectIds({dead->model()->eventAt(3).id});
-    if (!waitFor([&] { return !window.detailPane()->explanationText().isEmpty(); }))
+    clickRow(dead, dead->model()->eventAt(3).id);
+    if (!waitFor([&] { return !whyLine->text().isEmpty(); }))
         return fail("no detail");
     shoot(&window, out + QStringLiteral("/main-window.png"));
 
@@ -196,19 +223,17 @@ int main(int argc, char *argv[]) {
                                          " 80 + a, ? FROM generate_series(1, 2) a"),
                           {id, error}))
         return fail("could not stage the detail event");
-    window.showStatus(core::Status::Pending);
-    console::EventView *pending = window.view(core::Status::Pending);
+    showPage(core::Status::Pending);
+    console::EventView *pending = page(core::Status::Pending);
     if (!waitFor([&] { return pending->model()->rowOf(id) >= 0; }))
         return fail("the requeued event did not show up");
-    pending->selectIds({id});
-    if (!waitFor([&] {
-            return window.detailPane()->explanationText().contains(QLatin1String("backoff"));
-        }))
+    clickRow(pending, id);
+    if (!waitFor([&] { return whyLine->text().contains(QLatin1String("backoff")); }))
         return fail("no detail for the requeued event");
     settle(1500);
     shoot(&window, out + QStringLiteral("/main-window-pending.png"));
-    auto *tabs = window.detailPane()->findChild<QTabWidget *>(QStringLiteral("tabs"));
-    QWidget *detailDock = window.detailPane()->parentWidget();
+    auto *tabs = detail->findChild<QTabWidget *>(QStringLiteral("tabs"));
+    QWidget *detailDock = detail->parentWidget();
     const QStringList tabShots{QStringLiteral("detail-pane"), QStringLiteral("detail-payload"),
                                QStringLiteral("detail-failures"), QStringLiteral("detail-history")};
     for (int i = 0; i < tabShots.size(); ++i) {
@@ -217,13 +242,16 @@ int main(int argc, char *argv[]) {
         detailDock->grab().save(out + QLatin1Char('/') + tabShots.at(i) + QStringLiteral(".png"));
     }
     tabs->setCurrentIndex(0);
-    window.showStatus(core::Status::Dead);
+    showPage(core::Status::Dead);
 
     // 3. A bulk requeue by filter, rate-limited, in progress.
-    window.filterBar()->setNamespace(QStringLiteral("billing"));
+    window.findChild<console::FilterBar *>()->setNamespace(QStringLiteral("billing"));
     if (!waitFor([&] { return dead->model()->rowCount() > 0 && dead->model()->rowCount() < 100; }))
         return fail("the filter did not apply");
-    console::BulkDialog *bulk = window.actions()->runOnFilter(store::Action::Requeue);
+    window.findChild<console::ActionController *>()
+        ->action(console::ActionController::RequeueMatching)
+        ->trigger();
+    auto *bulk = window.findChild<console::BulkDialog *>();
     if (!bulk || !waitFor([&] { return bulk->stage() == console::BulkDialog::Stage::Confirm; }))
         return fail("no dry run");
     bulk->setRate(4);

@@ -26,10 +26,15 @@
 #include <QAbstractItemModelTester>
 #include <QAction>
 #include <QClipboard>
+#include <QComboBox>
+#include <QDir>
+#include <QFileDialog>
 #include <QHeaderView>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QLabel>
+#include <QLineEdit>
+#include <QMessageBox>
 #include <QPushButton>
 #include <QSettings>
 #include <QSqlQuery>
@@ -87,17 +92,17 @@ void TestConsoleActions::requeueSelectedDeadRows() {
     QList<QUuid> chosen;
     for (int row = 0; row < 3; ++row)
         chosen << view->model()->eventAt(row).id;
-    QCOMPARE(view->selectIds(chosen), 3);
+    QCOMPARE(clickRows(view, chosen), 3);
 
     QString asked;
-    m_window->actions()->setConfirmer([&](const QString &, const QString &text) {
-        asked = text;
-        return true;
+    answerNext<QMessageBox>([&](QMessageBox *box) {
+        asked = box->text();
+        box->button(QMessageBox::Yes)->click();
     });
-    QAction *requeue = m_window->actions()->action(ActionController::RequeueSelected);
+    QAction *requeue = action(ActionController::RequeueSelected);
     QVERIFY(requeue->isEnabled());
     // Retry applies to pending events only; none is selected.
-    QVERIFY(!m_window->actions()->action(ActionController::RetrySelected)->isEnabled());
+    QVERIFY(!action(ActionController::RetrySelected)->isEnabled());
     requeue->trigger();
     QVERIFY2(asked.contains(QLatin1String("3 events")), qPrintable(asked));
 
@@ -126,12 +131,12 @@ void TestConsoleActions::bulkRequeueByFilterCanBeCancelled() {
     insertDead(400, QStringLiteral("billing"), QStringLiteral("HTTP 503"));
     insertDead(50, QStringLiteral("shipping"), QStringLiteral("timeout"));
     openWindow();
-    m_window->filterBar()->setNamespace(QStringLiteral("billing"));
+    part<console::FilterBar>()->setNamespace(QStringLiteral("billing"));
     showLoaded(core::Status::Dead, 200); // the first page of 400
     QVERIFY(!QTest::currentTestFailed());
-    QCOMPARE(m_window->currentFilter().nameSpace, QStringLiteral("billing"));
+    QCOMPARE(currentPage()->filter().nameSpace, QStringLiteral("billing"));
 
-    m_window->actions()->action(ActionController::RequeueMatching)->trigger();
+    action(ActionController::RequeueMatching)->trigger();
     auto *dialog = m_window->findChild<BulkDialog *>();
     QVERIFY(dialog);
     QTRY_COMPARE_WITH_TIMEOUT(dialog->stage(), BulkDialog::Stage::Confirm, kTimeout);
@@ -179,24 +184,27 @@ void TestConsoleActions::readOnlyFlagDisablesActions() {
     openWindow(/*readOnly=*/true);
     console::EventView *view = showLoaded(core::Status::Dead, 2);
     QVERIFY(!QTest::currentTestFailed());
-    view->selectAll();
-    QVERIFY(m_window->isReadOnly());
+    selectAllRows(view);
+    QVERIFY(actions()->isReadOnly());
     for (ActionController::Kind kind : kChanging) {
-        QAction *action = m_window->actions()->action(kind);
-        QVERIFY2(!action->isEnabled(), qPrintable(action->text()));
-        QVERIFY2(action->toolTip().contains(QLatin1String("--read-only")),
-                 qPrintable(action->toolTip()));
+        QAction *changing = action(kind);
+        QVERIFY2(!changing->isEnabled(), qPrintable(changing->text()));
+        QVERIFY2(changing->toolTip().contains(QLatin1String("--read-only")),
+                 qPrintable(changing->toolTip()));
     }
     // Looking and copying stay possible.
-    QVERIFY(m_window->actions()->action(ActionController::CopyId)->isEnabled());
-    QVERIFY(m_window->actions()->action(ActionController::ExportJson)->isEnabled());
+    QVERIFY(action(ActionController::CopyId)->isEnabled());
+    QVERIFY(action(ActionController::ExportJson)->isEnabled());
     QVERIFY(m_window->windowTitle().contains(QLatin1String("read-only")));
 
-    // Even a direct call changes nothing.
-    m_window->actions()->setConfirmer([](const QString &, const QString &) { return true; });
-    m_window->actions()->runOnSelection(store::Action::Requeue);
-    QVERIFY(m_window->actions()->runOnFilter(store::Action::Requeue) == nullptr);
+    // Even triggered (by a shortcut, a menu), they change nothing and ask
+    // nothing.
+    for (ActionController::Kind kind : kChanging)
+        action(kind)->trigger();
     QTest::qWait(500);
+    QVERIFY(!QApplication::activeModalWidget());
+    QVERIFY(!m_window->findChild<BulkDialog *>());
+    QVERIFY(!m_window->findChild<console::PurgeDialog *>());
     QCOMPARE(scalar(QStringLiteral("SELECT count(*) FROM outbox_events WHERE status = 'dead'")),
              QStringLiteral("2"));
     QCOMPARE(scalar(QStringLiteral("SELECT count(*) FROM outbox_audit")), QStringLiteral("0"));
@@ -211,14 +219,14 @@ void TestConsoleActions::viewerRoleIsReadOnly() {
     openWindow(/*readOnly=*/false, QStringLiteral("tst_viewer"));
     console::EventView *view = showLoaded(core::Status::Dead, 2); // a viewer can read
     QVERIFY(!QTest::currentTestFailed());
-    view->selectAll();
-    QTRY_VERIFY_WITH_TIMEOUT(m_window->isReadOnly(), kTimeout);
+    selectAllRows(view);
+    QTRY_VERIFY_WITH_TIMEOUT(actions()->isReadOnly(), kTimeout);
     for (ActionController::Kind kind : kChanging) {
-        QAction *action = m_window->actions()->action(kind);
-        QVERIFY2(!action->isEnabled(), qPrintable(action->text()));
-        QVERIFY2(action->toolTip().contains(QLatin1String("tst_viewer")) &&
-                     action->toolTip().contains(QLatin1String("outbox_operator")),
-                 qPrintable(action->toolTip()));
+        QAction *changing = action(kind);
+        QVERIFY2(!changing->isEnabled(), qPrintable(changing->text()));
+        QVERIFY2(changing->toolTip().contains(QLatin1String("tst_viewer")) &&
+                     changing->toolTip().contains(QLatin1String("outbox_operator")),
+                 qPrintable(changing->toolTip()));
     }
 }
 
@@ -234,22 +242,40 @@ void TestConsoleActions::purgeOldDeliveredWithPreview() {
                              "       ELSE now() - interval '10 days' END "
                              "FROM generate_series(1, 9) AS g")));
     openWindow();
-    m_window->actions()->action(ActionController::PurgeOld)->trigger();
+    action(ActionController::PurgeOld)->trigger();
     auto *purge = m_window->findChild<console::PurgeDialog *>();
     QVERIFY(purge);
-    purge->setStatusChoice(0); // delivered
-    purge->setAge(QStringLiteral("7d"));
-    QTRY_COMPARE_WITH_TIMEOUT(purge->previewCount(), 4, kTimeout);
-    purge->setStatusChoice(2); // delivered and dead
-    QTRY_COMPARE_WITH_TIMEOUT(purge->previewCount(), 6, kTimeout);
-    purge->setAge(QStringLiteral("7 days")); // not a duration
-    QVERIFY(!purge->problem().isEmpty());
-    QVERIFY(!purge->purgeButton()->isEnabled());
-    purge->setStatusChoice(0);
-    purge->setAge(QStringLiteral("7d"));
-    QTRY_COMPARE_WITH_TIMEOUT(purge->previewCount(), 4, kTimeout);
-    QVERIFY(purge->purgeButton()->isEnabled());
-    purge->purgeButton()->click();
+    auto *states = purge->findChild<QComboBox *>(QStringLiteral("statusCombo"));
+    auto *age = purge->findChild<QLineEdit *>(QStringLiteral("ageEdit"));
+    auto *preview = purge->findChild<QLabel *>(QStringLiteral("previewLabel"));
+    auto *purgeButton = purge->findChild<QPushButton *>(QStringLiteral("purgeButton"));
+    QVERIFY(states && age && preview && purgeButton);
+    const auto choose = [&](const QString &text) {
+        const int index = states->findText(text);
+        QVERIFY2(index >= 0, qPrintable(text));
+        states->setCurrentIndex(index);
+    };
+    const auto type = [&](const QString &text) {
+        age->selectAll();
+        QTest::keyClicks(age, text);
+        QCOMPARE(age->text(), text);
+    };
+    choose(QStringLiteral("Delivered"));
+    type(QStringLiteral("7d"));
+    QTRY_COMPARE_WITH_TIMEOUT(preview->text(), QStringLiteral("4 events would be deleted."),
+                              kTimeout);
+    choose(QStringLiteral("Delivered and dead"));
+    QTRY_COMPARE_WITH_TIMEOUT(preview->text(), QStringLiteral("6 events would be deleted."),
+                              kTimeout);
+    type(QStringLiteral("7 days")); // not a duration
+    QVERIFY2(preview->text().startsWith(QLatin1String("Age: ")), qPrintable(preview->text()));
+    QVERIFY(!purgeButton->isEnabled());
+    choose(QStringLiteral("Delivered"));
+    type(QStringLiteral("7d"));
+    QTRY_COMPARE_WITH_TIMEOUT(preview->text(), QStringLiteral("4 events would be deleted."),
+                              kTimeout);
+    QVERIFY(purgeButton->isEnabled());
+    QTest::mouseClick(purgeButton, Qt::LeftButton);
 
     auto *bulk = m_window->findChild<BulkDialog *>();
     QVERIFY(bulk);
@@ -273,15 +299,22 @@ void TestConsoleActions::exportAndCopySelectedRows() {
     console::EventView *view = showLoaded(core::Status::Dead, 3);
     QVERIFY(!QTest::currentTestFailed());
     QList<QUuid> chosen{view->model()->eventAt(0).id, view->model()->eventAt(2).id};
-    QCOMPARE(view->selectIds(chosen), 2);
+    QCOMPARE(clickRows(view, chosen), 2);
 
-    const QString path = m_dir->filePath(QStringLiteral("events.jsonl"));
-    m_window->actions()->setFileChooser([&](const QString &suggested) {
-        [&] { QVERIFY(suggested.endsWith(QLatin1String(".jsonl"))); }();
-        return path;
+    // The file dialog opens in the working directory: the test's own, where
+    // the operator saves under the suggested name.
+    const QString oldCwd = QDir::currentPath();
+    QVERIFY(QDir::setCurrent(m_dir->path()));
+    const auto restoreCwd = qScopeGuard([&] { QDir::setCurrent(oldCwd); });
+    QString suggested;
+    answerNext<QFileDialog>([&](QFileDialog *dialog) {
+        suggested = dialog->selectedFiles().value(0);
+        static_cast<QDialog *>(dialog)->accept(); // "Save"
     });
-    m_window->actions()->action(ActionController::ExportJson)->trigger();
-    QFile file(path);
+    action(ActionController::ExportJson)->trigger();
+    QVERIFY2(suggested.startsWith(m_dir->path()) && suggested.endsWith(QLatin1String(".jsonl")),
+             qPrintable(suggested));
+    QFile file(suggested);
     QVERIFY(file.open(QIODevice::ReadOnly));
     const QList<QByteArray> lines = file.readAll().trimmed().split('\n');
     QCOMPARE(lines.size(), 2);
@@ -292,12 +325,12 @@ void TestConsoleActions::exportAndCopySelectedRows() {
         QVERIFY(o.value(QStringLiteral("payload")).toObject().contains(QStringLiteral("n")));
     }
 
-    m_window->actions()->action(ActionController::CopyId)->trigger();
+    action(ActionController::CopyId)->trigger();
     QCOMPARE(QGuiApplication::clipboard()->text(), chosen.at(0).toString(QUuid::WithoutBraces) +
                                                        QLatin1Char('\n') +
                                                        chosen.at(1).toString(QUuid::WithoutBraces));
-    view->selectIds({chosen.at(0)});
-    m_window->actions()->action(ActionController::CopyPayload)->trigger();
+    QCOMPARE(clickRows(view, {chosen.at(0)}), 1);
+    action(ActionController::CopyPayload)->trigger();
     QVERIFY(QJsonDocument::fromJson(QGuiApplication::clipboard()->text().toUtf8()).isObject());
 }
 

@@ -1,33 +1,26 @@
 // Demo mode end to end: a private cluster, migrations, the development
 // runners and the producer come up off the GUI thread; with a dispatcher on
 // the demo configuration events are delivered, retried and dead-lettered;
-// stop (and, as a last resort, the destructor) removes everything.
+// stop (and, as a last resort, the destructor) removes everything. The demo
+// panel and the screenshots are in tst_consoleviews.
 
 #include "console/model/demoenvironment.h"
 #include "console/model/demoproducer.h"
-#include "console/widgets/demopanel.h"
-#include "console/widgets/dispatcherpanel.h"
 #include "dispatch/dispatcherhost.h"
 #include "store/database.h"
-#include "store/queries.h"
 #include "support/pgfixture.h"
 
-#include <QCheckBox>
 #include <QDir>
-#include <QDoubleSpinBox>
 #include <QFileInfo>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QSet>
 #include <QSignalSpy>
-#include <QSpinBox>
 #include <QTemporaryDir>
-#include <QTimer>
 #include <QtTest>
 
 #include <cerrno>
 #include <csignal>
-#include <memory>
 
 using namespace outbox;
 using console::DemoEnvironment;
@@ -89,9 +82,6 @@ private Q_SLOTS:
     void flowDeliverRetryDieStop();
     void destructorCleansUp();
     void stopWhileStarting();
-    void demoPanelControls();
-    // Documentation screenshots; runs only with OUTBOX_SCREENSHOT_DIR set.
-    void screenshot();
 };
 
 void TestDemoEnvironment::producerMix() {
@@ -262,79 +252,6 @@ void TestDemoEnvironment::stopWhileStarting() {
     QVERIFY2(demo.clusterDirectory().startsWith(base.path()), qPrintable(demo.clusterDirectory()));
     demo.stop();
     QTRY_COMPARE_WITH_TIMEOUT(stopped.count(), 2, 120000);
-}
-
-void TestDemoEnvironment::demoPanelControls() {
-    DemoEnvironment demo;
-    console::DemoPanel panel(&demo);
-    auto *failRate = panel.findChild<QSpinBox *>(QStringLiteral("demoFailRate"));
-    auto *latency = panel.findChild<QSpinBox *>(QStringLiteral("demoLatency"));
-    auto *paused = panel.findChild<QCheckBox *>(QStringLiteral("demoPaused"));
-    QVERIFY(failRate && latency && paused);
-    QCOMPARE(failRate->value(), 10);
-    QCOMPARE(latency->value(), 20);
-    failRate->setValue(35);
-    QCOMPARE(demo.settings().failRate, 0.35);
-    latency->setValue(120);
-    QCOMPARE(demo.settings().latency, core::Millis(120));
-    paused->setChecked(true);
-    QVERIFY(demo.settings().producerPaused);
-    demo.setProducerRate(55.0);
-    auto *rate = panel.findChild<QDoubleSpinBox *>(QStringLiteral("demoProducerRate"));
-    QVERIFY(rate);
-    QCOMPARE(rate->value(), 55.0);
-}
-
-void TestDemoEnvironment::screenshot() {
-    const QString shots = qEnvironmentVariable("OUTBOX_SCREENSHOT_DIR");
-    if (shots.isEmpty())
-        QSKIP("set OUTBOX_SCREENSHOT_DIR to write the documentation screenshots");
-    const int seconds = qEnvironmentVariableIntValue("OUTBOX_SCREENSHOT_SECONDS");
-
-    DemoEnvironment demo;
-    QVERIFY(waitReady(demo));
-    console::DispatcherPanel panel;
-    panel.resize(1440, 620);
-    panel.setConfig(demo.dispatcherConfig(), false);
-    panel.setPublisherFactory(demo.publisherFactory());
-    panel.setConnInfo(demo.connInfo());
-    panel.show();
-    panel.start();
-    QTRY_COMPARE_WITH_TIMEOUT(panel.state(), dispatch::DispatcherState::Running, 30000);
-
-    auto db = std::make_unique<DemoDb>(demo.connInfo());
-    QVERIFY(db->db().isOpen());
-    auto queries = std::make_unique<store::EventQueries>(db->db());
-    QTimer counts;
-    QObject::connect(&counts, &QTimer::timeout, &panel, [&] {
-        if (const auto c = queries->counts())
-            panel.addBacklogSample(c.value());
-    });
-    counts.start(1000);
-    // A burst halfway makes the backlog chart worth looking at.
-    QTimer::singleShot((seconds > 0 ? seconds : 90) * 500, &demo, [&] {
-        demo.setProducerRate(120.0);
-        QTimer::singleShot(8000, &demo, [&] { demo.setProducerRate(20.0); });
-    });
-    QTest::qWait((seconds > 0 ? seconds : 90) * 1000);
-    QVERIFY(panel.lastStats().delivered > 0);
-    QVERIFY(panel.grab().save(shots + QStringLiteral("/dispatcher-panel.png")));
-
-    console::DemoPanel controls(&demo);
-    controls.resize(360, 260);
-    controls.show();
-    QTest::qWait(300);
-    QVERIFY(controls.grab().save(shots + QStringLiteral("/demo-panel.png")));
-
-    counts.stop();
-    queries.reset();
-    db.reset();
-    QSignalSpy ready(&panel, &console::DispatcherPanel::readyToClose);
-    panel.stopForClose();
-    QTRY_COMPARE_WITH_TIMEOUT(ready.count(), 1, 30000);
-    QSignalSpy stopped(&demo, &DemoEnvironment::stopped);
-    demo.stop();
-    QTRY_COMPARE_WITH_TIMEOUT(stopped.count(), 1, 120000);
 }
 
 QTEST_MAIN(TestDemoEnvironment)

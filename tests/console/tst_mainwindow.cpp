@@ -123,11 +123,11 @@ void TestMainWindow::detailPaneExplainsWhy() {
     openWindow();
     console::EventView *view = showLoaded(status, 1);
     QVERIFY(!QTest::currentTestFailed());
-    QCOMPARE(view->selectIds({QUuid::fromString(id)}), 1);
-    QTRY_VERIFY2_WITH_TIMEOUT(m_window->detailPane()->explanationText().contains(expected),
-                              qPrintable(m_window->detailPane()->explanationText()), kTimeout);
+    QCOMPARE(clickRows(view, {QUuid::fromString(id)}), 1);
+    QTRY_VERIFY2_WITH_TIMEOUT(detailExplanation().contains(expected),
+                              qPrintable(detailExplanation()), kTimeout);
     // Payload: re-indented, every digit kept.
-    const QString payload = m_window->detailPane()->payloadText();
+    const QString payload = detailPayload();
     QVERIFY2(payload.contains(QLatin1String("\"big\": 12345678901234567890")), qPrintable(payload));
     QVERIFY(payload.contains(QLatin1Char('\n')));
 }
@@ -144,12 +144,13 @@ void TestMainWindow::aFilterThatHidesTheSelectedEventClearsTheDetail() {
             billing = event.id;
     }
     QVERIFY(!billing.isNull());
-    QCOMPARE(view->selectIds({billing}), 1);
-    QTRY_COMPARE_WITH_TIMEOUT(m_window->detailPane()->eventId(), billing, kTimeout);
+    QCOMPARE(clickRows(view, {billing}), 1);
+    QTRY_VERIFY2_WITH_TIMEOUT(detailTitle().contains(billing.toString(QUuid::WithoutBraces)),
+                              qPrintable(detailTitle()), kTimeout);
 
-    m_window->filterBar()->setNamespace(QStringLiteral("shipping"));
+    part<console::FilterBar>()->setNamespace(QStringLiteral("shipping"));
     QTRY_COMPARE_WITH_TIMEOUT(view->model()->rowCount(), 2, kTimeout);
-    QCOMPARE(m_window->detailPane()->eventId(), QUuid());
+    QCOMPARE(detailTitle(), QStringLiteral("Select an event to see its details."));
 }
 
 void TestMainWindow::filterBarNarrowsTheView() {
@@ -160,7 +161,7 @@ void TestMainWindow::filterBarNarrowsTheView() {
     openWindow();
     console::EventView *view = showLoaded(core::Status::Dead, 5);
     QVERIFY(!QTest::currentTestFailed());
-    console::FilterBar *bar = m_window->filterBar();
+    console::FilterBar *bar = part<console::FilterBar>();
 
     bar->setNamespace(QStringLiteral("shipping"));
     QTRY_COMPARE_WITH_TIMEOUT(view->model()->rowCount(), 2, kTimeout);
@@ -175,7 +176,7 @@ void TestMainWindow::filterBarNarrowsTheView() {
     QTRY_COMPARE_WITH_TIMEOUT(view->model()->rowCount(), 5, kTimeout);
 
     // "What is failing": two signatures (numbers folded); a click filters.
-    console::ErrorGroupsView *errors = m_window->errorGroups();
+    console::ErrorGroupsView *errors = part<console::ErrorGroupsView>();
     QAbstractItemModelTester groupsTester(errors->model(),
                                           QAbstractItemModelTester::FailureReportingMode::QtTest);
     QTRY_COMPARE_WITH_TIMEOUT(errors->model()->rowCount(), 2, kTimeout);
@@ -207,21 +208,21 @@ void TestMainWindow::navigatorChoosesPageAndFilter() {
     insertDead(3, QStringLiteral("billing"), QStringLiteral("HTTP 503"));
     insertDead(2, QStringLiteral("shipping"), QStringLiteral("HTTP 503"));
     openWindow();
-    QTRY_VERIFY_WITH_TIMEOUT(m_window->navigator()
-                                 ->indexForKey(console::StatusNavModel::namespaceKey(
-                                     core::Status::Dead, QStringLiteral("shipping")))
-                                 .isValid(),
-                             kTimeout);
-    QTreeView *tree = m_window->navigatorView();
-    const QModelIndex shipping = m_window->navigator()->indexForKey(
-        console::StatusNavModel::namespaceKey(core::Status::Dead, QStringLiteral("shipping")));
+    QTreeView *tree = part<QTreeView>(QStringLiteral("navigatorView"));
+    QVERIFY(tree);
+    auto *navigator = qobject_cast<console::StatusNavModel *>(tree->model());
+    QVERIFY(navigator);
+    const QString shippingKey =
+        console::StatusNavModel::namespaceKey(core::Status::Dead, QStringLiteral("shipping"));
+    QTRY_VERIFY_WITH_TIMEOUT(navigator->indexForKey(shippingKey).isValid(), kTimeout);
+    const QModelIndex shipping = navigator->indexForKey(shippingKey);
     tree->expandAll();
     tree->scrollTo(shipping);
     QTest::mouseClick(tree->viewport(), Qt::LeftButton, {}, tree->visualRect(shipping).center());
-    QCOMPARE(m_window->currentView()->status(), core::Status::Dead);
-    console::EventView *view = m_window->currentView();
+    QCOMPARE(currentPage()->status(), core::Status::Dead);
+    console::EventView *view = currentPage();
     QTRY_COMPARE_WITH_TIMEOUT(view->model()->rowCount(), 2, kTimeout);
-    QCOMPARE(m_window->currentFilter().nameSpace, QStringLiteral("shipping"));
+    QCOMPARE(view->filter().nameSpace, QStringLiteral("shipping"));
 }
 
 void TestMainWindow::pausedLiveViewHoldsStill() {
@@ -229,13 +230,13 @@ void TestMainWindow::pausedLiveViewHoldsStill() {
     openWindow();
     console::EventView *view = showLoaded(core::Status::Dead, 2);
     QVERIFY(!QTest::currentTestFailed());
-    m_window->setLive(false);
-    QVERIFY(!m_window->isLive());
+    setLive(false);
+    QVERIFY(!isLive());
     insertDead(3, QStringLiteral("billing"), QStringLiteral("HTTP 503"));
     // NOTIFY arrives and ticks pass; a paused view does not move.
     QTest::qWait(3000);
     QCOMPARE(view->model()->rowCount(), 2);
-    m_window->setLive(true);
+    setLive(true);
     QTRY_COMPARE_WITH_TIMEOUT(view->model()->rowCount(), 5, kTimeout);
 }
 
@@ -270,11 +271,11 @@ void TestMainWindow::connectionDialogTestsWithoutBlocking() {
 void TestMainWindow::closingSavesLayoutPerView() {
     openWindow();
     using Col = console::EventTableModel::Column;
-    QHeaderView *dead = m_window->view(core::Status::Dead)->table()->horizontalHeader();
+    QHeaderView *dead = page(core::Status::Dead)->table()->horizontalHeader();
     QVERIFY(!dead->isSectionHidden(Col::TopicColumn));
     dead->setSectionHidden(Col::TopicColumn, true);
     dead->resizeSection(Col::LastErrorColumn, 333);
-    m_window->setLive(false);
+    setLive(false);
     // Closing is asynchronous (the embedded dispatcher stops first).
     QVERIFY(!m_window->close());
     QTRY_VERIFY_WITH_TIMEOUT(!m_window->isVisible(), kTimeout);
@@ -284,11 +285,11 @@ void TestMainWindow::closingSavesLayoutPerView() {
     m_window.reset();
 
     openWindow();
-    QVERIFY(!m_window->isLive());
-    dead = m_window->view(core::Status::Dead)->table()->horizontalHeader();
+    QVERIFY(!isLive());
+    dead = page(core::Status::Dead)->table()->horizontalHeader();
     QVERIFY(dead->isSectionHidden(Col::TopicColumn));
     QCOMPARE(dead->sectionSize(Col::LastErrorColumn), 333);
-    QHeaderView *pending = m_window->view(core::Status::Pending)->table()->horizontalHeader();
+    QHeaderView *pending = page(core::Status::Pending)->table()->horizontalHeader();
     QVERIFY(!pending->isSectionHidden(Col::TopicColumn)); // per view
 }
 
@@ -298,9 +299,11 @@ void TestMainWindow::databaseWithoutSchemaSaysWhatToDo() {
     m_window = std::make_unique<MainWindow>(m_settings.get(), console::MainWindowOptions{});
     m_window->connectTo(core::ConnInfo::parse(m_pg->connInfo(empty)).value());
     m_window->show();
-    QTRY_VERIFY_WITH_TIMEOUT(m_window->banner()->isVisible(), kTimeout);
-    QVERIFY2(m_window->banner()->text().contains(QLatin1String("outboxctl migrate")),
-             qPrintable(m_window->banner()->text()));
+    auto *banner = part<console::ConnectionBanner>();
+    QVERIFY(banner);
+    QTRY_VERIFY_WITH_TIMEOUT(banner->isVisible(), kTimeout);
+    QVERIFY2(banner->text().contains(QLatin1String("outboxctl migrate")),
+             qPrintable(banner->text()));
     m_window.reset();
     QVERIFY(m_pg->dropDatabase(empty));
 }
@@ -310,7 +313,8 @@ void TestMainWindow::lostConnectionIsShownAndRecovers() {
     openWindow();
     console::EventView *view = showLoaded(core::Status::Dead, 2);
     QVERIFY(!QTest::currentTestFailed());
-    console::ConnectionBanner *banner = m_window->banner();
+    auto *banner = part<console::ConnectionBanner>();
+    QVERIFY(banner);
     QVERIFY(!banner->isVisible());
     const QString connection = m_db.connectionName();
     m_db = QSqlDatabase();
@@ -319,16 +323,16 @@ void TestMainWindow::lostConnectionIsShownAndRecovers() {
     QVERIFY(m_pg->cluster().stop().ok());
     QTRY_VERIFY_WITH_TIMEOUT(banner->isVisible(), kTimeout);
     QVERIFY2(banner->text().contains(QLatin1String("lost")), qPrintable(banner->text()));
-    QVERIFY(m_window->indicators()->stateLabel()->text().contains(QLatin1String("reconnecting")));
-    QAction *requeue = m_window->actions()->action(ActionController::RequeueMatching);
+    QVERIFY2(connectionText().contains(QLatin1String("reconnecting")),
+             qPrintable(connectionText()));
+    QAction *requeue = action(ActionController::RequeueMatching);
     QVERIFY(!requeue->isEnabled());
     QVERIFY2(requeue->toolTip().contains(QLatin1String("Not connected")),
              qPrintable(requeue->toolTip()));
     QCOMPARE(view->model()->rowCount(), 2); // what was loaded stays visible
 
     QVERIFY(m_pg->cluster().start().ok());
-    QTRY_COMPARE_WITH_TIMEOUT(m_window->client()->connectionState(), ConnectionState::Connected,
-                              kTimeout);
+    QTRY_VERIFY2_WITH_TIMEOUT(isConnected(), qPrintable(connectionText()), kTimeout);
     QTRY_VERIFY_WITH_TIMEOUT(!banner->isVisible(), kTimeout);
     QVERIFY(requeue->isEnabled());
     m_db = m_pg->open(m_dbName);

@@ -2,9 +2,16 @@
 
 #include "console/model/eventtablemodel.h"
 #include "console/model/storeclient.h"
+#include "console/widgets/detailpane.h"
 #include "store/database.h"
 
+#include <QHeaderView>
+#include <QLabel>
+#include <QPlainTextEdit>
+#include <QTabBar>
+#include <QTabWidget>
 #include <QTableView>
+#include <QToolButton>
 #include <QtTest>
 
 namespace outbox::testing {
@@ -65,8 +72,7 @@ void WindowTestBase::openWindow(bool readOnly, const QString &user) {
     m_window->connectTo(info.value());
     m_window->show();
     QVERIFY(QTest::qWaitForWindowExposed(m_window.get()));
-    QTRY_COMPARE_WITH_TIMEOUT(m_window->client()->connectionState(),
-                              console::ConnectionState::Connected, kWindowTimeout);
+    QTRY_VERIFY2_WITH_TIMEOUT(isConnected(), qPrintable(connectionText()), kWindowTimeout);
 }
 
 void WindowTestBase::insertDead(int count, const QString &nameSpace, const QString &error,
@@ -84,15 +90,112 @@ void WindowTestBase::insertDead(int count, const QString &nameSpace, const QStri
 }
 
 console::EventView *WindowTestBase::showLoaded(core::Status status, int rows) {
-    m_window->showStatus(status);
-    console::EventView *view = m_window->view(status);
+    showPage(status);
+    console::EventView *view = page(status);
     if (!m_tester) {
         m_tester = std::make_unique<QAbstractItemModelTester>(
             view->table()->model(), QAbstractItemModelTester::FailureReportingMode::QtTest);
     }
-    m_window->refreshNow();
+    refresh();
     [&] { QTRY_COMPARE_WITH_TIMEOUT(view->model()->rowCount(), rows, kWindowTimeout); }();
     return view;
+}
+
+QAction *WindowTestBase::action(console::ActionController::Kind kind) const {
+    return actions()->action(kind);
+}
+
+console::EventView *WindowTestBase::page(core::Status status) const {
+    return part<console::EventView>(QStringLiteral("eventView_") + core::statusName(status));
+}
+
+console::EventView *WindowTestBase::currentPage() const {
+    return qobject_cast<console::EventView *>(
+        part<QTabWidget>(QStringLiteral("statusTabs"))->currentWidget());
+}
+
+void WindowTestBase::showPage(core::Status status) {
+    auto *tabs = part<QTabWidget>(QStringLiteral("statusTabs"));
+    QTabBar *bar = tabs->tabBar();
+    QTest::mouseClick(bar, Qt::LeftButton, {}, bar->tabRect(tabs->indexOf(page(status))).center());
+    QCOMPARE(currentPage(), page(status));
+}
+
+void WindowTestBase::refresh() {
+    part<QAction>(QStringLiteral("refreshAction"))->trigger();
+}
+
+QString WindowTestBase::connectionText() const {
+    return part<QLabel>(QStringLiteral("connectionStateLabel"))->text();
+}
+
+bool WindowTestBase::isConnected() const {
+    // "● connected", not "● disconnected".
+    return connectionText().endsWith(QLatin1String(" connected"));
+}
+
+bool WindowTestBase::isLive() const {
+    return part<QToolButton>(QStringLiteral("liveButton"))->isChecked();
+}
+
+void WindowTestBase::setLive(bool live) {
+    auto *button = part<QToolButton>(QStringLiteral("liveButton"));
+    if (button->isChecked() != live)
+        QTest::mouseClick(button, Qt::LeftButton);
+    QCOMPARE(button->isChecked(), live);
+}
+
+int WindowTestBase::clickRows(console::EventView *view, const QList<QUuid> &ids) {
+    QTableView *table = view->table();
+    const QAbstractItemModel *shown = table->model();
+    const QHeaderView *header = table->horizontalHeader();
+    int column = 0; // the leftmost visible one
+    for (int visual = header->count() - 1; visual >= 0; --visual) {
+        if (!header->isSectionHidden(header->logicalIndex(visual)))
+            column = header->logicalIndex(visual);
+    }
+    const auto idAt = [&](int row) {
+        return shown->index(row, column).data(console::EventTableModel::IdRole).toUuid();
+    };
+    table->doItemsLayout(); // rows may just have arrived
+    bool first = true;
+    for (const QUuid &id : ids) {
+        for (int row = 0; row < shown->rowCount(); ++row) {
+            if (idAt(row) != id)
+                continue;
+            const QModelIndex cell = shown->index(row, column);
+            table->scrollTo(cell);
+            QTest::mouseClick(table->viewport(), Qt::LeftButton,
+                              first ? Qt::NoModifier : Qt::ControlModifier,
+                              table->visualRect(cell).center());
+            first = false;
+        }
+    }
+    // Only the rows asked for: a click that landed elsewhere counts as none.
+    const QModelIndexList selected = table->selectionModel()->selectedRows(column);
+    for (const QModelIndex &index : selected) {
+        if (!ids.contains(idAt(index.row())))
+            return -1;
+    }
+    return int(selected.size());
+}
+
+void WindowTestBase::selectAllRows(console::EventView *view) {
+    QTest::keyClick(view->table(), Qt::Key_A, Qt::ControlModifier);
+}
+
+QString WindowTestBase::detailTitle() const {
+    return part<console::DetailPane>()->findChild<QLabel *>(QStringLiteral("titleLabel"))->text();
+}
+
+QString WindowTestBase::detailExplanation() const {
+    return part<console::DetailPane>()->findChild<QLabel *>(QStringLiteral("whyLabel"))->text();
+}
+
+QString WindowTestBase::detailPayload() const {
+    return part<console::DetailPane>()
+        ->findChild<QPlainTextEdit *>(QStringLiteral("payloadEdit"))
+        ->toPlainText();
 }
 
 QString WindowTestBase::scalar(const QString &sql, const QVariantList &values) {

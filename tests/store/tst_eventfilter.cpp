@@ -351,6 +351,56 @@ private Q_SLOTS:
         QCOMPARE(filter.describe(), expected);
     }
 
+    // key() stands for the whole filter: one field more or less, anywhere,
+    // gives another key; filters that compare equal give the same key.
+    void keyTellsEveryFieldApart() {
+        QList<EventFilter> filters{EventFilter{}};
+        const auto with = [&](auto set) {
+            EventFilter f;
+            set(f);
+            filters << f;
+        };
+        with([](EventFilter &f) { f.status = core::Status::Dead; });
+        with([](EventFilter &f) { f.status = core::Status::Pending; });
+        with([](EventFilter &f) { f.retrying = true; });
+        with([](EventFilter &f) { f.retrying = false; });
+        with([](EventFilter &f) { f.nameSpace = QStringLiteral("billing"); });
+        with([](EventFilter &f) { f.topic = QStringLiteral("billing"); });
+        with([](EventFilter &f) { f.tenantId = kTenant1; });
+        with([](EventFilter &f) { f.dedupeKey = QStringLiteral("billing"); });
+        with([](EventFilter &f) { f.ids = {kA}; });
+        with([](EventFilter &f) { f.ids = {kA, kB}; });
+        with([](EventFilter &f) { f.ids = {kB, kA}; });
+        with([](EventFilter &f) { f.errorContains = QStringLiteral("billing"); });
+        with([](EventFilter &f) { f.errorSignature = QStringLiteral("billing"); });
+        with([](EventFilter &f) { f.text = QStringLiteral("billing"); });
+        with([](EventFilter &f) { f.createdFrom = QDateTime(QDate(2024, 5, 1), {}, Qt::UTC); });
+        with([](EventFilter &f) { f.createdTo = QDateTime(QDate(2024, 5, 1), {}, Qt::UTC); });
+        with([](EventFilter &f) { f.olderThan = 7 * 24h; });
+        // A separator inside a value does not make two fields look like one.
+        with([](EventFilter &f) { f.nameSpace = QStringLiteral("a|b"); });
+        with([](EventFilter &f) {
+            f.nameSpace = QStringLiteral("a");
+            f.topic = QStringLiteral("b");
+        });
+        for (qsizetype i = 0; i < filters.size(); ++i) {
+            for (qsizetype j = 0; j < filters.size(); ++j) {
+                QCOMPARE(filters.at(i) == filters.at(j), i == j);
+                QVERIFY2(
+                    (filters.at(i).key() == filters.at(j).key()) == (i == j),
+                    qPrintable(filters.at(i).key() + QLatin1String(" / ") + filters.at(j).key()));
+            }
+        }
+
+        // The same instant in another zone: equal filters, equal keys.
+        EventFilter utc;
+        utc.createdFrom = QDateTime(QDate(2024, 5, 1), QTime(8, 0), Qt::UTC);
+        EventFilter local = utc;
+        local.createdFrom = QDateTime(QDate(2024, 5, 1), QTime(10, 0), Qt::OffsetFromUTC, 7200);
+        QVERIFY(utc == local);
+        QCOMPARE(utc.key(), local.key());
+    }
+
     void signature_data() {
         QTest::addColumn<QString>("error");
         QTest::addColumn<QString>("expected");

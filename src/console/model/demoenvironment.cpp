@@ -13,11 +13,28 @@
 #include <QRandomGenerator>
 
 #include <algorithm>
+#include <functional>
 #include <utility>
 
 namespace outbox::console {
 
 namespace {
+
+// Runs `close` in the thread of `worker` and then ends that thread; without
+// a worker, only ends the thread.
+void closeThenQuit(QThread *thread, QObject *worker, std::function<void()> close) {
+    if (!worker) {
+        thread->quit();
+        return;
+    }
+    QMetaObject::invokeMethod(
+        worker,
+        [thread, close = std::move(close)] {
+            close();
+            thread->quit();
+        },
+        Qt::QueuedConnection);
+}
 
 // The runner's answer for the poison topic: a client error that is not in
 // the permanent list, so the dispatcher retries it with backoff until
@@ -351,32 +368,14 @@ void DemoEnvironment::teardown(State finalState) {
     // closing only in the destructors would race with the cluster's shutdown.
     if (m_waitProducer) {
         ++m_pendingStops;
-        QThread *thread = &m_producerThread;
-        if (producer)
-            QMetaObject::invokeMethod(
-                producer,
-                [producer, thread] {
-                    producer->stop();
-                    thread->quit();
-                },
-                Qt::QueuedConnection);
-        else
-            thread->quit();
+        closeThenQuit(&m_producerThread, producer, [producer] { producer->stop(); });
     }
     if (m_waitRunners) {
         ++m_pendingStops;
-        QThread *thread = &m_runnerThread;
-        if (runner && rejecter)
-            QMetaObject::invokeMethod(
-                runner,
-                [runner, rejecter, thread] {
-                    runner->close();
-                    rejecter->close();
-                    thread->quit();
-                },
-                Qt::QueuedConnection);
-        else
-            thread->quit();
+        closeThenQuit(&m_runnerThread, runner && rejecter ? runner : nullptr, [runner, rejecter] {
+            runner->close();
+            rejecter->close();
+        });
     }
     if (m_waitCluster) {
         ++m_pendingStops;

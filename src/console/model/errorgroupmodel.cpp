@@ -1,11 +1,11 @@
 #include "console/model/errorgroupmodel.h"
 
-#include "console/model/listdiff.h"
-
 namespace outbox::console {
 
 ErrorGroupModel::ErrorGroupModel(QObject *parent)
-    : QAbstractTableModel(parent) {}
+    : SnapshotTableModel({tr("Error"), tr("Events"), tr("Latest")}, parent) {
+    Q_ASSERT(columnCount() == ColumnCount);
+}
 
 void ErrorGroupModel::applySnapshot(const ErrorGroupsResult &result) {
     const bool filterChanged = !(result.filter == m_filter);
@@ -18,25 +18,11 @@ void ErrorGroupModel::applySnapshot(const ErrorGroupsResult &result) {
         endResetModel();
         return;
     }
-    RowSignals notify;
-    const QModelIndex root;
-    notify.beginRemove = [this, root](int f, int l) { beginRemoveRows(root, f, l); };
-    notify.endRemove = [this] { endRemoveRows(); };
-    notify.beginInsert = [this, root](int f, int l) { beginInsertRows(root, f, l); };
-    notify.endInsert = [this] { endInsertRows(); };
-    notify.beginMove = [this, root](int from, int to) {
-        beginMoveRows(root, from, from, root, to);
-    };
-    notify.endMove = [this] { endMoveRows(); };
-    notify.changed = [this](int row) {
-        Q_EMIT dataChanged(index(row, 0), index(row, ColumnCount - 1));
-    };
-    applyKeyedDiff(
+    applyRows(
         m_groups, result.groups, [](const store::ErrorGroup &g) { return g.signature; },
         [](const store::ErrorGroup &a, const store::ErrorGroup &b) {
             return a.count == b.count && a.latest == b.latest && a.example == b.example;
-        },
-        notify);
+        });
     // "3m ago" moves on with the server clock even when nothing else changed.
     if (!m_groups.isEmpty()) {
         Q_EMIT dataChanged(index(0, LatestColumn), index(int(m_groups.size()) - 1, LatestColumn),
@@ -70,10 +56,6 @@ qint64 ErrorGroupModel::totalCount() const {
 
 int ErrorGroupModel::rowCount(const QModelIndex &parent) const {
     return parent.isValid() ? 0 : int(m_groups.size());
-}
-
-int ErrorGroupModel::columnCount(const QModelIndex &parent) const {
-    return parent.isValid() ? 0 : ColumnCount;
 }
 
 QVariant ErrorGroupModel::data(const QModelIndex &index, int role) const {
@@ -114,22 +96,6 @@ QVariant ErrorGroupModel::data(const QModelIndex &index, int role) const {
         return group.count;
     case ExampleRole:
         return group.example;
-    default:
-        return {};
-    }
-}
-
-QVariant ErrorGroupModel::headerData(int section, Qt::Orientation orientation, int role) const {
-    if (orientation != Qt::Horizontal || role != Qt::DisplayRole) {
-        return QAbstractTableModel::headerData(section, orientation, role);
-    }
-    switch (section) {
-    case SignatureColumn:
-        return tr("Error");
-    case CountColumn:
-        return tr("Events");
-    case LatestColumn:
-        return tr("Latest");
     default:
         return {};
     }

@@ -1,10 +1,10 @@
 #pragma once
 
 #include "console/model/consoletypes.h"
+#include "console/model/snapshottablemodel.h"
 #include "store/eventfilter.h"
 #include "store/queries.h"
 
-#include <QAbstractTableModel>
 #include <QDateTime>
 #include <QList>
 
@@ -14,7 +14,7 @@ namespace outbox::console {
 // folded), most frequent first. Takes ErrorGroupsResult snapshots and
 // applies the difference (groups matched by signature), so a selected group
 // stays selected across refreshes.
-class ErrorGroupModel final : public QAbstractTableModel {
+class ErrorGroupModel final : public SnapshotTableModel {
     Q_OBJECT
 
 public:
@@ -37,10 +37,7 @@ public:
     qint64 totalCount() const;
 
     int rowCount(const QModelIndex &parent = {}) const override;
-    int columnCount(const QModelIndex &parent = {}) const override;
     QVariant data(const QModelIndex &index, int role = Qt::DisplayRole) const override;
-    QVariant headerData(int section, Qt::Orientation orientation,
-                        int role = Qt::DisplayRole) const override;
 
 private:
     QList<store::ErrorGroup> m_groups;

@@ -1,6 +1,5 @@
 #include "console/model/eventtablemodel.h"
 
-#include "console/model/listdiff.h"
 #include "console/model/storeclient.h"
 
 #include <QBrush>
@@ -24,8 +23,12 @@ QString fullId(const QUuid &id) {
 } // namespace
 
 EventTableModel::EventTableModel(QObject *parent)
-    : QAbstractTableModel(parent)
+    : SnapshotTableModel({tr("ID"), tr("Status"), tr("Namespace"), tr("Topic"), tr("Tenant"),
+                          tr("Dedupe key"), tr("Attempts"), tr("Next attempt"), tr("Lease holder"),
+                          tr("Lease"), tr("Last error"), tr("Age")},
+                         parent)
     , m_laneKey(QStringLiteral("events-") + QString::number(reinterpret_cast<quintptr>(this), 16)) {
+    Q_ASSERT(columnCount() == ColumnCount);
     m_clock.setInterval(1000);
     connect(&m_clock, &QTimer::timeout, this, &EventTableModel::tick);
 }
@@ -64,10 +67,6 @@ void EventTableModel::setQuery(const store::EventFilter &filter, store::SortOrde
 void EventTableModel::setPageSize(int rows) {
     m_pageSize = std::max(1, rows);
     m_refreshCap = std::max(m_refreshCap, m_pageSize);
-}
-
-void EventTableModel::setRefreshCap(int rows) {
-    m_refreshCap = std::max(rows, m_pageSize);
 }
 
 void EventTableModel::setIds(RequestId refreshId, RequestId fetchId) {
@@ -133,22 +132,9 @@ void EventTableModel::applySnapshot(const QList<core::OutboxEvent> &rows,
                                     const QDateTime &serverTime,
                                     const std::optional<store::PageCursor> &next) {
     setServerTime(serverTime);
-    RowSignals notify;
-    const QModelIndex root;
-    notify.beginRemove = [this, root](int f, int l) { beginRemoveRows(root, f, l); };
-    notify.endRemove = [this] { endRemoveRows(); };
-    notify.beginInsert = [this, root](int f, int l) { beginInsertRows(root, f, l); };
-    notify.endInsert = [this] { endInsertRows(); };
-    notify.beginMove = [this, root](int from, int to) {
-        beginMoveRows(root, from, from, root, to);
-    };
-    notify.endMove = [this] { endMoveRows(); };
-    notify.changed = [this](int row) {
-        Q_EMIT dataChanged(index(row, 0), index(row, ColumnCount - 1));
-    };
-    applyKeyedDiff(
+    applyRows(
         m_rows, rows, [](const core::OutboxEvent &e) { return e.id; },
-        [](const core::OutboxEvent &a, const core::OutboxEvent &b) { return a == b; }, notify);
+        [](const core::OutboxEvent &a, const core::OutboxEvent &b) { return a == b; });
     m_next = next;
     Q_EMIT refreshed();
 }
@@ -232,10 +218,6 @@ void EventTableModel::tick() {
 
 int EventTableModel::rowCount(const QModelIndex &parent) const {
     return parent.isValid() ? 0 : int(m_rows.size());
-}
-
-int EventTableModel::columnCount(const QModelIndex &parent) const {
-    return parent.isValid() ? 0 : ColumnCount;
 }
 
 bool EventTableModel::leaseExpired(const core::OutboxEvent &event, const QDateTime &now) const {
@@ -373,40 +355,6 @@ QVariant EventTableModel::data(const QModelIndex &index, int role) const {
         return raw(e, column);
     case LeaseExpiredRole:
         return leaseExpired(e, serverNow());
-    default:
-        return {};
-    }
-}
-
-QVariant EventTableModel::headerData(int section, Qt::Orientation orientation, int role) const {
-    if (orientation != Qt::Horizontal || role != Qt::DisplayRole) {
-        return QAbstractTableModel::headerData(section, orientation, role);
-    }
-    switch (section) {
-    case IdColumn:
-        return tr("ID");
-    case StatusColumn:
-        return tr("Status");
-    case NamespaceColumn:
-        return tr("Namespace");
-    case TopicColumn:
-        return tr("Topic");
-    case TenantColumn:
-        return tr("Tenant");
-    case DedupeKeyColumn:
-        return tr("Dedupe key");
-    case AttemptsColumn:
-        return tr("Attempts");
-    case NextAttemptColumn:
-        return tr("Next attempt");
-    case LeaseHolderColumn:
-        return tr("Lease holder");
-    case LeaseRemainingColumn:
-        return tr("Lease");
-    case LastErrorColumn:
-        return tr("Last error");
-    case CreatedColumn:
-        return tr("Age");
     default:
         return {};
     }

@@ -1,12 +1,12 @@
 #pragma once
 
 #include "console/model/consoletypes.h"
+#include "console/model/snapshottablemodel.h"
 #include "console/model/storeclient.h"
 #include "core/event.h"
 #include "store/eventfilter.h"
 #include "store/queries.h"
 
-#include <QAbstractTableModel>
 #include <QDateTime>
 #include <QElapsedTimer>
 #include <QList>
@@ -30,7 +30,7 @@ namespace outbox::console {
 // Relative times ("in 12s", "3m ago") are computed from the database clock
 // delivered with each snapshot plus the time elapsed since, so a skewed
 // local clock does not matter; they tick once a second.
-class EventTableModel final : public QAbstractTableModel {
+class EventTableModel final : public SnapshotTableModel {
     Q_OBJECT
 
 public:
@@ -74,8 +74,6 @@ public:
     int pageSize() const { return m_pageSize; }
     // refresh() re-reads at most this many rows; rows beyond it are dropped
     // (fetchMore brings them back).
-    void setRefreshCap(int rows);
-    int refreshCap() const { return m_refreshCap; }
 
     // Re-reads the loaded window and applies the difference. Supersedes a
     // refresh or fetch still in flight.
@@ -101,10 +99,7 @@ public:
     void setClockRunning(bool running);
 
     int rowCount(const QModelIndex &parent = {}) const override;
-    int columnCount(const QModelIndex &parent = {}) const override;
     QVariant data(const QModelIndex &index, int role = Qt::DisplayRole) const override;
-    QVariant headerData(int section, Qt::Orientation orientation,
-                        int role = Qt::DisplayRole) const override;
     bool canFetchMore(const QModelIndex &parent) const override;
     void fetchMore(const QModelIndex &parent) override;
 

@@ -12,25 +12,6 @@ namespace {
 // Pauses shorter than this are not worth a timer.
 constexpr qint64 kMinPauseMs = 20;
 
-// Every field of the filter, so that equal texts mean equal filters.
-QString filterQuestion(const store::EventFilter &f) {
-    QStringList parts;
-    parts << (f.status ? core::statusName(*f.status) : QString())
-          << (f.retrying ? QString::number(int(*f.retrying)) : QString()) << f.nameSpace << f.topic
-          << (f.tenantId ? f.tenantId->toString() : QString()) << f.dedupeKey << f.errorContains
-          << f.errorSignature << f.text << f.createdFrom.toString(Qt::ISODateWithMs)
-          << f.createdTo.toString(Qt::ISODateWithMs)
-          << (f.olderThan ? QString::number(f.olderThan->count()) : QString());
-    for (const QUuid &id : f.ids) {
-        parts << id.toString();
-    }
-    for (QString &part : parts) {
-        part.replace(QLatin1Char('\\'), QLatin1String("\\\\"))
-            .replace(QLatin1Char('|'), QLatin1String("\\|"));
-    }
-    return parts.join(QLatin1Char('|'));
-}
-
 StoreClientOptions aggregateOptions(StoreClientOptions options) {
     options.listen = false;
     return options;
@@ -241,7 +222,7 @@ RequestId StoreClient::requestErrorGroups(const store::EventFilter &filter, int 
     return submit(
         RequestKind::ErrorGroups, supersedeKey,
         [filter, limit](StoreWorker *w, RequestId id) { w->errorGroups(id, filter, limit); },
-        QStringLiteral("error-groups/%1/").arg(limit) + filterQuestion(filter));
+        QStringLiteral("error-groups/%1/").arg(limit) + filter.key());
 }
 
 RequestId StoreClient::requestPrivileges() {

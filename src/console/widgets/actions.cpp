@@ -25,25 +25,67 @@ namespace outbox::console {
 
 namespace {
 
-// The states each action applies to (ARCHITECTURE.md §4).
-QList<core::Status> allowedStates(store::Action action) {
-    switch (action) {
-    case store::Action::RetryNow:
-        return {core::Status::Pending};
-    case store::Action::Requeue:
-        return {core::Status::Dead};
-    case store::Action::Cancel:
-        return {core::Status::Pending, core::Status::Dead};
-    case store::Action::Purge:
-    case store::Action::Replay:
-        return {core::Status::Delivered, core::Status::Dead};
-    }
-    return {};
-}
+// What each action says: its text, icon and tooltip.
+struct ActionText {
+    ActionController::Kind kind;
+    const char *text;
+    const char *icon; // resources/icons/<icon>.svg
+    const char *tip;
+};
+constexpr ActionText kActionTexts[] = {
+    {ActionController::RetrySelected, QT_TRANSLATE_NOOP("ActionController", "Retry now"), "retry",
+     QT_TRANSLATE_NOOP("ActionController",
+                       "Make the selected pending events due now, skipping their backoff")},
+    {ActionController::RequeueSelected, QT_TRANSLATE_NOOP("ActionController", "Requeue"), "requeue",
+     QT_TRANSLATE_NOOP("ActionController",
+                       "Send the selected dead events back to pending with attempts reset")},
+    {ActionController::CancelSelected, QT_TRANSLATE_NOOP("ActionController", "Cancel"), "cancel",
+     QT_TRANSLATE_NOOP(
+         "ActionController",
+         "Mark the selected pending or dead events dead so they are never delivered")},
+    {ActionController::ReplaySelected, QT_TRANSLATE_NOOP("ActionController", "Replay"), "replay",
+     QT_TRANSLATE_NOOP("ActionController",
+                       "Enqueue a new copy of each selected delivered or dead event")},
+    {ActionController::PurgeSelected, QT_TRANSLATE_NOOP("ActionController", "Purge"), "purge",
+     QT_TRANSLATE_NOOP("ActionController",
+                       "Delete the selected delivered or dead events for good")},
+    {ActionController::CopyId, QT_TRANSLATE_NOOP("ActionController", "Copy ID"), "copy",
+     QT_TRANSLATE_NOOP("ActionController", "Copy the ids of the selected events")},
+    {ActionController::CopyPayload, QT_TRANSLATE_NOOP("ActionController", "Copy payload"), "copy",
+     QT_TRANSLATE_NOOP("ActionController", "Copy the payloads of the selected events")},
+    {ActionController::ExportJson, QT_TRANSLATE_NOOP("ActionController", "Export JSON lines…"),
+     "export",
+     QT_TRANSLATE_NOOP("ActionController", "Save the selected events, one JSON object per line")},
+    {ActionController::RetryMatching, QT_TRANSLATE_NOOP("ActionController", "Retry all matching…"),
+     "retry",
+     QT_TRANSLATE_NOOP("ActionController",
+                       "Retry now every pending event that matches the filter")},
+    {ActionController::RequeueMatching,
+     QT_TRANSLATE_NOOP("ActionController", "Requeue all matching…"), "requeue",
+     QT_TRANSLATE_NOOP("ActionController",
+                       "Requeue every dead event that matches the filter, with a rate limit")},
+    {ActionController::CancelMatching,
+     QT_TRANSLATE_NOOP("ActionController", "Cancel all matching…"), "cancel",
+     QT_TRANSLATE_NOOP("ActionController",
+                       "Cancel every pending or dead event that matches the filter")},
+    {ActionController::ReplayMatching,
+     QT_TRANSLATE_NOOP("ActionController", "Replay all matching…"), "replay",
+     QT_TRANSLATE_NOOP("ActionController",
+                       "Replay every delivered or dead event that matches the filter")},
+    {ActionController::PurgeMatching, QT_TRANSLATE_NOOP("ActionController", "Purge all matching…"),
+     "purge",
+     QT_TRANSLATE_NOOP("ActionController",
+                       "Delete every delivered or dead event that matches the filter")},
+    {ActionController::PurgeOld, QT_TRANSLATE_NOOP("ActionController", "Purge old events…"),
+     "purge",
+     QT_TRANSLATE_NOOP("ActionController",
+                       "Delete delivered or dead events older than an age, with a preview")},
+};
+static_assert(std::size(kActionTexts) == ActionController::KindCount);
 
 QString statesText(store::Action action) {
     QStringList names;
-    for (core::Status s : allowedStates(action)) {
+    for (core::Status s : store::allowedStates(action)) {
         names << core::statusName(s);
     }
     return names.join(ActionController::tr(" or "));
@@ -122,33 +164,9 @@ ActionController::ActionController(ConsoleSettings *settings, QWidget *dialogPar
     : QObject(dialogParent)
     , m_settings(settings)
     , m_parent(dialogParent) {
-    make(RetrySelected, tr("Retry now"), QStringLiteral("retry"),
-         tr("Make the selected pending events due now, skipping their backoff"));
-    make(RequeueSelected, tr("Requeue"), QStringLiteral("requeue"),
-         tr("Send the selected dead events back to pending with attempts reset"));
-    make(CancelSelected, tr("Cancel"), QStringLiteral("cancel"),
-         tr("Mark the selected pending or dead events dead so they are never delivered"));
-    make(ReplaySelected, tr("Replay"), QStringLiteral("replay"),
-         tr("Enqueue a new copy of each selected delivered or dead event"));
-    make(PurgeSelected, tr("Purge"), QStringLiteral("purge"),
-         tr("Delete the selected delivered or dead events for good"));
-    make(CopyId, tr("Copy ID"), QStringLiteral("copy"), tr("Copy the ids of the selected events"));
-    make(CopyPayload, tr("Copy payload"), QStringLiteral("copy"),
-         tr("Copy the payloads of the selected events"));
-    make(ExportJson, tr("Export JSON lines…"), QStringLiteral("export"),
-         tr("Save the selected events, one JSON object per line"));
-    make(RetryMatching, tr("Retry all matching…"), QStringLiteral("retry"),
-         tr("Retry now every pending event that matches the filter"));
-    make(RequeueMatching, tr("Requeue all matching…"), QStringLiteral("requeue"),
-         tr("Requeue every dead event that matches the filter, with a rate limit"));
-    make(CancelMatching, tr("Cancel all matching…"), QStringLiteral("cancel"),
-         tr("Cancel every pending or dead event that matches the filter"));
-    make(ReplayMatching, tr("Replay all matching…"), QStringLiteral("replay"),
-         tr("Replay every delivered or dead event that matches the filter"));
-    make(PurgeMatching, tr("Purge all matching…"), QStringLiteral("purge"),
-         tr("Delete every delivered or dead event that matches the filter"));
-    make(PurgeOld, tr("Purge old events…"), QStringLiteral("purge"),
-         tr("Delete delivered or dead events older than an age, with a preview"));
+    for (const ActionText &text : kActionTexts) {
+        make(text.kind, tr(text.text), QLatin1String(text.icon), tr(text.tip));
+    }
     m_actions[CopyId]->setShortcut(QKeySequence::Copy);
     m_actions[CopyPayload]->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_C));
     m_actions[ExportJson]->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
@@ -198,14 +216,6 @@ void ActionController::setFilterProvider(std::function<store::EventFilter()> pro
     updateState();
 }
 
-void ActionController::setConfirmer(Confirmer confirmer) {
-    m_confirmer = std::move(confirmer);
-}
-
-void ActionController::setFileChooser(FileChooser chooser) {
-    m_fileChooser = std::move(chooser);
-}
-
 void ActionController::setReadOnly(bool readOnly, const QString &reason) {
     m_readOnly = readOnly;
     m_readOnlyReason = reason;
@@ -239,7 +249,7 @@ void ActionController::updateState() {
             } else if (!m_connected || !m_client) {
                 why = tr("Not connected to a database");
             } else if (isSelectionChange(kind)) {
-                const auto allowed = allowedStates(op);
+                const auto allowed = store::allowedStates(op);
                 const bool any = std::any_of(allowed.cbegin(), allowed.cend(),
                                              [&](core::Status s) { return states.contains(s); });
                 if (!any) {
@@ -247,7 +257,7 @@ void ActionController::updateState() {
                               .arg(statesText(op), BulkDialog::verb(op).toLower());
                 }
             } else if (kind != PurgeOld && filter.status &&
-                       !allowedStates(op).contains(*filter.status)) {
+                       !store::allowedStates(op).contains(*filter.status)) {
                 why = tr("%1 applies to %2 events; this page shows %3 events")
                           .arg(BulkDialog::verb(op), statesText(op),
                                core::statusName(*filter.status));
@@ -288,9 +298,6 @@ void ActionController::fillActionsMenu(QMenu *menu) const {
 }
 
 bool ActionController::confirm(const QString &title, const QString &text) const {
-    if (m_confirmer) {
-        return m_confirmer(title, text);
-    }
     return QMessageBox::question(m_parent, title, text, QMessageBox::Yes | QMessageBox::Cancel,
                                  QMessageBox::Cancel) == QMessageBox::Yes;
 }
@@ -303,7 +310,7 @@ void ActionController::runOnSelection(store::Action action) {
     if (!m_client) {
         return;
     }
-    const auto allowed = allowedStates(action);
+    const auto allowed = store::allowedStates(action);
     QList<QUuid> ids;
     const QList<core::OutboxEvent> selected = selection();
     for (const auto &e : selected) {
@@ -364,11 +371,11 @@ void ActionController::selectionActionDone(store::Action action, qint64 requeste
     Q_EMIT eventsChanged();
 }
 
-BulkDialog *ActionController::runOnFilter(store::Action action) {
+void ActionController::runOnFilter(store::Action action) {
     if (m_readOnly || !m_client) {
         Q_EMIT message(m_readOnly ? tr("Read-only: %1").arg(m_readOnlyReason)
                                   : tr("Not connected to a database"));
-        return nullptr;
+        return;
     }
     const store::EventFilter filter = m_filter ? m_filter() : store::EventFilter();
     auto *dialog = new BulkDialog(m_client, action, filter, m_parent);
@@ -391,8 +398,6 @@ BulkDialog *ActionController::runOnFilter(store::Action action) {
     });
     dialog->open();
     dialog->begin();
-    Q_EMIT bulkDialogOpened(dialog);
-    return dialog;
 }
 
 void ActionController::openPurgeDialog() {
@@ -413,7 +418,6 @@ void ActionController::openPurgeDialog() {
         });
         bulk->open();
         bulk->begin();
-        Q_EMIT bulkDialogOpened(bulk);
     });
     dialog->open();
 }
@@ -498,10 +502,8 @@ void ActionController::exportJsonLines() {
     }
     const QString suggested = QStringLiteral("outbox-events.jsonl");
     const QString path =
-        m_fileChooser
-            ? m_fileChooser(suggested)
-            : QFileDialog::getSaveFileName(m_parent, tr("Export events as JSON lines"), suggested,
-                                           tr("JSON lines (*.jsonl *.ndjson);;All files (*)"));
+        QFileDialog::getSaveFileName(m_parent, tr("Export events as JSON lines"), suggested,
+                                     tr("JSON lines (*.jsonl *.ndjson);;All files (*)"));
     if (path.isEmpty()) {
         return;
     }

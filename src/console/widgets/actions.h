@@ -18,7 +18,6 @@ class QWidget;
 
 namespace outbox::console {
 
-class BulkDialog;
 class ConsoleSettings;
 class StoreClient;
 
@@ -61,12 +60,6 @@ public:
         KindCount
     };
 
-    // Asked before a change to selected rows; true = go ahead. Tests inject
-    // one; the default asks with a message box.
-    using Confirmer = std::function<bool(const QString &title, const QString &text)>;
-    // Asked for the export file; empty = cancelled.
-    using FileChooser = std::function<QString(const QString &suggestedName)>;
-
     ActionController(ConsoleSettings *settings, QWidget *dialogParent);
     ~ActionController() override;
     Q_DISABLE_COPY_MOVE(ActionController)
@@ -74,14 +67,11 @@ public:
     void setClient(StoreClient *client);
     void setSelectionProvider(std::function<QList<core::OutboxEvent>()> provider);
     void setFilterProvider(std::function<store::EventFilter()> provider);
-    void setConfirmer(Confirmer confirmer);
-    void setFileChooser(FileChooser chooser);
 
     // Disables every action that changes events; `reason` becomes their
     // tooltip ("Read-only: ...").
     void setReadOnly(bool readOnly, const QString &reason);
     bool isReadOnly() const { return m_readOnly; }
-    QString readOnlyReason() const { return m_readOnlyReason; }
     void setConnected(bool connected);
 
     QAction *action(Kind kind) const { return m_actions.value(kind); }
@@ -92,13 +82,6 @@ public:
     // Re-evaluates what the selection allows; call on selection changes.
     void updateState();
 
-    void runOnSelection(store::Action action);
-    BulkDialog *runOnFilter(store::Action action);
-    void openPurgeDialog();
-    void copyIds();
-    void copyPayloads();
-    void exportJsonLines();
-
     // JSON object for one event (export and copy): metadata + parsed payload.
     static QByteArray toJsonLine(const core::OutboxEvent &event);
 
@@ -106,9 +89,14 @@ Q_SIGNALS:
     void message(const QString &text);
     // An action changed (or may have changed) events: views should refresh.
     void eventsChanged();
-    void bulkDialogOpened(outbox::console::BulkDialog *dialog);
 
 private:
+    void runOnSelection(store::Action action);
+    void runOnFilter(store::Action action);
+    void openPurgeDialog();
+    void copyIds();
+    void copyPayloads();
+    void exportJsonLines();
     QAction *make(Kind kind, const QString &text, const QString &icon, const QString &tip);
     QList<core::OutboxEvent> selection() const;
     bool confirm(const QString &title, const QString &text) const;
@@ -120,8 +108,6 @@ private:
     QPointer<StoreClient> m_client;
     std::function<QList<core::OutboxEvent>()> m_selection;
     std::function<store::EventFilter()> m_filter;
-    Confirmer m_confirmer;
-    FileChooser m_fileChooser;
     QHash<int, QAction *> m_actions;
     QHash<int, QString> m_tips;
     bool m_readOnly = false;

@@ -7,9 +7,39 @@
 
 #include <QPushButton>
 
+#include <array>
+
 namespace outbox::console {
 
 namespace {
+
+// How the dialog speaks of an action, in the order of store::Action.
+struct ActionWords {
+    const char *verb;      // "Requeue"
+    const char *pastTense; // "requeued"
+    const char *effect;    // what happens to each event
+};
+constexpr std::array<ActionWords, 5> kWords{{
+    {QT_TRANSLATE_NOOP("BulkDialog", "Retry now"), QT_TRANSLATE_NOOP("BulkDialog", "retried"),
+     QT_TRANSLATE_NOOP("BulkDialog", "Pending events become due now: their backoff is skipped.")},
+    {QT_TRANSLATE_NOOP("BulkDialog", "Requeue"), QT_TRANSLATE_NOOP("BulkDialog", "requeued"),
+     QT_TRANSLATE_NOOP("BulkDialog", "Dead events become pending again with attempts reset to 0, "
+                                     "and are delivered again.")},
+    {QT_TRANSLATE_NOOP("BulkDialog", "Cancel"), QT_TRANSLATE_NOOP("BulkDialog", "cancelled"),
+     QT_TRANSLATE_NOOP("BulkDialog", "Pending and dead events become dead, marked as cancelled by "
+                                     "you; they will not be delivered.")},
+    {QT_TRANSLATE_NOOP("BulkDialog", "Purge"), QT_TRANSLATE_NOOP("BulkDialog", "purged"),
+     QT_TRANSLATE_NOOP("BulkDialog", "Delivered and dead events are deleted with their failure "
+                                     "history. This cannot be undone.")},
+    {QT_TRANSLATE_NOOP("BulkDialog", "Replay"), QT_TRANSLATE_NOOP("BulkDialog", "replayed"),
+     QT_TRANSLATE_NOOP("BulkDialog", "Each delivered or dead event is copied to a new pending "
+                                     "event, which is delivered again; the original stays as it "
+                                     "is.")},
+}};
+
+const ActionWords &wordsFor(store::Action action) {
+    return kWords.at(std::size_t(action));
+}
 
 QString idText(const QUuid &id) {
     return id.toString(QUuid::WithoutBraces);
@@ -81,61 +111,20 @@ BulkDialog::~BulkDialog() {
 }
 
 QString BulkDialog::verb(store::Action action) {
-    switch (action) {
-    case store::Action::RetryNow:
-        return tr("Retry now");
-    case store::Action::Requeue:
-        return tr("Requeue");
-    case store::Action::Cancel:
-        return tr("Cancel");
-    case store::Action::Purge:
-        return tr("Purge");
-    case store::Action::Replay:
-        return tr("Replay");
-    }
-    return {};
+    return tr(wordsFor(action).verb);
 }
 
 QString BulkDialog::pastTense(store::Action action) {
-    switch (action) {
-    case store::Action::RetryNow:
-        return tr("retried");
-    case store::Action::Requeue:
-        return tr("requeued");
-    case store::Action::Cancel:
-        return tr("cancelled");
-    case store::Action::Purge:
-        return tr("purged");
-    case store::Action::Replay:
-        return tr("replayed");
-    }
-    return {};
+    return tr(wordsFor(action).pastTense);
 }
 
 QString BulkDialog::effect(store::Action action) {
-    switch (action) {
-    case store::Action::RetryNow:
-        return tr("Pending events become due now: their backoff is skipped.");
-    case store::Action::Requeue:
-        return tr("Dead events become pending again with attempts reset to 0, and are "
-                  "delivered again.");
-    case store::Action::Cancel:
-        return tr("Pending and dead events become dead, marked as cancelled by you; they will "
-                  "not be delivered.");
-    case store::Action::Purge:
-        return tr("Delivered and dead events are deleted with their failure history. This "
-                  "cannot be undone.");
-    case store::Action::Replay:
-        return tr("Each delivered or dead event is copied to a new pending event, which is "
-                  "delivered again; the original stays as it is.");
-    }
-    return {};
+    return tr(wordsFor(action).effect);
 }
 
 bool BulkDialog::hasRateLimit(store::Action action) {
     // The actions that send events to the runner again.
-    return action == store::Action::Requeue || action == store::Action::RetryNow ||
-           action == store::Action::Replay;
+    return store::wakesDispatchers(action);
 }
 
 void BulkDialog::setRate(double eventsPerSecond) {

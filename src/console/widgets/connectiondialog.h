@@ -55,8 +55,6 @@ public:
     bool demoRequested() const { return m_demo; }
 
     void setConnInfo(const core::ConnInfo &info);
-    void selectProfile(const QString &name);
-    void setMessage(const QString &message); // e.g. why the last connection failed
 
     void testConnection();
     bool isTesting() const { return m_watcher.isRunning(); }
@@ -68,6 +66,8 @@ protected:
     void accept() override;
 
 private:
+    void selectProfile(const QString &name);
+    void setMessage(const QString &message); // e.g. why the last connection failed
     void loadProfiles();
     void applyProfile(const ConnectionProfile &profile);
     ConnectionProfile currentAsProfile(const QString &name) const;

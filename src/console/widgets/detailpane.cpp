@@ -124,14 +124,6 @@ void DetailPane::setDispatchActivity(const DispatchActivity &activity) {
     renderExplanation();
 }
 
-QString DetailPane::explanationText() const {
-    return m_ui->whyLabel->text();
-}
-
-QString DetailPane::payloadText() const {
-    return m_ui->payloadEdit->toPlainText();
-}
-
 QDateTime DetailPane::serverNow() const {
     if (!m_detail || !m_detail->serverTime.isValid()) {
         return QDateTime::currentDateTimeUtc();
@@ -155,7 +147,6 @@ void DetailPane::onDetail(RequestId id, const store::EventDetail &detail) {
     m_detail = detail;
     m_sinceDetail.start();
     render();
-    Q_EMIT loaded(m_id);
 }
 
 void DetailPane::onFailed(RequestId id, const core::Error &error) {

@@ -38,17 +38,8 @@ public:
     void setClient(StoreClient *client);
     // A null id clears the pane.
     void setEvent(const QUuid &id);
-    QUuid eventId() const { return m_id; }
     void refresh();
     void setDispatchActivity(const DispatchActivity &activity);
-
-    const std::optional<store::EventDetail> &detail() const { return m_detail; }
-    // The why-line as shown (for tests and copy).
-    QString explanationText() const;
-    QString payloadText() const;
-
-Q_SIGNALS:
-    void loaded(const QUuid &id);
 
 private:
     void onDetail(RequestId id, const store::EventDetail &detail);

@@ -196,10 +196,6 @@ void DispatcherPanel::setPublisherFactory(dispatch::PublisherFactory factory) {
     m_publisherFactory = std::move(factory);
 }
 
-void DispatcherPanel::setDispatcherOptions(const dispatch::DispatcherOptions &options) {
-    m_options = options;
-}
-
 void DispatcherPanel::setReadOnly(bool readOnly, const QString &reason) {
     m_readOnly = readOnly;
     m_readOnlyReason = reason;

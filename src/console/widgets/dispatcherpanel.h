@@ -77,7 +77,6 @@ public:
     // Publisher used by the next start (demo mode routes a topic to a
     // rejecting runner); empty = HTTP to the runner URL.
     void setPublisherFactory(dispatch::PublisherFactory factory);
-    void setDispatcherOptions(const dispatch::DispatcherOptions &options);
 
     // Read-only consoles may not run a dispatcher (it changes rows): Start
     // is disabled with `reason` as its tooltip. Does not stop a running one.
@@ -89,7 +88,6 @@ public:
     // The latest snapshot (default-constructed before the first one).
     const dispatch::DispatcherStats &lastStats() const { return m_lastStats; }
     double deliveredPerSecond() const { return m_deliveredRate; }
-    double failuresPerSecond() const { return m_failureRate; }
 
     ThroughputChart *chart() const { return m_chart; }
     LogView *logView() const { return m_log; }

@@ -174,40 +174,6 @@ std::optional<core::OutboxEvent> EventView::currentEvent() const {
     return m_model->eventAt(m_proxy->mapToSource(current).row());
 }
 
-void EventView::selectAll() {
-    m_table->selectAll();
-}
-
-int EventView::selectIds(const QList<QUuid> &ids) {
-    QItemSelection selection;
-    for (const QUuid &id : ids) {
-        const int row = m_model->rowOf(id);
-        if (row < 0) {
-            continue;
-        }
-        const QModelIndex index = m_proxy->mapFromSource(m_model->index(row, 0));
-        selection.select(index, index);
-    }
-    m_table->selectionModel()->select(selection, QItemSelectionModel::ClearAndSelect |
-                                                     QItemSelectionModel::Rows);
-    if (!selection.isEmpty()) {
-        // The leftmost visible column, so the view does not scroll sideways
-        // to a column moved to the end (the id).
-        const QHeaderView *header = m_table->horizontalHeader();
-        int column = 0;
-        for (int visual = 0; visual < header->count(); ++visual) {
-            if (!header->isSectionHidden(header->logicalIndex(visual))) {
-                column = header->logicalIndex(visual);
-                break;
-            }
-        }
-        const QModelIndex first = selection.indexes().constFirst();
-        m_table->selectionModel()->setCurrentIndex(
-            first.siblingAtColumn(column), QItemSelectionModel::Rows | QItemSelectionModel::Select);
-    }
-    return int(m_table->selectionModel()->selectedRows().size());
-}
-
 void EventView::applyDefaultColumns() {
     QHeaderView *header = m_table->horizontalHeader();
     const int charWidth = m_table->fontMetrics().horizontalAdvance(QLatin1Char('0'));

@@ -42,9 +42,6 @@ public:
 
     QList<core::OutboxEvent> selectedEvents() const;
     std::optional<core::OutboxEvent> currentEvent() const;
-    void selectAll();
-    // Selects the rows of these ids that are loaded; returns how many.
-    int selectIds(const QList<QUuid> &ids);
 
     EventTableModel *model() const { return m_model; }
     QTableView *table() const { return m_table; }

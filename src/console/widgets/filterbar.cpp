@@ -215,25 +215,6 @@ void FilterBar::setTopic(const QString &topic) {
     scheduleChange(0);
 }
 
-void FilterBar::setTenant(const QString &tenant) {
-    m_ui->tenantEdit->setText(tenant);
-    scheduleChange(0);
-}
-
-void FilterBar::setCreatedRange(const QDateTime &from, const QDateTime &to) {
-    if (!from.isValid() && !to.isValid()) {
-        m_ui->timeCombo->setCurrentIndex(AnyTime);
-        onTimeRangeChosen(AnyTime);
-        return;
-    }
-    m_ui->timeCombo->setCurrentIndex(Custom);
-    m_ui->fromEdit->setDateTime(from.isValid() ? from.toLocalTime()
-                                               : QDateTime::currentDateTime().addYears(-10));
-    m_ui->toEdit->setDateTime(to.isValid() ? to.toLocalTime()
-                                           : QDateTime::currentDateTime().addYears(10));
-    onTimeRangeChosen(Custom);
-}
-
 void FilterBar::setErrorSignature(const QString &signature) {
     m_errorSignature = signature;
     updateErrorChip();

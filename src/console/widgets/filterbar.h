@@ -40,9 +40,6 @@ public:
     void setText(const QString &text);
     void setNamespace(const QString &nameSpace);
     void setTopic(const QString &topic);
-    void setTenant(const QString &tenant);
-    // Relative ranges start at the moment they are chosen.
-    void setCreatedRange(const QDateTime &from, const QDateTime &to);
     void setErrorSignature(const QString &signature);
     QString errorSignature() const { return m_errorSignature; }
     void clear();

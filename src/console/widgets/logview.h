@@ -24,7 +24,6 @@ public:
     static constexpr int DefaultMaxLines = 1000;
 
     void setMaxLines(int lines); // >= 1; trims at once
-    int maxLines() const { return m_maxLines; }
     int lineCount() const;
     // The lines as shown (time, level, text), oldest first.
     QStringList lines() const;

@@ -196,6 +196,7 @@ void MainWindow::buildMenus() {
     QAction *refresh =
         m_viewMenu->addAction(QIcon(QStringLiteral(":/icons/refresh.svg")), tr("&Refresh"),
                               QKeySequence::Refresh, this, &MainWindow::refreshNow);
+    refresh->setObjectName(QStringLiteral("refreshAction"));
     QAction *find = m_viewMenu->addAction(tr("&Find…"), QKeySequence::Find, m_filterBar,
                                           &FilterBar::focusSearch);
     Q_UNUSED(find)
@@ -493,7 +494,6 @@ void MainWindow::onCounts(const store::StatusCounts &counts) {
         m_tabs->setTabText(int(i), tr("%1 (%2)").arg(statusTitle(kStatuses[i]), texts[i]));
     }
     m_indicators->setLastRefresh(QDateTime::currentDateTime());
-    Q_EMIT countsUpdated(counts);
 }
 
 void MainWindow::showTableMenu(const QPoint &globalPos) {
@@ -544,12 +544,12 @@ void MainWindow::startDemo() {
 }
 
 void MainWindow::closeEvent(QCloseEvent *event) {
-    if (m_closeStage == 3) {
+    if (m_closeStage == CloseStage::Ready) {
         event->accept();
         return;
     }
     event->ignore();
-    if (m_closeStage != 0) {
+    if (m_closeStage != CloseStage::Open) {
         return;
     }
     if (m_settings) {
@@ -560,14 +560,14 @@ void MainWindow::closeEvent(QCloseEvent *event) {
         }
         m_settings->sync();
     }
-    m_closeStage = 1;
+    m_closeStage = CloseStage::StoppingDispatcher;
     statusBar()->showMessage(tr("Stopping the dispatcher…"));
     connect(
         m_dispatcher, &DispatcherPanel::readyToClose, this,
         [this] {
             if (m_demo && m_demo->state() != DemoEnvironment::State::Stopped &&
                 m_demo->state() != DemoEnvironment::State::Idle) {
-                m_closeStage = 2;
+                m_closeStage = CloseStage::StoppingDemo;
                 releaseClient(); // before its server goes away
                 statusBar()->showMessage(tr("Stopping the demo and removing its cluster…"));
                 connect(m_demo, &DemoEnvironment::stopped, this, &MainWindow::finishClose);
@@ -581,14 +581,14 @@ void MainWindow::closeEvent(QCloseEvent *event) {
     // Never hang on the way out: after this long, close regardless (the
     // parts' destructors then stop what is left, blocking briefly).
     QTimer::singleShot(std::chrono::seconds(30), this, [this] {
-        if (m_closeStage != 3) {
+        if (m_closeStage != CloseStage::Ready) {
             finishClose();
         }
     });
 }
 
 void MainWindow::finishClose() {
-    m_closeStage = 3;
+    m_closeStage = CloseStage::Ready;
     close();
 }
 

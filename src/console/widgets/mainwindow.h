@@ -58,34 +58,18 @@ public:
     // Starts demo mode: a private cluster, runner, producer and dispatcher.
     void startDemo();
 
-    StoreClient *client() const { return m_client.get(); }
-    ActionController *actions() const { return m_actions; }
-    FilterBar *filterBar() const { return m_filterBar; }
-    ErrorGroupsView *errorGroups() const { return m_errors; }
-    DetailPane *detailPane() const { return m_detail; }
-    DispatcherPanel *dispatcherPanel() const { return m_dispatcher; }
-    StatusIndicators *indicators() const { return m_indicators; }
-    ConnectionBanner *banner() const { return m_banner; }
-    StatusNavModel *navigator() const { return m_nav; }
-    QTreeView *navigatorView() const { return m_navView; }
-    DemoEnvironment *demo() const { return m_demo; }
+protected:
+    void closeEvent(QCloseEvent *event) override;
+
+private:
     EventView *view(core::Status status) const;
     EventView *currentView() const;
     void showStatus(core::Status status);
     // The filter the current page shows (its status included).
     store::EventFilter currentFilter() const;
     bool isReadOnly() const;
-    bool isLive() const { return m_live; }
     void setLive(bool live);
     void refreshNow();
-
-Q_SIGNALS:
-    void countsUpdated(const outbox::store::StatusCounts &counts);
-
-protected:
-    void closeEvent(QCloseEvent *event) override;
-
-private:
     void buildDocks();
     void buildMenus();
     void restoreWindow();
@@ -136,7 +120,9 @@ private:
     DispatchActivity m_activity;
     std::optional<store::StatusCounts> m_lastCounts;
     RequestId m_countsId = 0;
-    int m_closeStage = 0; // 0 open, 1 stopping dispatcher, 2 stopping demo, 3 ready
+    // Closing waits for the embedded dispatcher, then for the demo's cluster.
+    enum class CloseStage { Open, StoppingDispatcher, StoppingDemo, Ready };
+    CloseStage m_closeStage = CloseStage::Open;
 };
 
 } // namespace outbox::console

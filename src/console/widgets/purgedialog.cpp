@@ -16,7 +16,11 @@ PurgeDialog::PurgeDialog(StoreClient *client, QWidget *parent)
     , m_client(client) {
     m_ui->setupUi(this);
     setObjectName(QStringLiteral("purgeDialog"));
-    m_ui->statusCombo->addItems({tr("Delivered"), tr("Dead"), tr("Delivered and dead")});
+    // The item data is the status to narrow to; none for both (purge itself
+    // only ever touches delivered and dead events).
+    m_ui->statusCombo->addItem(tr("Delivered"), QVariant::fromValue(core::Status::Delivered));
+    m_ui->statusCombo->addItem(tr("Dead"), QVariant::fromValue(core::Status::Dead));
+    m_ui->statusCombo->addItem(tr("Delivered and dead"));
     m_purge = m_ui->buttons->addButton(tr("Purge…"), QDialogButtonBox::AcceptRole);
     m_purge->setObjectName(QStringLiteral("purgeButton"));
     m_purge->setEnabled(false);
@@ -38,29 +42,11 @@ PurgeDialog::~PurgeDialog() {
     }
 }
 
-void PurgeDialog::setAge(const QString &age) {
-    m_ui->ageEdit->setText(age);
-}
-
-void PurgeDialog::setNamespace(const QString &nameSpace) {
-    m_ui->namespaceEdit->setText(nameSpace);
-}
-
-void PurgeDialog::setStatusChoice(int choice) {
-    m_ui->statusCombo->setCurrentIndex(choice);
-}
-
 store::EventFilter PurgeDialog::filter() const {
     store::EventFilter f;
-    switch (m_ui->statusCombo->currentIndex()) {
-    case 0:
-        f.status = core::Status::Delivered;
-        break;
-    case 1:
-        f.status = core::Status::Dead;
-        break;
-    default:
-        break; // purge itself only ever touches delivered and dead
+    const QVariant status = m_ui->statusCombo->currentData();
+    if (status.isValid()) {
+        f.status = status.value<core::Status>();
     }
     f.nameSpace = m_ui->namespaceEdit->text().trimmed();
     const auto age = core::parseDuration(m_ui->ageEdit->text().trimmed());
@@ -71,17 +57,14 @@ store::EventFilter PurgeDialog::filter() const {
 }
 
 void PurgeDialog::schedulePreview() {
-    m_preview = -1;
     m_purge->setEnabled(false);
     const auto age = core::parseDuration(m_ui->ageEdit->text().trimmed());
     if (!age) {
-        m_problem = tr("Age: %1").arg(age.errorMessage());
-        m_ui->previewLabel->setText(m_problem);
+        m_ui->previewLabel->setText(tr("Age: %1").arg(age.errorMessage()));
         m_ui->ageEdit->setStyleSheet(QStringLiteral("QLineEdit { background: #ffd7d7; }"));
         m_debounce.stop();
         return;
     }
-    m_problem.clear();
     m_ui->ageEdit->setStyleSheet({});
     m_ui->previewLabel->setText(tr("Counting…"));
     m_debounce.start();
@@ -108,7 +91,6 @@ void PurgeDialog::runPreview() {
         }
         m_job = nullptr;
         job->deleteLater();
-        m_preview = result.matched;
         m_ui->previewLabel->setText(
             result.matched == 0
                 ? tr("No events match.")
@@ -117,7 +99,6 @@ void PurgeDialog::runPreview() {
         m_purge->setText(result.matched > 0
                              ? tr("Purge %1 events…").arg(formatCount(result.matched))
                              : tr("Purge…"));
-        Q_EMIT previewChanged(result.matched);
     });
     connect(job, &BulkJob::failed, this, [this, job](const core::Error &error) {
         if (job != m_job) {

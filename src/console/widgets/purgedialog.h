@@ -31,20 +31,8 @@ public:
     ~PurgeDialog() override;
     Q_DISABLE_COPY_MOVE(PurgeDialog)
 
-    void setAge(const QString &age);
-    void setNamespace(const QString &nameSpace);
-    // 0 delivered, 1 dead, 2 both
-    void setStatusChoice(int choice);
-
-    // Valid only when the inputs are (see problem()).
+    // Valid only when the inputs are (the purge button is enabled).
     store::EventFilter filter() const;
-    QString problem() const { return m_problem; }
-    // -1 while counting or after an error.
-    qint64 previewCount() const { return m_preview; }
-    QPushButton *purgeButton() const { return m_purge; }
-
-Q_SIGNALS:
-    void previewChanged(qint64 count);
 
 private:
     void schedulePreview();
@@ -55,8 +43,6 @@ private:
     QPushButton *m_purge;
     QTimer m_debounce;
     QPointer<BulkJob> m_job;
-    QString m_problem;
-    qint64 m_preview = -1;
 };
 
 } // namespace outbox::console

@@ -36,10 +36,6 @@ public:
     void setLastRefresh(const QDateTime &when);
     void setReadOnly(bool readOnly, const QString &reason);
 
-    QToolButton *liveButton() const { return m_live; }
-    QLabel *stateLabel() const { return m_state; }
-    QLabel *lastRefreshLabel() const { return m_lastRefresh; }
-
 Q_SIGNALS:
     void liveToggled(bool live);
     void intervalChanged(std::chrono::milliseconds interval);
