@@ -1,15 +1,18 @@
 #include "bench/benchmark.h"
 
-#include "bench/benchdatabase.h"
 #include "bench/benchrunner.h"
 #include "bench/dispatchrun.h"
+#include "bench/harness.h"
 #include "bench/httpceiling.h"
-#include "bench/phases.h"
+#include "bench/producer.h"
+#include "core/uuidv7.h"
 #include "devtools/inprocesspublisher.h"
+#include "store/outboxstore.h"
 
 #include <QDateTime>
-#include <QFile>
+#include <QElapsedTimer>
 #include <QJsonArray>
+#include <QScopeGuard>
 #include <QSysInfo>
 #include <QThread>
 
@@ -75,17 +78,59 @@ double deliveredAt(const QList<DeliverySample> &samples, double seconds) {
     return double(samples.last().delivered);
 }
 
+// The database ceiling: on one connection, claim `batchSize` rows and ack
+// them in one statement, in a plain loop until the outbox is empty; no
+// dispatcher, no event loop. Returns rows per second.
+core::Result<double> measureDatabaseCeiling(BenchCluster &database, int expected, int batchSize) {
+    // The same session setting as the dispatcher's connection (StoreConnection).
+    if (auto set = database.sql().forceGenericPlans(true); !set)
+        return set.error();
+    const auto reset = qScopeGuard([&] { (void)database.sql().forceGenericPlans(false); });
+    store::OutboxStore store(database.sql().database());
+    const QUuid worker = core::createUuidV7();
+    store::ClaimOptions options;
+    options.batchSize = batchSize;
+    options.lease = core::Millis(30000);
+    options.maxAttempts = 10;
+    qint64 acknowledged = 0;
+    QList<store::Ack> acks;
+    acks.reserve(batchSize);
+    QElapsedTimer clock;
+    clock.start();
+    for (;;) {
+        auto claimed = store.claimBatch(worker, options);
+        if (!claimed)
+            return claimed.error();
+        if (claimed->isEmpty())
+            break;
+        acks.clear();
+        for (const store::ClaimedEvent &event : claimed.value())
+            acks.append(store::Ack{event.id, event.attempts});
+        auto acked = store.ack(worker, acks);
+        if (!acked)
+            return acked.error();
+        acknowledged += acked->applied;
+    }
+    const qint64 elapsed = clock.nsecsElapsed();
+    if (acknowledged != expected)
+        return failure(QStringLiteral("database ceiling: acknowledged %1 of %2 events")
+                           .arg(acknowledged)
+                           .arg(expected));
+    return double(acknowledged) * 1e9 / double(elapsed);
+}
+
 using Pair = std::pair<double, double>; // ceiling, dispatcher
 
 // The database ceiling, then the dispatcher with the in-process publisher
 // (the same work plus the dispatcher's machinery).
-core::Result<Pair> databasePair(BenchDatabase &database, const BenchOptions &options,
+core::Result<Pair> databasePair(BenchCluster &database, const BenchOptions &options,
                                 const Progress &progress, const QString &suffix) {
     progress(QStringLiteral("database ceiling: %1 events, batch %2%3...")
                  .arg(options.events)
                  .arg(options.batchSize)
                  .arg(suffix));
-    if (auto loaded = database.load(options.events, kThroughputTopic, options.payloadBytes);
+    if (auto loaded =
+            database.sql().loadUniform(options.events, kThroughputTopic, options.payloadBytes);
         !loaded)
         return phaseError(QStringLiteral("database ceiling"), loaded.error());
     auto ceiling = measureDatabaseCeiling(database, options.events, options.batchSize);
@@ -94,7 +139,8 @@ core::Result<Pair> databasePair(BenchDatabase &database, const BenchOptions &opt
 
     progress(QStringLiteral("database only: the dispatcher with the in-process publisher%1...")
                  .arg(suffix));
-    if (auto loaded = database.load(options.events, kThroughputTopic, options.payloadBytes);
+    if (auto loaded =
+            database.sql().loadUniform(options.events, kThroughputTopic, options.payloadBytes);
         !loaded)
         return phaseError(QStringLiteral("database only"), loaded.error());
     DispatchPlan plan;
@@ -113,10 +159,11 @@ core::Result<Pair> databasePair(BenchDatabase &database, const BenchOptions &opt
 // end with the HTTP publisher. The events are loaded (and the table vacuumed
 // and checkpointed) first, so that the ceiling never runs beside the
 // database's clean-up of the previous phase.
-core::Result<Pair> httpPair(BenchDatabase &database, BenchRunner &runner,
+core::Result<Pair> httpPair(BenchCluster &database, BenchRunner &runner,
                             const BenchOptions &options, const Progress &progress,
                             const QString &suffix, BenchResults &results) {
-    if (auto loaded = database.load(options.events, kThroughputTopic, options.payloadBytes);
+    if (auto loaded =
+            database.sql().loadUniform(options.events, kThroughputTopic, options.payloadBytes);
         !loaded)
         return phaseError(QStringLiteral("end to end"), loaded.error());
     progress(QStringLiteral("HTTP ceiling: %1 requests, %2 in flight%3...")
@@ -162,36 +209,34 @@ core::Result<Pair> httpPair(BenchDatabase &database, BenchRunner &runner,
 
 // Commit -> delivered at low load, HTTP included: a producer commits one
 // event every latencyInterval while the dispatcher runs.
-core::Result<void> latencyPhase(BenchDatabase &database, BenchRunner &runner,
+core::Result<void> latencyPhase(BenchCluster &database, BenchRunner &runner,
                                 const BenchOptions &options, const Progress &progress,
                                 BenchResults &results) {
     progress(QStringLiteral("latency: one event every %1 for %2 events...")
                  .arg(core::formatDuration(options.latencyInterval))
                  .arg(options.latencyEvents));
-    if (auto emptied = database.truncate(); !emptied)
+    if (auto emptied = database.sql().truncate(); !emptied)
         return phaseError(QStringLiteral("latency"), emptied.error());
     {
-        Producer producer;
-        if (auto opened = producer.open(database.connInfo()); !opened)
-            return phaseError(QStringLiteral("latency"), opened.error());
+        store::ProduceBatch batch{
+            {QStringLiteral("bench")}, {kLatencyTopic}, 1, options.payloadBytes};
+        Producer producer(database.connInfo(), batch, options.latencyInterval,
+                          options.latencyEvents);
         DispatchPlan plan;
         plan.connInfo = database.connInfo();
         plan.config = dispatcherConfig(options, runner.url(), runner.secret(), options.concurrency);
         plan.options = dispatcherOptions(options);
         plan.target = options.latencyEvents;
-        plan.onStarted = [&] {
-            producer.start(options.latencyEvents, options.latencyInterval, kLatencyTopic,
-                           options.payloadBytes);
-        };
+        plan.onStarted = [&] { producer.start(); };
         auto run = runDispatcher(plan);
+        producer.stop();
         if (!run)
             return phaseError(QStringLiteral("latency"), run.error());
         if (!producer.lastError().isEmpty())
-            return phaseError(QStringLiteral("latency"),
-                              core::Error{core::ErrorKind::Failed, producer.lastError()});
+            return phaseError(QStringLiteral("latency"), failure(producer.lastError()));
         results.httpP50 = double(run->stats.httpDuration.p50()) / 1000.0;
         results.httpP99 = double(run->stats.httpDuration.p99()) / 1000.0;
-        auto figures = database.latency(producer.produced());
+        auto figures = database.sql().latency(producer.events());
         if (!figures)
             return phaseError(QStringLiteral("latency"), figures.error());
         results.latencyCount = int(figures->count);
@@ -206,7 +251,7 @@ core::Result<void> latencyPhase(BenchDatabase &database, BenchRunner &runner,
     return {};
 }
 
-core::Result<BenchResults::BurnDown> burnDown(BenchDatabase &database, const BenchOptions &options,
+core::Result<BenchResults::BurnDown> burnDown(BenchCluster &database, const BenchOptions &options,
                                               const QString &vacuumSettings,
                                               const Progress &progress) {
     BenchResults::BurnDown result;
@@ -215,10 +260,11 @@ core::Result<BenchResults::BurnDown> burnDown(BenchDatabase &database, const Ben
     progress(QStringLiteral("burn-down (%1 vacuum settings): loading %2 events...")
                  .arg(vacuumSettings)
                  .arg(options.burnDown));
-    if (auto loaded = database.load(options.burnDown, kBurnDownTopic, options.payloadBytes);
+    if (auto loaded =
+            database.sql().loadUniform(options.burnDown, kBurnDownTopic, options.payloadBytes);
         !loaded)
         return loaded.error();
-    auto vacuumsBefore = database.autovacuumCount();
+    auto vacuumsBefore = database.sql().autovacuumCount();
     if (!vacuumsBefore)
         return vacuumsBefore.error();
     progress(QStringLiteral("burn-down: dispatching (database only)..."));
@@ -234,7 +280,7 @@ core::Result<BenchResults::BurnDown> burnDown(BenchDatabase &database, const Ben
     if (!run)
         return run.error();
     QThread::msleep(1100); // pg_stat counters are flushed about once a second
-    auto vacuumsAfter = database.autovacuumCount();
+    auto vacuumsAfter = database.sql().autovacuumCount();
     if (!vacuumsAfter)
         return vacuumsAfter.error();
 
@@ -262,28 +308,12 @@ core::Result<BenchResults::BurnDown> burnDown(BenchDatabase &database, const Ben
     return result;
 }
 
-QString firstLineOf(const QString &path, const QByteArray &prefix) {
-    QFile file(path);
-    if (!file.open(QIODevice::ReadOnly))
-        return {};
-    const QList<QByteArray> lines = file.readAll().split('\n');
-    for (const QByteArray &line : lines) {
-        if (prefix.isEmpty() || line.startsWith(prefix)) {
-            const qsizetype colon = line.indexOf(':');
-            return QString::fromUtf8(prefix.isEmpty() || colon < 0 ? line : line.mid(colon + 1))
-                .trimmed();
-        }
-    }
-    return {};
-}
-
-QJsonObject environment(const BenchOptions &options, const BenchDatabase &database) {
+QJsonObject environment(const BenchOptions &options, const BenchCluster &database) {
     return QJsonObject{
         {QStringLiteral("date"), QDateTime::currentDateTimeUtc().toString(Qt::ISODate)},
         {QStringLiteral("cpus"), QThread::idealThreadCount()},
-        {QStringLiteral("cpu_model"),
-         firstLineOf(QStringLiteral("/proc/cpuinfo"), QByteArrayLiteral("model name"))},
-        {QStringLiteral("load_average_at_start"), firstLineOf(QStringLiteral("/proc/loadavg"), {})},
+        {QStringLiteral("cpu_model"), cpuModel()},
+        {QStringLiteral("load_average_at_start"), loadAverage()},
         {QStringLiteral("kernel"), QSysInfo::kernelVersion()},
         {QStringLiteral("os"), QSysInfo::prettyProductName()},
         {QStringLiteral("qt"), QString::fromLatin1(qVersion())},
@@ -307,22 +337,18 @@ QJsonObject environment(const BenchOptions &options, const BenchDatabase &databa
 
 } // namespace
 
-double median(QList<double> values) {
-    if (values.isEmpty())
-        return 0.0;
-    std::sort(values.begin(), values.end());
-    const qsizetype middle = values.size() / 2;
-    return values.size() % 2 ? values.at(middle) : (values.at(middle - 1) + values.at(middle)) / 2;
-}
-
 core::Result<BenchResults> runBenchmark(const BenchOptions &options, const Progress &report) {
     const Progress progress = report ? report : [](const QString &) {};
     BenchResults results;
     results.eventsPerPhase = options.events;
 
     progress(QStringLiteral("starting a PostgreSQL cluster..."));
-    BenchDatabase database;
-    if (auto started = database.start(options.durable); !started)
+    BenchCluster database;
+    devtools::EmbeddedPostgres::Options cluster;
+    cluster.fastAndUnsafe = !options.durable;
+    // Commit times of the producer's transactions, for commit -> delivered.
+    cluster.serverSettings << QStringLiteral("track_commit_timestamp=on");
+    if (auto started = database.start(cluster); !started)
         return phaseError(QStringLiteral("cluster"), started.error());
     results.environment = environment(options, database);
 
@@ -334,7 +360,8 @@ core::Result<BenchResults> runBenchmark(const BenchOptions &options, const Progr
     // Warm-up: the claim/ack loop on a few thousand rows, so that the first
     // measured phase does not pay for cold caches.
     const int warmUp = std::min(options.events, 5000);
-    if (auto loaded = database.load(warmUp, kThroughputTopic, options.payloadBytes); !loaded)
+    if (auto loaded = database.sql().loadUniform(warmUp, kThroughputTopic, options.payloadBytes);
+        !loaded)
         return phaseError(QStringLiteral("warm-up"), loaded.error());
     if (auto warm = measureDatabaseCeiling(database, warmUp, options.batchSize); !warm)
         return phaseError(QStringLiteral("warm-up"), warm.error());
@@ -392,7 +419,7 @@ core::Result<BenchResults> runBenchmark(const BenchOptions &options, const Progr
             return phaseError(QStringLiteral("burn-down"), tuned.error());
         results.burnDown = tuned.value();
         if (options.compareVacuum) {
-            if (auto reset = database.resetVacuumSettings(); !reset)
+            if (auto reset = database.sql().resetVacuumSettings(); !reset)
                 return phaseError(QStringLiteral("burn-down"), reset.error());
             auto untuned = burnDown(database, options, QStringLiteral("reset"), progress);
             if (!untuned)

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "bench/cpumeter.h"
+#include "bench/report.h"
 #include "core/duration.h"
 #include "core/result.h"
 
@@ -102,17 +103,8 @@ struct BenchResults {
     QJsonObject environment; // cpus, PostgreSQL version, Qt version, options...
 };
 
-// One line of the verdict table: a figure, its target and whether it passed.
-struct TargetCheck {
-    QString name;   // "db-only / db ceiling"
-    QString value;  // "92.1%"
-    QString target; // ">= 80%"
-    bool pass = false;
-};
-
-QList<TargetCheck> checkTargets(const BenchResults &results);
-
-double median(QList<double> values);
+// The dispatcher's targets, checked against one run's figures.
+QList<Check> checkTargets(const BenchResults &results);
 
 // The medians over the rounds of where the CPU went, per event (request).
 // Since events/s = busy fraction x CPUs / CPU per event, end to end /

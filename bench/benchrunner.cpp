@@ -1,5 +1,6 @@
 #include "bench/benchrunner.h"
 
+#include "bench/harness.h"
 #include "devtools/devrunner.h"
 
 #include <QEventLoop>
@@ -23,10 +24,6 @@ QString makeSecret() {
     QRandomGenerator::system()->fillRange(reinterpret_cast<quint32 *>(key.data()),
                                           key.size() / qsizetype(sizeof(quint32)));
     return QStringLiteral("whsec_") + QString::fromLatin1(key.toBase64());
-}
-
-core::Error failure(const QString &message) {
-    return core::Error{core::ErrorKind::Failed, message};
 }
 
 } // namespace

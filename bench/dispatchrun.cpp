@@ -1,42 +1,15 @@
 #include "bench/dispatchrun.h"
 
+#include "bench/harness.h"
 #include "dispatch/dispatcherhost.h"
 
 #include <QElapsedTimer>
 #include <QEventLoop>
-#include <QFile>
 #include <QTimer>
 
 #include <algorithm>
 
 namespace outbox::bench {
-
-namespace {
-
-double statusFieldMb(const QByteArray &field) {
-    QFile status(QStringLiteral("/proc/self/status"));
-    if (!status.open(QIODevice::ReadOnly))
-        return 0.0;
-    const QList<QByteArray> lines = status.readAll().split('\n');
-    for (const QByteArray &line : lines) {
-        if (line.startsWith(field)) {
-            // "VmRSS:     12345 kB"
-            const QList<QByteArray> parts = line.simplified().split(' ');
-            return parts.size() >= 2 ? parts.at(1).toDouble() / 1024.0 : 0.0;
-        }
-    }
-    return 0.0;
-}
-
-} // namespace
-
-double residentMb() {
-    return statusFieldMb("VmRSS:");
-}
-
-double peakResidentMb() {
-    return statusFieldMb("VmHWM:");
-}
 
 core::Result<DispatchRun> runDispatcher(const DispatchPlan &plan) {
     dispatch::DispatcherHost host(plan.connInfo, plan.config, plan.publisherFactory, plan.options);

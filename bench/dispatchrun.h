@@ -46,9 +46,4 @@ struct DispatchPlan {
 // loop in the calling thread.
 core::Result<DispatchRun> runDispatcher(const DispatchPlan &plan);
 
-// Resident memory of this process in MB (VmRSS), and its high-water mark
-// (VmHWM); 0 when /proc is not available.
-double residentMb();
-double peakResidentMb();
-
 } // namespace outbox::bench

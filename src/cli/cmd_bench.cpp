@@ -130,13 +130,9 @@ void printHuman(QTextStream &out, const bench::BenchResults &r) {
     figures.print(out);
     out << '\n';
 
-    Table verdicts(
+    bench::printChecks(
+        out, bench::checkTargets(r),
         {QStringLiteral("target"), QStringLiteral("measured"), QStringLiteral("goal"), QString()});
-    verdicts.setRightAligned(1);
-    for (const bench::TargetCheck &check : bench::checkTargets(r))
-        verdicts.addRow({check.name, check.value, check.target,
-                         check.pass ? QStringLiteral("PASS") : QStringLiteral("FAIL")});
-    verdicts.print(out);
     const QJsonObject env = r.environment;
     out << "\n"
         << env.value(QStringLiteral("cpus")).toInt() << " CPUs ("
@@ -276,10 +272,8 @@ int runBench(CommandContext &context) {
     else
         printHuman(context.console.out(), results.value());
     if (parser.isSet(QStringLiteral("strict"))) {
-        for (const bench::TargetCheck &check : bench::checkTargets(results.value())) {
-            if (!check.pass)
-                return ExitFailure;
-        }
+        if (!bench::allPass(bench::checkTargets(results.value())))
+            return ExitFailure;
     }
     return ExitOk;
 }

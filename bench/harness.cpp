@@ -1,0 +1,127 @@
+#include "bench/harness.h"
+
+#include "store/database.h"
+#include "store/migrator.h"
+
+#include <QFile>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <time.h>
+
+namespace outbox::bench {
+
+namespace {
+
+QByteArray procLine(const QString &path, const QByteArray &prefix) {
+    QFile file(path);
+    if (!file.open(QIODevice::ReadOnly))
+        return {};
+    const QList<QByteArray> lines = file.readAll().split('\n');
+    for (const QByteArray &line : lines) {
+        if (line.startsWith(prefix))
+            return line.mid(line.indexOf(':') + 1).simplified();
+    }
+    return {};
+}
+
+double statusFieldMb(const QByteArray &field) {
+    // "VmRSS:     12345 kB"
+    return procLine(QStringLiteral("/proc/self/status"), field).split(' ').first().toDouble() /
+           1024.0;
+}
+
+} // namespace
+
+core::Error failure(const QString &message) {
+    return core::Error{core::ErrorKind::Failed, message};
+}
+
+double residentMb() {
+    return statusFieldMb("VmRSS:");
+}
+
+double peakResidentMb() {
+    return statusFieldMb("VmHWM:");
+}
+
+QString loadAverage() {
+    QFile file(QStringLiteral("/proc/loadavg"));
+    if (!file.open(QIODevice::ReadOnly))
+        return {};
+    const QList<QByteArray> parts = file.readAll().split(' ');
+    return parts.size() >= 3 ? QString::fromLatin1(parts[0] + ' ' + parts[1] + ' ' + parts[2])
+                             : QString();
+}
+
+QString cpuModel() {
+    return QString::fromUtf8(procLine(QStringLiteral("/proc/cpuinfo"), "model name"));
+}
+
+qint64 steadyNowNs() {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
+
+qint64 threadCpuNs() {
+    timespec ts{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return qint64(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+double median(QList<double> values) {
+    if (values.isEmpty())
+        return 0.0;
+    std::sort(values.begin(), values.end());
+    const qsizetype middle = values.size() / 2;
+    return values.size() % 2 ? values.at(middle) : (values.at(middle - 1) + values.at(middle)) / 2;
+}
+
+double percentile(QList<double> samples, double q) {
+    if (samples.isEmpty())
+        return -1;
+    std::sort(samples.begin(), samples.end());
+    const auto rank = qsizetype(std::ceil(q * double(samples.size())));
+    return samples.at(std::clamp<qsizetype>(rank - 1, 0, samples.size() - 1));
+}
+
+BenchCluster::BenchCluster() = default;
+
+BenchCluster::~BenchCluster() {
+    m_sql = store::BenchQueries();
+    m_db = QSqlDatabase();
+    if (!m_connectionName.isEmpty())
+        store::closeDatabase(m_connectionName);
+}
+
+qint64 BenchCluster::serverProcessId() const {
+    const QString dir = m_cluster.dataDirectory();
+    QFile file(dir + QStringLiteral("/postmaster.pid"));
+    if (dir.isEmpty() || !file.open(QIODevice::ReadOnly))
+        return 0;
+    return file.readLine().trimmed().toLongLong();
+}
+
+core::Result<void> BenchCluster::start(const devtools::EmbeddedPostgres::Options &options) {
+    if (auto started = m_cluster.start(options); !started)
+        return started;
+    auto info = core::ConnInfo::parse(m_cluster.connInfo());
+    if (!info)
+        return info.error();
+    m_connInfo = info.value();
+    m_connectionName = store::uniqueConnectionName(QStringLiteral("bench-admin"));
+    auto db = store::openDatabase(m_connInfo, m_connectionName);
+    if (!db)
+        return db.error();
+    m_db = db.value();
+    m_sql = store::BenchQueries(m_db);
+    if (auto migrated = store::Migrator(m_db).migrate(); !migrated)
+        return migrated.error();
+    if (auto version = m_sql.serverVersion())
+        m_serverVersion = version.value();
+    return {};
+}
+
+} // namespace outbox::bench
