@@ -3,12 +3,16 @@
 #include "store/database.h"
 #include "store/migrator.h"
 
+#include <QDir>
 #include <QFile>
+#include <QList>
+#include <QTimer>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <time.h>
+#include <unistd.h>
 
 namespace outbox::bench {
 
@@ -122,6 +126,191 @@ core::Result<void> BenchCluster::start(const devtools::EmbeddedPostgres::Options
     if (auto version = m_sql.serverVersion())
         m_serverVersion = version.value();
     return {};
+}
+
+namespace {
+
+// The fields of /proc/<pid>/stat after the command (the second field, which
+// may contain spaces and parentheses: cut at the last ')'), so that index 0
+// is field 3 (state), 1 the parent, 11 and 12 utime and stime, 13 and 14 the
+// reaped children's. Empty when the process is gone.
+QList<QByteArray> statFields(qint64 pid) {
+    QFile file(pid > 0 ? QStringLiteral("/proc/%1/stat").arg(pid)
+                       : QStringLiteral("/proc/self/stat"));
+    if (!file.open(QIODevice::ReadOnly))
+        return {};
+    const QByteArray line = file.readAll();
+    const qsizetype close = line.lastIndexOf(')');
+    if (close < 0)
+        return {};
+    QList<QByteArray> fields = line.mid(close + 2).split(' ');
+    if (fields.size() < 15)
+        return {};
+    return fields;
+}
+
+// utime + stime, in clock ticks (0 = this process).
+qint64 processTicks(qint64 pid) {
+    const QList<QByteArray> fields = statFields(pid);
+    return fields.isEmpty() ? 0 : fields.at(11).toLongLong() + fields.at(12).toLongLong();
+}
+
+// A server and its children, those still running and those it has reaped
+// (a backend or an autovacuum worker that exits moves its time into the
+// server's cutime/cstime, so the sum stays steady across exits).
+qint64 processTreeTicks(qint64 pid) {
+    const QList<QByteArray> server = statFields(pid);
+    if (server.isEmpty())
+        return 0;
+    qint64 ticks = server.at(11).toLongLong() + server.at(12).toLongLong() +
+                   server.at(13).toLongLong() + server.at(14).toLongLong();
+    const QByteArray parent = QByteArray::number(pid);
+    const QStringList entries = QDir(QStringLiteral("/proc")).entryList(QDir::Dirs);
+    for (const QString &entry : entries) {
+        bool numeric = false;
+        const qint64 child = entry.toLongLong(&numeric);
+        if (!numeric || child == pid)
+            continue;
+        const QList<QByteArray> fields = statFields(child);
+        if (!fields.isEmpty() && fields.at(1) == parent)
+            ticks += fields.at(11).toLongLong() + fields.at(12).toLongLong();
+    }
+    return ticks;
+}
+
+} // namespace
+
+CpuFigures CpuUsage::perEvent(qint64 events) const {
+    CpuFigures figures;
+    const double available = busySeconds + idleSeconds + stealSeconds;
+    if (!valid || events <= 0 || available <= 0)
+        return figures;
+    const double us = 1e6 / double(events);
+    figures.valid = true;
+    figures.totalUs = busySeconds * us;
+    figures.selfUs = selfSeconds * us;
+    figures.runnerUs = runnerSeconds * us;
+    figures.databaseUs = databaseSeconds * us;
+    figures.restUs =
+        std::max(busySeconds - selfSeconds - runnerSeconds - databaseSeconds, 0.0) * us;
+    figures.busy = busySeconds / available;
+    figures.steal = stealSeconds / available;
+    return figures;
+}
+
+CpuMeter::CpuMeter(qint64 runnerPid, qint64 databasePid)
+    : m_runnerPid(runnerPid)
+    , m_databasePid(databasePid) {
+    const long ticks = ::sysconf(_SC_CLK_TCK);
+    m_tickSeconds = ticks > 0 ? 1.0 / double(ticks) : 0.01;
+}
+
+CpuSnapshot CpuMeter::sample() const {
+    CpuSnapshot snapshot;
+    QFile stat(QStringLiteral("/proc/stat"));
+    if (stat.open(QIODevice::ReadOnly)) {
+        // "cpu  user nice system idle iowait irq softirq steal guest guest_nice";
+        // guest time is already counted in user.
+        const QList<QByteArray> fields = stat.readLine().simplified().split(' ');
+        if (fields.size() >= 9 && fields.first() == "cpu") {
+            const auto at = [&](int i) { return fields.at(i).toLongLong(); };
+            snapshot.busyTicks = at(1) + at(2) + at(3) + at(6) + at(7);
+            snapshot.idleTicks = at(4) + at(5);
+            snapshot.stealTicks = at(8);
+        }
+    }
+    snapshot.selfTicks = processTicks(0);
+    if (m_runnerPid > 0)
+        snapshot.runnerTicks = processTicks(m_runnerPid);
+    if (m_databasePid > 0)
+        snapshot.databaseTicks = processTreeTicks(m_databasePid);
+    return snapshot;
+}
+
+CpuUsage CpuMeter::between(const CpuSnapshot &from, const CpuSnapshot &to) const {
+    CpuUsage usage;
+    usage.busySeconds = double(to.busyTicks - from.busyTicks) * m_tickSeconds;
+    usage.idleSeconds = double(to.idleTicks - from.idleTicks) * m_tickSeconds;
+    usage.stealSeconds = double(to.stealTicks - from.stealTicks) * m_tickSeconds;
+    usage.selfSeconds = double(to.selfTicks - from.selfTicks) * m_tickSeconds;
+    usage.runnerSeconds = double(to.runnerTicks - from.runnerTicks) * m_tickSeconds;
+    usage.databaseSeconds = double(to.databaseTicks - from.databaseTicks) * m_tickSeconds;
+    usage.valid = usage.busySeconds + usage.idleSeconds + usage.stealSeconds > 0;
+    return usage;
+}
+
+Producer::Producer(core::ConnInfo info, store::ProduceBatch batch, core::Millis interval,
+                   qint64 limit)
+    : m_info(std::move(info))
+    , m_batch(std::move(batch))
+    , m_interval(interval)
+    , m_limit(limit)
+    , m_context(new QObject) {
+    m_thread.setObjectName(QStringLiteral("bench-producer"));
+    m_context->moveToThread(&m_thread);
+    QObject::connect(&m_thread, &QThread::finished, m_context, &QObject::deleteLater);
+}
+
+Producer::~Producer() {
+    stop();
+}
+
+void Producer::start() {
+    if (m_thread.isRunning())
+        return;
+    m_thread.start();
+    QMetaObject::invokeMethod(
+        m_context, [this] { open(); }, Qt::QueuedConnection);
+}
+
+void Producer::stop() {
+    if (!m_thread.isRunning())
+        return;
+    // The timer and the connection belong to the producer's thread: end them there.
+    QMetaObject::invokeMethod(
+        m_context, [this] { close(); }, Qt::BlockingQueuedConnection);
+    m_thread.quit();
+    m_thread.wait();
+}
+
+void Producer::open() {
+    m_connectionName = store::uniqueConnectionName(QStringLiteral("bench-producer"));
+    auto db = store::openDatabase(m_info, m_connectionName);
+    if (!db) {
+        m_lastError = db.errorMessage();
+        return;
+    }
+    m_sql = store::BenchQueries(db.value());
+    m_timer = new QTimer(m_context);
+    m_timer->setTimerType(Qt::PreciseTimer);
+    QObject::connect(m_timer, &QTimer::timeout, m_context, [this] { tick(); });
+    m_timer->start(m_interval);
+}
+
+void Producer::tick() {
+    if (m_limit >= 0 && m_produced.load() >= m_limit) {
+        m_timer->stop();
+        return;
+    }
+    auto events = m_sql.produce(m_batch);
+    ++m_batch.tick;
+    if (!events) {
+        // The first error is the one to report; later ticks may recover.
+        if (m_lastError.isEmpty())
+            m_lastError = events.errorMessage();
+        return;
+    }
+    m_events.append(events.value());
+    m_produced.fetch_add(events->size());
+}
+
+void Producer::close() {
+    delete m_timer;
+    m_timer = nullptr;
+    m_sql = store::BenchQueries();
+    if (!m_connectionName.isEmpty())
+        store::closeDatabase(m_connectionName);
+    m_connectionName.clear();
 }
 
 } // namespace outbox::bench

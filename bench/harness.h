@@ -1,6 +1,7 @@
 #pragma once
 
 #include "core/conninfo.h"
+#include "core/duration.h"
 #include "core/result.h"
 #include "devtools/embeddedpostgres.h"
 #include "store/benchqueries.h"
@@ -8,9 +9,15 @@
 #include <QList>
 #include <QSqlDatabase>
 #include <QString>
+#include <QThread>
+#include <QtGlobal>
+
+#include <atomic>
+
+class QTimer;
 
 // What both benchmarks stand on: a throwaway cluster with the outbox schema,
-// and the clocks and meters of this process and machine.
+// a producer, and the clocks and meters of this process and machine.
 namespace outbox::bench {
 
 core::Error failure(const QString &message);
@@ -53,6 +60,96 @@ private:
     QSqlDatabase m_db;
     store::BenchQueries m_sql;
     QString m_serverVersion;
+};
+
+// Where the CPU time of a phase went: the machine as a whole (/proc/stat),
+// this process, the runner's process when it has its own, PostgreSQL (the
+// postmaster and its children), and the rest: anything else on the machine.
+struct CpuSnapshot {
+    qint64 busyTicks = 0;  // user, nice, system, irq, softirq of every CPU
+    qint64 idleTicks = 0;  // idle and iowait
+    qint64 stealTicks = 0; // taken by the hypervisor
+    qint64 selfTicks = 0;  // this process, all threads
+    qint64 runnerTicks = 0;
+    qint64 databaseTicks = 0; // the postmaster, its children, and its reaped children
+};
+
+// Per event (request): microseconds of CPU by party, and how busy the
+// machine was. Rates follow from these: events/s = busy fraction x CPUs /
+// CPU per event.
+struct CpuFigures {
+    bool valid = false;
+    double totalUs = 0;
+    double selfUs = 0;     // this process: the client, or the dispatcher and its HTTP
+    double runnerUs = 0;   // the runner's process (0 when it runs in this one)
+    double databaseUs = 0; // PostgreSQL's processes
+    double restUs = 0;     // anything else on the machine
+    double busy = 0;       // fraction of the CPU time available
+    double steal = 0;      // fraction taken by the hypervisor
+};
+
+// CPU seconds between two snapshots.
+struct CpuUsage {
+    bool valid = false;     // false where /proc is not available
+    double busySeconds = 0; // all CPUs
+    double idleSeconds = 0;
+    double stealSeconds = 0;
+    double selfSeconds = 0;
+    double runnerSeconds = 0;
+    double databaseSeconds = 0;
+
+    CpuFigures perEvent(qint64 events) const;
+};
+
+class CpuMeter final {
+public:
+    // runnerPid: the runner's process, 0 when it runs inside this one;
+    // databasePid: the postmaster, 0 when unknown.
+    explicit CpuMeter(qint64 runnerPid = 0, qint64 databasePid = 0);
+    CpuSnapshot sample() const;
+    CpuUsage between(const CpuSnapshot &from, const CpuSnapshot &to) const;
+
+private:
+    qint64 m_runnerPid = 0;
+    qint64 m_databasePid = 0;
+    double m_tickSeconds = 0.01;
+};
+
+// Enqueues events through outbox_enqueue() as an application would: every
+// `interval` one transaction with `batch.events` events, from a thread and
+// connection of its own (never the GUI thread's, never the dispatcher's).
+// Its commits are what make the dispatcher's and the console's LISTEN fire.
+class Producer final {
+public:
+    Producer(core::ConnInfo info, store::ProduceBatch batch, core::Millis interval,
+             qint64 limit = -1);
+    ~Producer();
+    Q_DISABLE_COPY_MOVE(Producer)
+
+    void start();
+    void stop();
+    qint64 produced() const { return m_produced.load(); }
+    // The events committed and the first error; read after stop().
+    const QList<store::ProducedEvent> &events() const { return m_events; }
+    const QString &lastError() const { return m_lastError; }
+
+private:
+    void open();
+    void tick();
+    void close();
+
+    core::ConnInfo m_info;
+    store::ProduceBatch m_batch;
+    core::Millis m_interval;
+    qint64 m_limit; // events in all; -1 = until stopped
+    QThread m_thread;
+    QObject *m_context; // lives in m_thread
+    QTimer *m_timer = nullptr;
+    QString m_connectionName;
+    store::BenchQueries m_sql;
+    std::atomic<qint64> m_produced{0};
+    QList<store::ProducedEvent> m_events;
+    QString m_lastError;
 };
 
 } // namespace outbox::bench

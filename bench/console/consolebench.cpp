@@ -1,6 +1,6 @@
 #include "consolebench.h"
 
-#include "bench/producer.h"
+#include "bench/harness.h"
 #include "console/model/eventtablemodel.h"
 #include "console/widgets/dispatcherpanel.h"
 #include "console/widgets/eventview.h"

@@ -1,4 +1,5 @@
 #include "bench/benchmark.h"
+#include "bench/harness.h"
 #include "cli/commands.h"
 #include "cli/output.h"
 
@@ -23,15 +24,15 @@ QString ms(double value) {
 void printHuman(QTextStream &out, const bench::BenchResults &r) {
     Table figures({QStringLiteral("figure"), QStringLiteral("value")});
     figures.setRightAligned(1);
-    figures.addRow(
-        {QStringLiteral("database ceiling (claim+ack loop)"), rate(r.dbCeilingPerSecond)});
+    figures.addRow({QStringLiteral("database ceiling (claim+ack loop)"),
+                    rate(bench::median(r.dbCeilingRounds))});
     figures.addRow({QStringLiteral("database only (dispatcher, in-process publisher)"),
-                    rate(r.dbOnlyPerSecond)});
+                    rate(bench::median(r.dbOnlyRounds))});
     figures.addRow({QStringLiteral("HTTP ceiling (QNetworkAccessManager x%1, no database)")
                         .arg(r.httpManagers),
-                    rate(r.httpCeilingPerSecond)});
-    figures.addRow(
-        {QStringLiteral("end to end (dispatcher, HTTP publisher)"), rate(r.e2ePerSecond)});
+                    rate(bench::median(r.httpCeilingRounds))});
+    figures.addRow({QStringLiteral("end to end (dispatcher, HTTP publisher)"),
+                    rate(bench::median(r.e2eRounds))});
     const auto perRound = [](const QList<double> &ratios) {
         QStringList parts;
         for (double value : ratios)
@@ -93,12 +94,13 @@ void printHuman(QTextStream &out, const bench::BenchResults &r) {
     }
     figures.addRow(
         {QStringLiteral("end to end duplicates at the runner"), QString::number(r.e2eDuplicates)});
-    figures.addRow({QStringLiteral("commit->delivered p50 / p90 (%1 events)").arg(r.latencyCount),
-                    ms(r.latencyP50) + QStringLiteral(" / ") + ms(r.latencyP90)});
+    figures.addRow({QStringLiteral("commit->delivered p50 / p90 (%1 events)").arg(r.latency.count),
+                    ms(r.latency.p50) + QStringLiteral(" / ") + ms(r.latency.p90)});
     figures.addRow({QStringLiteral("commit->delivered p99 / max"),
-                    ms(r.latencyP99) + QStringLiteral(" / ") + ms(r.latencyMax)});
-    figures.addRow({QStringLiteral("transaction start->delivered p50 / p99"),
-                    ms(r.latencyFromStartP50) + QStringLiteral(" / ") + ms(r.latencyFromStartP99)});
+                    ms(r.latency.p99) + QStringLiteral(" / ") + ms(r.latency.max)});
+    figures.addRow(
+        {QStringLiteral("transaction start->delivered p50 / p99"),
+         ms(r.latency.fromStartP50) + QStringLiteral(" / ") + ms(r.latency.fromStartP99)});
     figures.addRow({QStringLiteral("HTTP request p50 / p99 (low load)"),
                     ms(r.httpP50) + QStringLiteral(" / ") + ms(r.httpP99)});
     const auto burnDownRows = [&](const bench::BenchResults::BurnDown &b, const QString &label) {
