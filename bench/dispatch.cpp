@@ -31,7 +31,7 @@ core::Result<DispatchRun> runDispatcher(const DispatchPlan &plan) {
     QString error;
     bool reached = false;
     double lastSample = -1.0;
-    CpuSnapshot cpuAtStart;
+    CpuUsage cpuAtStart;
 
     QObject::connect(&host, &dispatch::DispatcherHost::started, &loop, [&] {
         clock.start();
@@ -242,7 +242,7 @@ core::Result<HttpCeiling> measureHttpCeiling(const QUrl &url, const QString &sec
     if (!load.run(std::min(requests, 2000), failures, elapsedNs))
         return core::Error{core::ErrorKind::Failed,
                            QStringLiteral("HTTP ceiling: the runner did not answer in time")};
-    const CpuSnapshot before = meter.sample();
+    const CpuUsage before = meter.sample();
     if (!load.run(requests, failures, elapsedNs))
         return core::Error{core::ErrorKind::Failed,
                            QStringLiteral("HTTP ceiling: the runner did not answer in time")};
@@ -340,8 +340,7 @@ core::Result<void> BenchRunner::startThread() {
 core::Result<RunnerCounts> BenchRunner::counts() {
     if (m_runner) {
         const devtools::DevRunnerStats stats = m_runner->stats();
-        return RunnerCounts{stats.received, stats.delivered, stats.duplicates, stats.uniqueIds,
-                            stats.badSignatures};
+        return RunnerCounts{stats.duplicates, stats.badSignatures};
     }
     // The child answers GET with its counters: "received=1 delivered=1 ...".
     QNetworkAccessManager manager;
@@ -365,9 +364,7 @@ core::Result<RunnerCounts> BenchRunner::counts() {
     }
     if (!values.contains("received") || !values.contains("duplicates"))
         return failure(QStringLiteral("the runner's counters are not in the expected form"));
-    return RunnerCounts{values.value("received"), values.value("delivered"),
-                        values.value("duplicates"), values.value("unique_ids"),
-                        values.value("bad_signatures")};
+    return RunnerCounts{values.value("duplicates"), values.value("bad_signatures")};
 }
 
 void BenchRunner::stop() {

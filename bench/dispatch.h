@@ -74,10 +74,7 @@ core::Result<HttpCeiling> measureHttpCeiling(const QUrl &url, const QString &sec
                                              const CpuMeter &meter);
 
 struct RunnerCounts {
-    qint64 received = 0;
-    qint64 delivered = 0;
     qint64 duplicates = 0;
-    qint64 unique = 0;
     qint64 badSignatures = 0;
 };
 

@@ -62,18 +62,6 @@ private:
     QString m_serverVersion;
 };
 
-// Where the CPU time of a phase went: the machine as a whole (/proc/stat),
-// this process, the runner's process when it has its own, PostgreSQL (the
-// postmaster and its children), and the rest: anything else on the machine.
-struct CpuSnapshot {
-    qint64 busyTicks = 0;  // user, nice, system, irq, softirq of every CPU
-    qint64 idleTicks = 0;  // idle and iowait
-    qint64 stealTicks = 0; // taken by the hypervisor
-    qint64 selfTicks = 0;  // this process, all threads
-    qint64 runnerTicks = 0;
-    qint64 databaseTicks = 0; // the postmaster, its children, and its reaped children
-};
-
 // Per event (request): microseconds of CPU by party, and how busy the
 // machine was. Rates follow from these: events/s = busy fraction x CPUs /
 // CPU per event.
@@ -88,12 +76,15 @@ struct CpuFigures {
     double steal = 0;      // fraction taken by the hypervisor
 };
 
-// CPU seconds between two snapshots.
+// Where the CPU time went, in seconds: the machine as a whole (/proc/stat),
+// this process (all threads), the runner's process when it has its own,
+// PostgreSQL (the postmaster and its children, running and reaped), and the
+// rest: anything else on the machine. A sample holds the totals so far.
 struct CpuUsage {
-    bool valid = false;     // false where /proc is not available
-    double busySeconds = 0; // all CPUs
-    double idleSeconds = 0;
-    double stealSeconds = 0;
+    bool valid = false;      // false where /proc is not available
+    double busySeconds = 0;  // user, nice, system, irq, softirq of every CPU
+    double idleSeconds = 0;  // idle and iowait
+    double stealSeconds = 0; // taken by the hypervisor
     double selfSeconds = 0;
     double runnerSeconds = 0;
     double databaseSeconds = 0;
@@ -106,8 +97,8 @@ public:
     // runnerPid: the runner's process, 0 when it runs inside this one;
     // databasePid: the postmaster, 0 when unknown.
     explicit CpuMeter(qint64 runnerPid = 0, qint64 databasePid = 0);
-    CpuSnapshot sample() const;
-    CpuUsage between(const CpuSnapshot &from, const CpuSnapshot &to) const;
+    CpuUsage sample() const;
+    static CpuUsage between(const CpuUsage &from, const CpuUsage &to);
 
 private:
     qint64 m_runnerPid = 0;
