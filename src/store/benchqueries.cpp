@@ -83,13 +83,21 @@ core::Result<void> BenchQueries::exec(const QString &sql, const QString &what) {
     return {};
 }
 
+core::Result<QSqlQuery> BenchQueries::row(const QString &sql, const QVariantList &values,
+                                          const QString &what) {
+    auto query = store::exec(m_db, sql, values, what);
+    if (query && !query->next()) {
+        return core::Error{core::ErrorKind::Failed, what + QStringLiteral(": no row")};
+    }
+    return query;
+}
+
 core::Result<QString> BenchQueries::serverVersion() {
-    auto version = store::exec(m_db, QStringLiteral("SHOW server_version"), {},
-                               QStringLiteral("server version"));
+    auto version = row(QStringLiteral("SHOW server_version"), {}, QStringLiteral("server version"));
     if (!version) {
         return version.error();
     }
-    return version->next() ? version->value(0).toString() : QString();
+    return version->value(0).toString();
 }
 
 core::Result<void> BenchQueries::truncate() {
@@ -130,14 +138,10 @@ core::Result<void> BenchQueries::loadUniform(int events, const QString &topic, i
 }
 
 core::Result<qint64> BenchQueries::count(const QString &status) {
-    auto result =
-        store::exec(m_db, QStringLiteral("SELECT count(*) FROM outbox_events WHERE status = ?"),
-                    {status}, QStringLiteral("counting events"));
+    auto result = row(QStringLiteral("SELECT count(*) FROM outbox_events WHERE status = ?"),
+                      {status}, QStringLiteral("counting events"));
     if (!result) {
         return result.error();
-    }
-    if (!result->next()) {
-        return core::Error{core::ErrorKind::Failed, QStringLiteral("counting events: no row")};
     }
     return result->value(0).toLongLong();
 }
@@ -149,8 +153,7 @@ core::Result<LatencyFigures> BenchQueries::latency(const QList<ProducedEvent> &p
         ids.append(event.id);
         transactions.append(event.transactionId);
     }
-    auto result = store::exec(
-        m_db,
+    auto result = row(
         QStringLiteral(
             "WITH p AS (SELECT * FROM unnest(?::uuid[], ?::xid8[]) AS p(id, xact)),"
             " d AS (SELECT extract(epoch FROM e.delivered_at"
@@ -170,9 +173,6 @@ core::Result<LatencyFigures> BenchQueries::latency(const QList<ProducedEvent> &p
         QStringLiteral("latency figures"));
     if (!result) {
         return result.error();
-    }
-    if (!result->next()) {
-        return core::Error{core::ErrorKind::Failed, QStringLiteral("latency figures: no row")};
     }
     LatencyFigures figures;
     figures.count = result->value(0).toLongLong();
@@ -435,22 +435,16 @@ core::Result<DatasetFacts> BenchQueries::loadDataset(const DatasetSize &size) {
     if (auto done = vacuumAndCheckpoint(); !done) {
         return done.error();
     }
-    auto query =
-        store::exec(m_db,
-                    QStringLiteral("SELECT count(*) FILTER (WHERE status = 'delivered'),"
-                                   " count(*) FILTER (WHERE status = 'dead'),"
-                                   " count(*) FILTER (WHERE status = 'pending'),"
-                                   " count(*) FILTER (WHERE status = 'processing'),"
-                                   " avg(octet_length(payload::text)),"
-                                   " pg_size_pretty(pg_total_relation_size('outbox_events'))"
-                                   " FROM outbox_events"),
-                    {}, QStringLiteral("describing the data set"));
+    auto query = row(QStringLiteral("SELECT count(*) FILTER (WHERE status = 'delivered'),"
+                                    " count(*) FILTER (WHERE status = 'dead'),"
+                                    " count(*) FILTER (WHERE status = 'pending'),"
+                                    " count(*) FILTER (WHERE status = 'processing'),"
+                                    " avg(octet_length(payload::text)),"
+                                    " pg_size_pretty(pg_total_relation_size('outbox_events'))"
+                                    " FROM outbox_events"),
+                     {}, QStringLiteral("describing the data set"));
     if (!query) {
         return query.error();
-    }
-    if (!query->next()) {
-        return core::Error{core::ErrorKind::Failed,
-                           QStringLiteral("describing the data set: no row")};
     }
     DatasetFacts facts;
     facts.delivered = query->value(0).toLongLong();

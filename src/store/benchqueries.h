@@ -4,6 +4,7 @@
 
 #include <QList>
 #include <QSqlDatabase>
+#include <QSqlQuery>
 #include <QString>
 #include <QStringList>
 
@@ -123,6 +124,9 @@ private:
     enum class Kind { Delivered, Dead, PendingDue, Retrying, Processing, Backlog, Fresh };
     core::Result<void> insert(Kind kind, qint64 count);
     core::Result<void> vacuumAndCheckpoint();
+    // Runs `sql` and moves to its first row; an error when there is none.
+    core::Result<QSqlQuery> row(const QString &sql, const QVariantList &values,
+                                const QString &what);
 
     QSqlDatabase m_db;
     qint64 m_serial = 0; // keeps dedupe keys unique across inserts
