@@ -234,10 +234,11 @@ core::Result<void> Benchmark::latency() {
     latency.onStarted = [&] { producer.start(); };
     auto run = in(phase, runDispatcher(latency));
     producer.stop();
-    if (!run)
-        return run.error();
+    // A producer that could not enqueue explains a run that stalled.
     if (!producer.lastError().isEmpty())
         return failure(phase + QStringLiteral(": ") + producer.lastError());
+    if (!run)
+        return run.error();
     r.httpP50 = double(run->stats.httpDuration.p50()) / 1000.0;
     r.httpP99 = double(run->stats.httpDuration.p99()) / 1000.0;
     auto figures = in(phase, database.sql().latency(producer.events()));

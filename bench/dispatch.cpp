@@ -75,13 +75,22 @@ core::Result<DispatchRun> runDispatcher(const DispatchPlan &plan) {
     qint64 lastDelivered = -1;
     QElapsedTimer sinceProgress;
     sinceProgress.start();
-    QTimer stallCheck;
-    QObject::connect(&stallCheck, &QTimer::timeout, &loop, [&] {
-        if (run.stats.delivered != lastDelivered) {
+    QElapsedTimer sinceStart;
+    sinceStart.start();
+    QTimer check;
+    QObject::connect(&check, &QTimer::timeout, &loop, [&] {
+        if (!error.isEmpty() || reached)
+            return;
+        if (sinceStart.elapsed() >= plan.timeout.count()) {
+            error = QStringLiteral("only %1 of %2 events were delivered within %3")
+                        .arg(run.stats.delivered)
+                        .arg(plan.target)
+                        .arg(core::formatDuration(plan.timeout));
+            host.stop();
+        } else if (run.stats.delivered != lastDelivered) {
             lastDelivered = run.stats.delivered;
             sinceProgress.restart();
-        } else if (sinceProgress.elapsed() >= plan.stallTimeout.count() && error.isEmpty() &&
-                   !reached) {
+        } else if (sinceProgress.elapsed() >= plan.stallTimeout.count()) {
             error = QStringLiteral("no progress for %1: %2 of %3 events delivered (state %4%5)")
                         .arg(core::formatDuration(plan.stallTimeout))
                         .arg(run.stats.delivered)
@@ -93,19 +102,7 @@ core::Result<DispatchRun> runDispatcher(const DispatchPlan &plan) {
             host.stop();
         }
     });
-    stallCheck.start(1000);
-    QTimer timeout;
-    timeout.setSingleShot(true);
-    QObject::connect(&timeout, &QTimer::timeout, &loop, [&] {
-        if (!error.isEmpty() || reached)
-            return;
-        error = QStringLiteral("only %1 of %2 events were delivered within %3")
-                    .arg(run.stats.delivered)
-                    .arg(plan.target)
-                    .arg(core::formatDuration(plan.timeout));
-        host.stop();
-    });
-    timeout.start(plan.timeout);
+    check.start(1000);
     host.start();
     loop.exec();
     if (!error.isEmpty())

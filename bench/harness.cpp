@@ -251,11 +251,14 @@ Producer::Producer(core::ConnInfo info, store::ProduceBatch batch, core::Millis 
 
 Producer::~Producer() {
     stop();
+    if (!m_started)
+        delete m_context; // never moved into a running thread
 }
 
 void Producer::start() {
     if (m_thread.isRunning())
         return;
+    m_started = true;
     m_thread.start();
     QMetaObject::invokeMethod(
         m_context, [this] { open(); }, Qt::QueuedConnection);

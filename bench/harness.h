@@ -135,6 +135,7 @@ private:
     qint64 m_limit; // events in all; -1 = until stopped
     QThread m_thread;
     QObject *m_context; // lives in m_thread
+    bool m_started = false;
     QTimer *m_timer = nullptr;
     QString m_connectionName;
     store::BenchQueries m_sql;

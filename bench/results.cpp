@@ -51,29 +51,21 @@ QJsonArray cpuRoundsJson(const QList<CpuUsage> &rounds, qint64 events) {
 } // namespace
 
 CpuFigures medianCpu(const QList<CpuUsage> &rounds, qint64 events) {
-    QList<double> total, self, runner, database, rest, busy, steal;
+    QList<CpuFigures> valid;
     for (const CpuUsage &usage : rounds) {
-        const CpuFigures round = usage.perEvent(events);
-        if (!round.valid)
-            continue;
-        total << round.totalUs;
-        self << round.selfUs;
-        runner << round.runnerUs;
-        database << round.databaseUs;
-        rest << round.restUs;
-        busy << round.busy;
-        steal << round.steal;
+        if (const CpuFigures round = usage.perEvent(events); round.valid)
+            valid.append(round);
     }
-    CpuFigures figures;
-    figures.valid = !total.isEmpty();
-    figures.totalUs = median(total);
-    figures.selfUs = median(self);
-    figures.runnerUs = median(runner);
-    figures.databaseUs = median(database);
-    figures.restUs = median(rest);
-    figures.busy = median(busy);
-    figures.steal = median(steal);
-    return figures;
+    const auto at = [&valid](double CpuFigures::*field) {
+        QList<double> values;
+        for (const CpuFigures &round : valid)
+            values.append(round.*field);
+        return median(values);
+    };
+    return CpuFigures{
+        !valid.isEmpty(),          at(&CpuFigures::totalUs),    at(&CpuFigures::selfUs),
+        at(&CpuFigures::runnerUs), at(&CpuFigures::databaseUs), at(&CpuFigures::restUs),
+        at(&CpuFigures::busy),     at(&CpuFigures::steal)};
 }
 
 QList<Check> checkTargets(const BenchResults &r) {

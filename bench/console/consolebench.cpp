@@ -226,6 +226,8 @@ core::Result<void> measureStall(BenchApplication &app, const BenchOptions &optio
     results.stallViewSwitches = next;
     producer.stop();
     results.stallProduced = producer.produced();
+    if (!producer.lastError().isEmpty())
+        results.notes << QStringLiteral("producer: ") + producer.lastError();
     if (panel->state() != dispatch::DispatcherState::Running &&
         panel->state() != dispatch::DispatcherState::Stopping) {
         return failure(QStringLiteral("the embedded dispatcher is not running (state %1); see "
