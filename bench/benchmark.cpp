@@ -1,15 +1,15 @@
 #include "bench/benchmark.h"
 
-#include "bench/benchdatabase.h"
-#include "bench/benchrunner.h"
-#include "bench/dispatchrun.h"
-#include "bench/httpceiling.h"
-#include "bench/phases.h"
+#include "bench/dispatch.h"
+#include "bench/harness.h"
+#include "core/uuidv7.h"
 #include "devtools/inprocesspublisher.h"
+#include "store/outboxstore.h"
 
 #include <QDateTime>
-#include <QFile>
+#include <QElapsedTimer>
 #include <QJsonArray>
+#include <QScopeGuard>
 #include <QSysInfo>
 #include <QThread>
 
@@ -20,41 +20,14 @@ namespace outbox::bench {
 namespace {
 
 const QString kThroughputTopic = QStringLiteral("bench.throughput");
-const QString kLatencyTopic = QStringLiteral("bench.latency");
 const QString kBurnDownTopic = QStringLiteral("bench.burndown");
 
-core::Error phaseError(const QString &phase, const core::Error &error) {
-    return core::Error{error.kind, phase + QStringLiteral(": ") + error.message};
-}
-
-// A dispatcher configuration for the benchmark; the runner URL is a
-// placeholder for the in-process publisher (never contacted).
-core::DispatcherConfig dispatcherConfig(const BenchOptions &options, const QUrl &url,
-                                        const QString &secret, int concurrency) {
-    core::DispatcherConfig config;
-    config.runnerUrl = url.isEmpty() ? QUrl(QStringLiteral("http://127.0.0.1:9/unused")) : url;
-    if (!secret.isEmpty())
-        config.secrets = {secret};
-    config.batchSize = options.batchSize;
-    config.concurrency = concurrency;
-    config.lease = core::Millis(30000);
-    config.pollInterval = core::Millis(1000);
-    config.requestTimeout = core::Millis(10000);
-    return config;
-}
-
-dispatch::DispatcherOptions dispatcherOptions(const BenchOptions &options) {
-    dispatch::DispatcherOptions result;
-    result.statsInterval = core::Millis(10); // the end of a run is seen within 10 ms
-    result.notifyDebounce = options.notifyDebounce;
-    if (options.flushDelay)
-        result.flushDelay = *options.flushDelay;
-    result.applicationName = QStringLiteral("outboxctl-bench");
+// Prefixes an error with the phase it happened in.
+template <typename T> core::Result<T> in(const QString &phase, core::Result<T> result) {
+    if (!result)
+        return core::Error{result.error().kind,
+                           phase + QStringLiteral(": ") + result.errorMessage()};
     return result;
-}
-
-dispatch::PublisherFactory inProcess() {
-    return [] { return std::make_unique<devtools::InProcessPublisher>(); };
 }
 
 // Delivered count at `seconds`, interpolated between samples.
@@ -75,166 +48,229 @@ double deliveredAt(const QList<DeliverySample> &samples, double seconds) {
     return double(samples.last().delivered);
 }
 
-using Pair = std::pair<double, double>; // ceiling, dispatcher
+double rate(qint64 events, double seconds) {
+    return seconds > 0 ? double(events) / seconds : 0.0;
+}
+
+// The database ceiling: on one connection, claim `batchSize` rows and ack
+// them in one statement, in a plain loop until the outbox is empty; no
+// dispatcher, no event loop. Returns rows per second.
+core::Result<double> databaseCeiling(BenchCluster &database, int expected, int batchSize) {
+    // The same session setting as the dispatcher's connection (StoreConnection).
+    if (auto set = database.sql().forceGenericPlans(true); !set)
+        return set.error();
+    const auto reset = qScopeGuard([&] { (void)database.sql().forceGenericPlans(false); });
+    store::OutboxStore store(database.sql().database());
+    const QUuid worker = core::createUuidV7();
+    store::ClaimOptions options;
+    options.batchSize = batchSize;
+    options.lease = core::Millis(30000);
+    options.maxAttempts = 10;
+    qint64 acknowledged = 0;
+    QList<store::Ack> acks;
+    QElapsedTimer clock;
+    clock.start();
+    for (;;) {
+        auto claimed = store.claimBatch(worker, options);
+        if (!claimed)
+            return claimed.error();
+        if (claimed->isEmpty())
+            break;
+        acks.clear();
+        for (const store::ClaimedEvent &event : claimed.value())
+            acks.append(store::Ack{event.id, event.attempts});
+        auto acked = store.ack(worker, acks);
+        if (!acked)
+            return acked.error();
+        acknowledged += acked->applied;
+    }
+    const qint64 elapsed = clock.nsecsElapsed();
+    if (acknowledged != expected)
+        return failure(
+            QStringLiteral("acknowledged %1 of %2 events").arg(acknowledged).arg(expected));
+    return double(acknowledged) * 1e9 / double(elapsed);
+}
+
+// One run: the cluster, the runner, and the figures so far.
+class Benchmark final {
+public:
+    Benchmark(const BenchOptions &options, const Progress &report)
+        : o(options)
+        , progress(report) {}
+
+    core::Result<BenchResults> run();
+
+private:
+    // The dispatcher on the benchmark's cluster: database only (the
+    // in-process publisher) or posting to the runner.
+    DispatchPlan plan(bool http, qint64 target) const;
+    core::Result<void> load(int events, const QString &topic) {
+        return database.sql().loadUniform(events, topic, o.payloadBytes);
+    }
+    core::Result<void> databasePair(const QString &suffix);
+    core::Result<void> httpPair(const QString &suffix);
+    core::Result<void> latency();
+    core::Result<BenchResults::BurnDown> burnDown(const QString &vacuumSettings);
+    QJsonObject environment() const;
+
+    const BenchOptions &o;
+    const Progress &progress;
+    BenchCluster database;
+    BenchRunner runner;
+    BenchResults r;
+};
+
+DispatchPlan Benchmark::plan(bool http, qint64 target) const {
+    DispatchPlan plan;
+    plan.connInfo = database.connInfo();
+    // Without HTTP the runner URL is a placeholder, never contacted.
+    plan.config.runnerUrl = http ? runner.url() : QUrl(QStringLiteral("http://127.0.0.1:9/unused"));
+    if (http)
+        plan.config.secrets = {runner.secret()};
+    plan.config.batchSize = o.batchSize;
+    plan.config.concurrency = http ? o.concurrency : o.dbConcurrency;
+    plan.config.lease = core::Millis(30000);
+    plan.config.pollInterval = core::Millis(1000);
+    plan.config.requestTimeout = core::Millis(10000);
+    if (!http)
+        plan.publisherFactory = [] { return std::make_unique<devtools::InProcessPublisher>(); };
+    plan.options.statsInterval = core::Millis(10); // the end of a run is seen within 10 ms
+    plan.options.notifyDebounce = o.notifyDebounce;
+    if (o.flushDelay)
+        plan.options.flushDelay = *o.flushDelay;
+    plan.options.applicationName = QStringLiteral("outboxctl-bench");
+    plan.target = target;
+    return plan;
+}
 
 // The database ceiling, then the dispatcher with the in-process publisher
 // (the same work plus the dispatcher's machinery).
-core::Result<Pair> databasePair(BenchDatabase &database, const BenchOptions &options,
-                                const Progress &progress, const QString &suffix) {
+core::Result<void> Benchmark::databasePair(const QString &suffix) {
     progress(QStringLiteral("database ceiling: %1 events, batch %2%3...")
-                 .arg(options.events)
-                 .arg(options.batchSize)
+                 .arg(o.events)
+                 .arg(o.batchSize)
                  .arg(suffix));
-    if (auto loaded = database.load(options.events, kThroughputTopic, options.payloadBytes);
-        !loaded)
-        return phaseError(QStringLiteral("database ceiling"), loaded.error());
-    auto ceiling = measureDatabaseCeiling(database, options.events, options.batchSize);
+    const QString ceilingPhase = QStringLiteral("database ceiling");
+    if (auto loaded = in(ceilingPhase, load(o.events, kThroughputTopic)); !loaded)
+        return loaded;
+    auto ceiling = in(ceilingPhase, databaseCeiling(database, o.events, o.batchSize));
     if (!ceiling)
-        return phaseError(QStringLiteral("database ceiling"), ceiling.error());
-
+        return ceiling.error();
     progress(QStringLiteral("database only: the dispatcher with the in-process publisher%1...")
                  .arg(suffix));
-    if (auto loaded = database.load(options.events, kThroughputTopic, options.payloadBytes);
+    if (auto loaded = in(QStringLiteral("database only"), load(o.events, kThroughputTopic));
         !loaded)
-        return phaseError(QStringLiteral("database only"), loaded.error());
-    DispatchPlan plan;
-    plan.connInfo = database.connInfo();
-    plan.config = dispatcherConfig(options, {}, {}, options.dbConcurrency);
-    plan.publisherFactory = inProcess();
-    plan.options = dispatcherOptions(options);
-    plan.target = options.events;
-    auto run = runDispatcher(plan);
+        return loaded;
+    auto run = in(QStringLiteral("database only"), runDispatcher(plan(false, o.events)));
     if (!run)
-        return phaseError(QStringLiteral("database only"), run.error());
-    return Pair{ceiling.value(), run->seconds > 0 ? double(options.events) / run->seconds : 0.0};
+        return run.error();
+    r.dbCeilingRounds.append(ceiling.value());
+    r.dbOnlyRounds.append(rate(o.events, run->seconds));
+    r.dbRatios.append(ceiling.value() > 0 ? r.dbOnlyRounds.last() / ceiling.value() : 0.0);
+    return {};
 }
 
 // The HTTP ceiling (the runner, no database), then the dispatcher end to
 // end with the HTTP publisher. The events are loaded (and the table vacuumed
 // and checkpointed) first, so that the ceiling never runs beside the
 // database's clean-up of the previous phase.
-core::Result<Pair> httpPair(BenchDatabase &database, BenchRunner &runner,
-                            const BenchOptions &options, const Progress &progress,
-                            const QString &suffix, BenchResults &results) {
-    if (auto loaded = database.load(options.events, kThroughputTopic, options.payloadBytes);
-        !loaded)
-        return phaseError(QStringLiteral("end to end"), loaded.error());
+core::Result<void> Benchmark::httpPair(const QString &suffix) {
+    const QString e2ePhase = QStringLiteral("end to end");
+    if (auto loaded = in(e2ePhase, load(o.events, kThroughputTopic)); !loaded)
+        return loaded;
     progress(QStringLiteral("HTTP ceiling: %1 requests, %2 in flight%3...")
-                 .arg(options.events)
-                 .arg(options.concurrency)
+                 .arg(o.events)
+                 .arg(o.concurrency)
                  .arg(suffix));
     const CpuMeter meter(runner.processId(), database.serverProcessId());
-    auto http = measureHttpCeiling(runner.url(), runner.secret(), options.events,
-                                   options.concurrency, options.payloadBytes, meter);
+    auto http = in(QStringLiteral("HTTP ceiling"),
+                   measureHttpCeiling(runner.url(), runner.secret(), o.events, o.concurrency,
+                                      o.payloadBytes, meter));
     if (!http)
-        return phaseError(QStringLiteral("HTTP ceiling"), http.error());
+        return http.error();
     if (http->failures > 0)
-        return core::Error{core::ErrorKind::Failed,
-                           QStringLiteral("HTTP ceiling: %1 requests failed").arg(http->failures)};
-    results.httpManagers = http->managers;
+        return failure(QStringLiteral("HTTP ceiling: %1 requests failed").arg(http->failures));
+    r.httpManagers = http->managers;
 
     progress(QStringLiteral("end to end: the dispatcher posting to the runner%1...").arg(suffix));
-    auto before = runner.counts();
+    auto before = in(e2ePhase, runner.counts());
     if (!before)
-        return phaseError(QStringLiteral("end to end"), before.error());
-    DispatchPlan plan;
-    plan.connInfo = database.connInfo();
-    plan.config = dispatcherConfig(options, runner.url(), runner.secret(), options.concurrency);
-    plan.options = dispatcherOptions(options);
-    plan.target = options.events;
-    plan.meter = &meter;
-    auto run = runDispatcher(plan);
+        return before.error();
+    DispatchPlan e2e = plan(true, o.events);
+    e2e.meter = &meter;
+    auto run = in(e2ePhase, runDispatcher(e2e));
     if (!run)
-        return phaseError(QStringLiteral("end to end"), run.error());
-    results.httpCeilingCpu.append(http->cpu);
-    results.e2eCpu.append(run->cpu);
-    auto after = runner.counts();
+        return run.error();
+    r.httpCeilingCpu.append(http->cpu);
+    r.e2eCpu.append(run->cpu);
+    auto after = in(e2ePhase, runner.counts());
     if (!after)
-        return phaseError(QStringLiteral("end to end"), after.error());
-    results.e2eDuplicates += after->duplicates - before->duplicates;
+        return after.error();
+    r.e2eDuplicates += after->duplicates - before->duplicates;
     if (after->badSignatures != before->badSignatures)
-        return core::Error{core::ErrorKind::Failed,
-                           QStringLiteral("end to end: the runner refused %1 signatures")
-                               .arg(after->badSignatures - before->badSignatures)};
-    return Pair{http->requestsPerSecond,
-                run->seconds > 0 ? double(options.events) / run->seconds : 0.0};
+        return failure(QStringLiteral("end to end: the runner refused %1 signatures")
+                           .arg(after->badSignatures - before->badSignatures));
+    r.httpCeilingRounds.append(http->requestsPerSecond);
+    r.e2eRounds.append(rate(o.events, run->seconds));
+    r.e2eRatios.append(http->requestsPerSecond > 0 ? r.e2eRounds.last() / http->requestsPerSecond
+                                                   : 0.0);
+    return {};
 }
 
 // Commit -> delivered at low load, HTTP included: a producer commits one
 // event every latencyInterval while the dispatcher runs.
-core::Result<void> latencyPhase(BenchDatabase &database, BenchRunner &runner,
-                                const BenchOptions &options, const Progress &progress,
-                                BenchResults &results) {
+core::Result<void> Benchmark::latency() {
     progress(QStringLiteral("latency: one event every %1 for %2 events...")
-                 .arg(core::formatDuration(options.latencyInterval))
-                 .arg(options.latencyEvents));
-    if (auto emptied = database.truncate(); !emptied)
-        return phaseError(QStringLiteral("latency"), emptied.error());
-    {
-        Producer producer;
-        if (auto opened = producer.open(database.connInfo()); !opened)
-            return phaseError(QStringLiteral("latency"), opened.error());
-        DispatchPlan plan;
-        plan.connInfo = database.connInfo();
-        plan.config = dispatcherConfig(options, runner.url(), runner.secret(), options.concurrency);
-        plan.options = dispatcherOptions(options);
-        plan.target = options.latencyEvents;
-        plan.onStarted = [&] {
-            producer.start(options.latencyEvents, options.latencyInterval, kLatencyTopic,
-                           options.payloadBytes);
-        };
-        auto run = runDispatcher(plan);
-        if (!run)
-            return phaseError(QStringLiteral("latency"), run.error());
-        if (!producer.lastError().isEmpty())
-            return phaseError(QStringLiteral("latency"),
-                              core::Error{core::ErrorKind::Failed, producer.lastError()});
-        results.httpP50 = double(run->stats.httpDuration.p50()) / 1000.0;
-        results.httpP99 = double(run->stats.httpDuration.p99()) / 1000.0;
-        auto figures = database.latency(producer.produced());
-        if (!figures)
-            return phaseError(QStringLiteral("latency"), figures.error());
-        results.latencyCount = int(figures->count);
-        results.latencyP50 = figures->p50;
-        results.latencyP90 = figures->p90;
-        results.latencyP99 = figures->p99;
-        results.latencyMax = figures->max;
-        results.latencyFromStartP50 = figures->fromStartP50;
-        results.latencyFromStartP99 = figures->fromStartP99;
-    }
-    results.latencyRan = true;
+                 .arg(core::formatDuration(o.latencyInterval))
+                 .arg(o.latencyEvents));
+    const QString phase = QStringLiteral("latency");
+    if (auto emptied = in(phase, database.sql().truncate()); !emptied)
+        return emptied;
+    Producer producer(
+        database.connInfo(),
+        {{QStringLiteral("bench")}, {QStringLiteral("bench.latency")}, 1, o.payloadBytes},
+        o.latencyInterval, o.latencyEvents);
+    DispatchPlan latency = plan(true, o.latencyEvents);
+    latency.onStarted = [&] { producer.start(); };
+    auto run = in(phase, runDispatcher(latency));
+    producer.stop();
+    // A producer that could not enqueue explains a run that stalled.
+    if (!producer.lastError().isEmpty())
+        return failure(phase + QStringLiteral(": ") + producer.lastError());
+    if (!run)
+        return run.error();
+    r.httpP50 = double(run->stats.httpDuration.p50()) / 1000.0;
+    r.httpP99 = double(run->stats.httpDuration.p99()) / 1000.0;
+    auto figures = in(phase, database.sql().latency(producer.events()));
+    if (!figures)
+        return figures.error();
+    r.latency = figures.value();
+    r.latencyRan = true;
     return {};
 }
 
-core::Result<BenchResults::BurnDown> burnDown(BenchDatabase &database, const BenchOptions &options,
-                                              const QString &vacuumSettings,
-                                              const Progress &progress) {
+// A large backlog, database only: does the rate hold, does memory stay flat?
+core::Result<BenchResults::BurnDown> Benchmark::burnDown(const QString &vacuumSettings) {
     BenchResults::BurnDown result;
     result.vacuumSettings = vacuumSettings;
-    result.events = options.burnDown;
+    result.events = o.burnDown;
     progress(QStringLiteral("burn-down (%1 vacuum settings): loading %2 events...")
                  .arg(vacuumSettings)
-                 .arg(options.burnDown));
-    if (auto loaded = database.load(options.burnDown, kBurnDownTopic, options.payloadBytes);
-        !loaded)
+                 .arg(o.burnDown));
+    if (auto loaded = load(o.burnDown, kBurnDownTopic); !loaded)
         return loaded.error();
-    auto vacuumsBefore = database.autovacuumCount();
+    auto vacuumsBefore = database.sql().autovacuumCount();
     if (!vacuumsBefore)
         return vacuumsBefore.error();
     progress(QStringLiteral("burn-down: dispatching (database only)..."));
-    DispatchPlan plan;
-    plan.connInfo = database.connInfo();
-    plan.config = dispatcherConfig(options, {}, {}, options.dbConcurrency);
-    plan.publisherFactory = inProcess();
-    plan.options = dispatcherOptions(options);
-    plan.target = options.burnDown;
-    plan.sampleEvery = core::Millis(100);
-    plan.timeout = core::Millis(1800000);
-    auto run = runDispatcher(plan);
+    DispatchPlan burn = plan(false, o.burnDown);
+    burn.sampleEvery = core::Millis(100);
+    burn.timeout = core::Millis(1800000);
+    auto run = runDispatcher(burn);
     if (!run)
         return run.error();
     QThread::msleep(1100); // pg_stat counters are flushed about once a second
-    auto vacuumsAfter = database.autovacuumCount();
+    auto vacuumsAfter = database.sql().autovacuumCount();
     if (!vacuumsAfter)
         return vacuumsAfter.error();
 
@@ -243,11 +279,10 @@ core::Result<BenchResults::BurnDown> burnDown(BenchDatabase &database, const Ben
     result.ran = true;
     result.seconds = total;
     result.windowSeconds = window;
-    result.averageRate = total > 0 ? double(options.burnDown) / total : 0.0;
+    result.averageRate = rate(o.burnDown, total);
     if (window > 0) {
         result.firstRate = deliveredAt(run->samples, window) / window;
-        result.lastRate =
-            (double(options.burnDown) - deliveredAt(run->samples, total - window)) / window;
+        result.lastRate = (double(o.burnDown) - deliveredAt(run->samples, total - window)) / window;
         // The whole run in windows of the same length, to see where it slows.
         for (double from = 0; from + window <= total + 1e-9; from += window) {
             result.windowRates.append(
@@ -262,147 +297,106 @@ core::Result<BenchResults::BurnDown> burnDown(BenchDatabase &database, const Ben
     return result;
 }
 
-QString firstLineOf(const QString &path, const QByteArray &prefix) {
-    QFile file(path);
-    if (!file.open(QIODevice::ReadOnly))
-        return {};
-    const QList<QByteArray> lines = file.readAll().split('\n');
-    for (const QByteArray &line : lines) {
-        if (prefix.isEmpty() || line.startsWith(prefix)) {
-            const qsizetype colon = line.indexOf(':');
-            return QString::fromUtf8(prefix.isEmpty() || colon < 0 ? line : line.mid(colon + 1))
-                .trimmed();
-        }
-    }
-    return {};
-}
-
-QJsonObject environment(const BenchOptions &options, const BenchDatabase &database) {
+QJsonObject Benchmark::environment() const {
     return QJsonObject{
         {QStringLiteral("date"), QDateTime::currentDateTimeUtc().toString(Qt::ISODate)},
         {QStringLiteral("cpus"), QThread::idealThreadCount()},
-        {QStringLiteral("cpu_model"),
-         firstLineOf(QStringLiteral("/proc/cpuinfo"), QByteArrayLiteral("model name"))},
-        {QStringLiteral("load_average_at_start"), firstLineOf(QStringLiteral("/proc/loadavg"), {})},
+        {QStringLiteral("cpu_model"), cpuModel()},
+        {QStringLiteral("load_average_at_start"), loadAverage()},
         {QStringLiteral("kernel"), QSysInfo::kernelVersion()},
         {QStringLiteral("os"), QSysInfo::prettyProductName()},
         {QStringLiteral("qt"), QString::fromLatin1(qVersion())},
         {QStringLiteral("postgresql"), database.serverVersion()},
-        {QStringLiteral("durable"), options.durable},
-        {QStringLiteral("events"), options.events},
-        {QStringLiteral("repeat"), options.repeat},
-        {QStringLiteral("batch_size"), options.batchSize},
-        {QStringLiteral("concurrency"), options.concurrency},
-        {QStringLiteral("db_concurrency"), options.dbConcurrency},
-        {QStringLiteral("notify_debounce_ms"), qint64(options.notifyDebounce.count())},
+        {QStringLiteral("durable"), o.durable},
+        {QStringLiteral("events"), o.events},
+        {QStringLiteral("repeat"), o.repeat},
+        {QStringLiteral("batch_size"), o.batchSize},
+        {QStringLiteral("concurrency"), o.concurrency},
+        {QStringLiteral("db_concurrency"), o.dbConcurrency},
+        {QStringLiteral("notify_debounce_ms"), qint64(o.notifyDebounce.count())},
         {QStringLiteral("flush_delay_ms"),
-         qint64(options.flushDelay.value_or(dispatch::DispatcherOptions().flushDelay).count())},
-        {QStringLiteral("runner"), options.runner == RunnerPlacement::Process
-                                       ? QStringLiteral("process")
-                                       : QStringLiteral("thread")},
-        {QStringLiteral("payload_bytes"), options.payloadBytes},
-        {QStringLiteral("phases"), QJsonArray::fromStringList(options.phases)},
+         qint64(o.flushDelay.value_or(dispatch::DispatcherOptions().flushDelay).count())},
+        {QStringLiteral("runner"), o.runner == RunnerPlacement::Process ? QStringLiteral("process")
+                                                                        : QStringLiteral("thread")},
+        {QStringLiteral("payload_bytes"), o.payloadBytes},
+        {QStringLiteral("phases"), QJsonArray::fromStringList(o.phases)},
     };
 }
 
-} // namespace
-
-double median(QList<double> values) {
-    if (values.isEmpty())
-        return 0.0;
-    std::sort(values.begin(), values.end());
-    const qsizetype middle = values.size() / 2;
-    return values.size() % 2 ? values.at(middle) : (values.at(middle - 1) + values.at(middle)) / 2;
-}
-
-core::Result<BenchResults> runBenchmark(const BenchOptions &options, const Progress &report) {
-    const Progress progress = report ? report : [](const QString &) {};
-    BenchResults results;
-    results.eventsPerPhase = options.events;
-
+core::Result<BenchResults> Benchmark::run() {
+    r.eventsPerPhase = o.events;
     progress(QStringLiteral("starting a PostgreSQL cluster..."));
-    BenchDatabase database;
-    if (auto started = database.start(options.durable); !started)
-        return phaseError(QStringLiteral("cluster"), started.error());
-    results.environment = environment(options, database);
+    devtools::EmbeddedPostgres::Options cluster;
+    cluster.fastAndUnsafe = !o.durable;
+    // Commit times of the producer's transactions, for commit -> delivered.
+    cluster.serverSettings << QStringLiteral("track_commit_timestamp=on");
+    if (auto started = in(QStringLiteral("cluster"), database.start(cluster)); !started)
+        return started.error();
+    r.environment = environment();
 
     progress(QStringLiteral("starting the development runner..."));
-    BenchRunner runner;
-    if (auto started = runner.start(options.runner, options.runnerProgram); !started)
-        return phaseError(QStringLiteral("runner"), started.error());
+    if (auto started = in(QStringLiteral("runner"), runner.start(o.runner, o.runnerProgram));
+        !started)
+        return started.error();
 
     // Warm-up: the claim/ack loop on a few thousand rows, so that the first
     // measured phase does not pay for cold caches.
-    const int warmUp = std::min(options.events, 5000);
-    if (auto loaded = database.load(warmUp, kThroughputTopic, options.payloadBytes); !loaded)
-        return phaseError(QStringLiteral("warm-up"), loaded.error());
-    if (auto warm = measureDatabaseCeiling(database, warmUp, options.batchSize); !warm)
-        return phaseError(QStringLiteral("warm-up"), warm.error());
+    const int warmUp = std::min(o.events, 5000);
+    if (auto loaded = in(QStringLiteral("warm-up"), load(warmUp, kThroughputTopic)); !loaded)
+        return loaded.error();
+    if (auto warm = in(QStringLiteral("warm-up"), databaseCeiling(database, warmUp, o.batchSize));
+        !warm)
+        return warm.error();
 
     // Each pair (ceiling, then the dispatcher) runs back to back, `repeat`
     // times: the machine may be busy with other work, and a pair sees the
     // same conditions on both sides far more often than two distant runs.
-    QList<double> dbCeilings, dbOnly, httpCeilings, e2e;
-    for (int round = 1; round <= options.repeat; ++round) {
+    r.dbRan = o.phases.contains(QLatin1String("db"));
+    r.httpRan = o.phases.contains(QLatin1String("http"));
+    for (int round = 1; round <= o.repeat; ++round) {
         const QString suffix =
-            options.repeat > 1 ? QStringLiteral(" (round %1 of %2)").arg(round).arg(options.repeat)
-                               : QString();
-        if (options.phases.contains(QLatin1String("db"))) {
-            auto db = databasePair(database, options, progress, suffix);
-            if (!db)
-                return db.error();
-            dbCeilings.append(db->first);
-            dbOnly.append(db->second);
-            results.dbRatios.append(db->first > 0 ? db->second / db->first : 0.0);
-            results.dbRan = true;
+            o.repeat > 1 ? QStringLiteral(" (round %1 of %2)").arg(round).arg(o.repeat) : QString();
+        if (r.dbRan) {
+            if (auto done = databasePair(suffix); !done)
+                return done.error();
         }
-        if (options.phases.contains(QLatin1String("http"))) {
-            auto http = httpPair(database, runner, options, progress, suffix, results);
-            if (!http)
-                return http.error();
-            httpCeilings.append(http->first);
-            e2e.append(http->second);
-            results.e2eRatios.append(http->first > 0 ? http->second / http->first : 0.0);
-            results.httpRan = true;
+        if (r.httpRan) {
+            if (auto done = httpPair(suffix); !done)
+                return done.error();
         }
     }
-    results.dbCeilingRounds = dbCeilings;
-    results.dbOnlyRounds = dbOnly;
-    results.httpCeilingRounds = httpCeilings;
-    results.e2eRounds = e2e;
-    results.dbCeilingPerSecond = median(dbCeilings);
-    results.dbOnlyPerSecond = median(dbOnly);
-    results.dbRatio = median(results.dbRatios);
-    results.httpCeilingPerSecond = median(httpCeilings);
-    results.e2ePerSecond = median(e2e);
-    results.e2eRatio = median(results.e2eRatios);
-
-    if (options.phases.contains(QLatin1String("latency"))) {
-        if (auto measured = latencyPhase(database, runner, options, progress, results); !measured)
+    if (o.phases.contains(QLatin1String("latency"))) {
+        if (auto measured = latency(); !measured)
             return measured.error();
     }
     runner.stop();
 
-    // 6. Burn-down of a large backlog, database only: does the rate hold,
-    //    does memory stay flat? Then once more without the migration's
-    //    vacuum settings, to show what they are for.
-    if (options.burnDown > 0 && options.phases.contains(QLatin1String("burn-down"))) {
-        auto tuned = burnDown(database, options, QStringLiteral("table"), progress);
+    // Then once more without the migration's vacuum settings, to show what
+    // they are for.
+    if (o.burnDown > 0 && o.phases.contains(QLatin1String("burn-down"))) {
+        auto tuned = in(QStringLiteral("burn-down"), burnDown(QStringLiteral("table")));
         if (!tuned)
-            return phaseError(QStringLiteral("burn-down"), tuned.error());
-        results.burnDown = tuned.value();
-        if (options.compareVacuum) {
-            if (auto reset = database.resetVacuumSettings(); !reset)
-                return phaseError(QStringLiteral("burn-down"), reset.error());
-            auto untuned = burnDown(database, options, QStringLiteral("reset"), progress);
+            return tuned.error();
+        r.burnDown = tuned.value();
+        if (o.compareVacuum) {
+            const QString phase = QStringLiteral("burn-down without vacuum settings");
+            if (auto reset = in(phase, database.sql().resetVacuumSettings()); !reset)
+                return reset.error();
+            auto untuned = in(phase, burnDown(QStringLiteral("reset")));
             if (!untuned)
-                return phaseError(QStringLiteral("burn-down without vacuum settings"),
-                                  untuned.error());
-            results.burnDownNoVacuumSettings = untuned.value();
+                return untuned.error();
+            r.burnDownNoVacuumSettings = untuned.value();
         }
     }
-    results.rssMbMax = results.burnDown.ran ? results.burnDown.rssMbMax : residentMb();
-    return results;
+    r.rssMbMax = r.burnDown.ran ? r.burnDown.rssMbMax : residentMb();
+    return r;
+}
+
+} // namespace
+
+core::Result<BenchResults> runBenchmark(const BenchOptions &options, const Progress &report) {
+    const Progress progress = report ? report : [](const QString &) {};
+    return Benchmark(options, progress).run();
 }
 
 } // namespace outbox::bench

@@ -1,8 +1,10 @@
 #pragma once
 
-#include "bench/cpumeter.h"
+#include "bench/harness.h"
+#include "bench/report.h"
 #include "core/duration.h"
 #include "core/result.h"
+#include "store/benchqueries.h"
 
 #include <QJsonObject>
 #include <QList>
@@ -49,34 +51,22 @@ struct BenchResults {
     bool httpRan = false;
     bool latencyRan = false;
 
-    // With several rounds: the medians of the rates, and the median of the
-    // per-round ratios (each round's pair runs back to back, so a change in
-    // the machine's load affects both sides of a ratio alike).
-    double dbCeilingPerSecond = 0;
-    double dbOnlyPerSecond = 0;
-    double dbRatio = 0;
-    double httpCeilingPerSecond = 0;
-    double e2ePerSecond = 0;
-    double e2eRatio = 0;
-    QList<double> dbRatios; // per round
-    QList<double> e2eRatios;
-    QList<double> dbCeilingRounds; // the rates of each round, events (requests) per second
+    // Per round: the rates, events (requests) per second, and their ratios.
+    // Reports give the medians (each round's pair runs back to back, so a
+    // change in the machine's load affects both sides of a ratio alike).
+    QList<double> dbCeilingRounds;
     QList<double> dbOnlyRounds;
+    QList<double> dbRatios;
     QList<double> httpCeilingRounds;
     QList<double> e2eRounds;
+    QList<double> e2eRatios;
     // Where the CPU went in each round of the HTTP pair (per request / event).
     QList<CpuUsage> httpCeilingCpu;
     QList<CpuUsage> e2eCpu;
     qint64 e2eDuplicates = 0; // the runner's count: must be 0 when nothing crashed
     int httpManagers = 0;
 
-    double latencyP50 = 0;
-    double latencyP90 = 0;
-    double latencyP99 = 0;
-    double latencyMax = 0;
-    double latencyFromStartP50 = 0; // from the start of the producer's transaction
-    double latencyFromStartP99 = 0;
-    int latencyCount = 0;
+    store::LatencyFigures latency;
     double httpP50 = 0; // request duration inside the dispatcher, low load
     double httpP99 = 0;
 
@@ -102,17 +92,8 @@ struct BenchResults {
     QJsonObject environment; // cpus, PostgreSQL version, Qt version, options...
 };
 
-// One line of the verdict table: a figure, its target and whether it passed.
-struct TargetCheck {
-    QString name;   // "db-only / db ceiling"
-    QString value;  // "92.1%"
-    QString target; // ">= 80%"
-    bool pass = false;
-};
-
-QList<TargetCheck> checkTargets(const BenchResults &results);
-
-double median(QList<double> values);
+// The dispatcher's targets, checked against one run's figures.
+QList<Check> checkTargets(const BenchResults &results);
 
 // The medians over the rounds of where the CPU went, per event (request).
 // Since events/s = busy fraction x CPUs / CPU per event, end to end /

@@ -1,17 +1,14 @@
 #include "consolebench.h"
 
-#include "benchutil.h"
-#include "benchwindow.h"
+#include "bench/harness.h"
 #include "console/model/eventtablemodel.h"
 #include "console/widgets/dispatcherpanel.h"
 #include "console/widgets/eventview.h"
 #include "console/widgets/mainwindow.h"
 #include "devtools/inprocesspublisher.h"
-#include "producer.h"
-#include "rowsprobe.h"
-#include "startphase.h"
 
 #include <QDockWidget>
+#include <QElapsedTimer>
 #include <QIcon>
 #include <QTableView>
 #include <QTimer>
@@ -61,7 +58,7 @@ core::Result<void> measureSwitches(BenchApplication &app, const BenchOptions &op
 }
 
 core::Result<void> measureRefreshes(BenchApplication &app, const BenchOptions &options,
-                                    Dataset &dataset, console::MainWindow *w,
+                                    BenchCluster &cluster, console::MainWindow *w,
                                     BenchResults &results) {
     w->showStatus(Status::Delivered);
     console::EventView *view = w->view(Status::Delivered);
@@ -69,24 +66,21 @@ core::Result<void> measureRefreshes(BenchApplication &app, const BenchOptions &o
     for (int i = 0; i < options.refreshRuns; ++i) {
         // New deliveries, so every refresh has rows to insert at the top
         // (newest first) and to drop at the bottom, as in a live outbox.
-        if (auto added = dataset.addDelivered(20); !added) {
+        if (auto added = cluster.sql().addDelivered(20); !added)
             return added;
-        }
         runFor(300);
         const qint64 t0 = app.now();
         RowsProbe probe(&app, view, t0);
         qint64 refreshedAt = 0;
         const auto connection =
             QObject::connect(view->model(), &console::EventTableModel::refreshed, &probe, [&] {
-                if (refreshedAt == 0) {
+                if (refreshedAt == 0)
                     refreshedAt = app.now();
-                }
             });
         w->refreshNow(); // what the live tick does
         if (!waitUntil([&] { return probe.done() || !probe.loadError().isEmpty(); },
-                       kLoadTimeoutMs)) {
+                       kLoadTimeoutMs))
             return failure(QStringLiteral("refresh of the delivered view did not finish"));
-        }
         QObject::disconnect(connection);
         results.refreshMs << probe.freshMs();
         results.refreshWorkerMs << double(refreshedAt - t0) / 1e6;
@@ -111,17 +105,15 @@ core::Result<void> measureScroll(BenchApplication &app, int rows, console::MainW
                                           "%1 s")
                                .arg(kLoadTimeoutMs / 1000));
         }
-        if (!view->model()->canFetchMore({})) {
+        if (!view->model()->canFetchMore({}))
             break; // the end of the data
-        }
         const int before = view->model()->rowCount();
         const qint64 t0 = app.now();
         std::optional<qint64> painted;
         app.setPaintHook([&](QWidget *widget) {
             if (widget == view->table()->viewport() && view->model()->rowCount() > before &&
-                !painted) {
+                !painted)
                 painted = app.now();
-            }
         });
         // From the top to the bottom: the scroll bar reaching its end is
         // what makes the view call fetchMore().
@@ -148,35 +140,30 @@ dispatch::PublisherFactory benchPublisher() {
         // are delivered at once (the dispatcher runs as fast as the
         // database lets it).
         return std::make_unique<devtools::InProcessPublisher>([](const store::ClaimedEvent &event) {
-            if (event.attempts == 1 && qHash(event.id) % 50 == 0) {
+            if (event.attempts == 1 && qHash(event.id) % 50 == 0)
                 return dispatch::PublishOutcome::retry(
                     event, QStringLiteral("HTTP 503 Service Unavailable: runner busy"), 503);
-            }
             return dispatch::PublishOutcome::delivered(event);
         });
     };
 }
 
 core::Result<void> measureStall(BenchApplication &app, const BenchOptions &options,
-                                Dataset &dataset, console::MainWindow *w, BenchResults &results,
-                                const Progress &progress) {
+                                BenchCluster &cluster, console::MainWindow *w,
+                                BenchResults &results, const Progress &progress) {
     progress(QStringLiteral("adding a backlog of %1 due events").arg(options.backlog));
-    if (auto added = dataset.addBacklog(options.backlog); !added) {
+    if (auto added = cluster.sql().addBacklog(options.backlog); !added)
         return added;
-    }
     w->showStatus(Status::Pending);
-    if (auto *dock = w->findChild<QDockWidget *>(QStringLiteral("dispatcherDock"))) {
+    if (auto *dock = w->findChild<QDockWidget *>(QStringLiteral("dispatcherDock")))
         dock->show(); // its figures and chart repaint while it runs: part of the load
-    }
     w->setLive(true);
     w->refreshNow();
     runFor(2000);
-    if (auto reset = dataset.resetStatementStats(); !reset) {
+    if (auto reset = cluster.sql().resetStatementStats(); !reset)
         return reset;
-    }
-    if (auto pending = dataset.count(QStringLiteral("pending")); pending) {
+    if (auto pending = cluster.sql().count(QStringLiteral("pending")); pending)
         results.backlogBefore = pending.value();
-    }
     results.rssBeforeStallMb = residentMb();
 
     console::DispatcherPanel *panel = w->dispatcherPanel();
@@ -199,7 +186,16 @@ core::Result<void> measureStall(BenchApplication &app, const BenchOptions &optio
 
     progress(QStringLiteral("dispatcher at full speed for %1 s, console live")
                  .arg(options.stallSeconds));
-    ProducerThread producer(dataset.connInfo(), options.producerRate);
+    // Ten ticks a second, one transaction each: the producer pattern of
+    // ARCHITECTURE.md (the NOTIFYs of a transaction fold into one).
+    bench::Producer producer(
+        cluster.connInfo(),
+        {{QStringLiteral("billing"), QStringLiteral("files"), QStringLiteral("identity")},
+         {QStringLiteral("invoice.paid"), QStringLiteral("file.stored"),
+          QStringLiteral("user.created")},
+         std::max(1, options.producerRate / 10),
+         100},
+        core::Millis(100));
     StallMeter meter;
     app.startEventProfile(8);
     meter.start();
@@ -230,6 +226,8 @@ core::Result<void> measureStall(BenchApplication &app, const BenchOptions &optio
     results.stallViewSwitches = next;
     producer.stop();
     results.stallProduced = producer.produced();
+    if (!producer.lastError().isEmpty())
+        results.notes << QStringLiteral("producer: ") + producer.lastError();
     if (panel->state() != dispatch::DispatcherState::Running &&
         panel->state() != dispatch::DispatcherState::Stopping) {
         return failure(QStringLiteral("the embedded dispatcher is not running (state %1); see "
@@ -245,9 +243,8 @@ core::Result<void> measureStall(BenchApplication &app, const BenchOptions &optio
     }
     w->refreshNow();
     runFor(1000);
-    if (auto pending = dataset.count(QStringLiteral("pending")); pending) {
+    if (auto pending = cluster.sql().count(QStringLiteral("pending")); pending)
         results.pendingAfter = pending.value();
-    }
     return {};
 }
 } // namespace
@@ -262,26 +259,31 @@ void setUpApplication() {
 core::Result<BenchResults> runBench(BenchApplication &app, const BenchOptions &options,
                                     const Progress &progress) {
     BenchResults results;
-    Dataset dataset;
+    BenchCluster cluster;
     progress(QStringLiteral("starting PostgreSQL"));
-    if (auto started = dataset.start(); !started) {
+    devtools::EmbeddedPostgres::Options settings;
+    settings.serverSettings = {QStringLiteral("shared_preload_libraries=pg_stat_statements"),
+                               QStringLiteral("pg_stat_statements.track=top")};
+    if (auto started = cluster.start(settings); !started)
         return started.error();
-    }
-    results.serverVersion = dataset.serverVersion();
+    if (auto enabled = cluster.sql().enableStatementStats(); !enabled)
+        return enabled.error();
+    results.serverVersion = cluster.serverVersion();
     progress(QStringLiteral("loading %1 delivered + %2 dead events")
                  .arg(options.size.delivered)
                  .arg(options.size.dead));
-    auto facts = dataset.load(options.size);
-    if (!facts) {
+    QElapsedTimer loading;
+    loading.start();
+    auto facts = cluster.sql().loadDataset(options.size);
+    if (!facts)
         return facts.error();
-    }
     results.data = facts.value();
-    const core::ConnInfo info = dataset.connInfo();
+    results.loadSeconds = double(loading.elapsed()) / 1000.0;
+    const core::ConnInfo info = cluster.connInfo();
     for (const QString &sql : options.afterLoadSql) {
         progress(QStringLiteral("running: %1").arg(sql));
-        if (auto done = dataset.exec(sql, QStringLiteral("--after-load-sql")); !done) {
+        if (auto done = cluster.sql().exec(sql, QStringLiteral("--after-load-sql")); !done)
             return done.error();
-        }
     }
     if (options.pauseAfterLoad) {
         std::fprintf(stderr, "loaded; connect with: psql \"%s\"\npress Enter to go on\n",
@@ -289,54 +291,44 @@ core::Result<BenchResults> runBench(BenchApplication &app, const BenchOptions &o
         std::fgetc(stdin);
     }
 
-    results.loadBefore = loadAverage();
-    if (auto reset = dataset.resetStatementStats(); !reset) {
+    results.loadBefore = bench::loadAverage();
+    if (auto reset = cluster.sql().resetStatementStats(); !reset)
         return reset.error();
-    }
-    if (auto done = measureStarts(app, options, dataset, results, progress); !done) {
+    if (auto done = measureStarts(app, options, cluster, results, progress); !done)
         return done.error();
-    }
 
     // One window for the rest, as an operator would keep it open.
-    if (auto idle = dataset.waitIdle(kIdleTimeoutMs); !idle) {
+    if (auto idle = cluster.sql().waitIdle(kIdleTimeoutMs); !idle)
         return idle.error();
-    }
     BenchWindow window;
     auto opened = openWindow(app, window, info, Status::Pending);
-    if (!opened) {
+    if (!opened)
         return opened.error();
-    }
     console::MainWindow *w = window.window();
     w->setLive(false); // the phases below trigger every refresh themselves
     progress(QStringLiteral("switching status views"));
-    if (auto done = measureSwitches(app, options, w, results); !done) {
+    if (auto done = measureSwitches(app, options, w, results); !done)
         return done.error();
-    }
     progress(QStringLiteral("refreshing the delivered view"));
-    if (auto done = measureRefreshes(app, options, dataset, w, results); !done) {
+    if (auto done = measureRefreshes(app, options, cluster, w, results); !done)
         return done.error();
-    }
-    if (auto stats = dataset.statementStats(8); stats) {
+    if (auto stats = cluster.sql().statementStats(8); stats)
         results.consoleStatements = stats.value();
-    }
     if (options.stallSeconds > 0) {
-        if (auto done = measureStall(app, options, dataset, w, results, progress); !done) {
+        if (auto done = measureStall(app, options, cluster, w, results, progress); !done)
             return done.error();
-        }
     }
     if (options.stallSeconds > 0) {
-        if (auto stats = dataset.statementStats(8); stats) {
+        if (auto stats = cluster.sql().statementStats(8); stats)
             results.stallStatements = stats.value();
-        }
     }
     if (options.scrollRows > 0) {
         progress(QStringLiteral("scrolling the delivered view to %1 rows").arg(options.scrollRows));
         // Informational (no target): a failure here is reported, not fatal.
-        if (auto done = measureScroll(app, options.scrollRows, w, results); !done) {
+        if (auto done = measureScroll(app, options.scrollRows, w, results); !done)
             results.notes << done.errorMessage();
-        }
     }
-    results.loadAfter = loadAverage();
+    results.loadAfter = bench::loadAverage();
     results.rssEndMb = residentMb();
     results.rssPeakMb = peakResidentMb();
     window.destroy();

@@ -1,22 +1,40 @@
 #pragma once
 
-#include "benchapplication.h"
+#include "bench/harness.h"
+#include "bench/report.h"
+#include "console/model/consolesettings.h"
+#include "console/widgets/mainwindow.h"
 #include "core/conninfo.h"
 #include "core/result.h"
 #include "core/status.h"
-#include "dataset.h"
-#include "stallmeter.h"
+#include "instruments.h"
+#include "store/benchqueries.h"
 
+#include <QJsonObject>
 #include <QList>
+#include <QSettings>
 #include <QString>
 #include <QStringList>
+#include <QTemporaryDir>
+#include <QTextStream>
 
 #include <functional>
+#include <memory>
 
 namespace outbox::consolebench {
 
+using bench::BenchCluster;
+using bench::Check;
+using bench::failure;
+using bench::peakResidentMb;
+using bench::residentMb;
+
+// How long any one wait of the benchmark may take before it gives up.
+constexpr int kLoadTimeoutMs = 60000;
+constexpr int kIdleTimeoutMs = 120000;
+
 struct BenchOptions {
-    DatasetSize size;
+    store::DatasetSize size;
     qint64 backlog = 200000; // due pending events for the dispatcher phase
     int startRuns = 5;       // per view, for each way of starting
     int switchRounds = 5;    // rounds through the four status pages
@@ -54,7 +72,8 @@ struct SwitchRun {
 };
 
 struct BenchResults {
-    DatasetFacts data;
+    store::DatasetFacts data;
+    double loadSeconds = 0;
     QString serverVersion;
     QList<StartRun> processStarts; // new process each
     QList<StartRun> windowStarts;  // new window in this process each
@@ -76,8 +95,8 @@ struct BenchResults {
 
     // Database work by statement (pg_stat_statements): during the start,
     // switch and refresh phases, and during the dispatcher phase.
-    QList<StatementStat> consoleStatements;
-    QList<StatementStat> stallStatements;
+    QList<store::StatementStat> consoleStatements;
+    QList<store::StatementStat> stallStatements;
     QString loadBefore; // /proc/loadavg: other work on the machine
     QString loadAfter;
 
@@ -109,5 +128,57 @@ int runChildStart(BenchApplication &app, const core::ConnInfo &info, core::Statu
 
 // Application names, icon: what outbox-console sets before its window.
 void setUpApplication();
+
+// The console's main window with settings of its own (a fresh INI file in a
+// temporary directory): every run starts like a first start, and the
+// user's real settings are never read or written.
+class BenchWindow final {
+public:
+    BenchWindow()
+        : m_qsettings(m_dir.filePath(QStringLiteral("console.ini")), QSettings::IniFormat)
+        , m_settings(&m_qsettings) {}
+    ~BenchWindow() { destroy(); }
+    Q_DISABLE_COPY_MOVE(BenchWindow)
+
+    console::MainWindow *create() { // the real MainWindow, default options
+        m_window = std::make_unique<console::MainWindow>(&m_settings, console::MainWindowOptions{});
+        return m_window.get();
+    }
+    console::MainWindow *window() const { return m_window.get(); }
+    void destroy() { m_window.reset(); }
+
+private:
+    QTemporaryDir m_dir;
+    QSettings m_qsettings;
+    console::ConsoleSettings m_settings;
+    std::unique_ptr<console::MainWindow> m_window;
+};
+
+// A window opened on the database, until its rows were painted. Times are
+// milliseconds from the MainWindow constructor call.
+struct Opened {
+    double ms = 0;      // rows painted
+    qint64 shownAt = 0; // the same moment, BenchApplication::now()
+    double constructedMs = -1;
+    double firstFrameMs = -1;
+    double connectedMs = -1;
+};
+
+// Opens a MainWindow on `info` showing `status`, the way outbox-console
+// --db does (connectTo, then show), and waits for its rows on screen.
+core::Result<Opened> openWindow(BenchApplication &app, BenchWindow &window,
+                                const core::ConnInfo &info, core::Status status);
+
+// Start to first painted rows: new processes (this program again, in
+// --child-start mode) and new windows in this process, on the Pending and
+// the Delivered view.
+core::Result<void> measureStarts(BenchApplication &app, const BenchOptions &options,
+                                 BenchCluster &cluster, BenchResults &results,
+                                 const Progress &progress);
+
+// The targets of the console, checked against one run's figures.
+QList<Check> checkTargets(const BenchResults &results);
+void printHuman(QTextStream &out, const BenchOptions &options, const BenchResults &results);
+QJsonObject toJson(const BenchOptions &options, const BenchResults &results);
 
 } // namespace outbox::consolebench

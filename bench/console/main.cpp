@@ -2,11 +2,9 @@
 // console", section Performance) measured in one run, with the targets and
 // a PASS/FAIL per figure. See docs/PERFORMANCE.md.
 
-#include "benchapplication.h"
 #include "consolebench.h"
 #include "core/conninfo.h"
 #include "core/localtimezone.h"
-#include "report.h"
 
 #include <QCommandLineParser>
 #include <QFile>
@@ -52,9 +50,8 @@ int main(int argc, char **argv) {
     outbox::core::pinLocalTimeZone();
     // Offscreen unless told otherwise (QT_QPA_PLATFORM=xcb under xvfb-run):
     // the widgets paint into a raster backing store either way.
-    if (!qEnvironmentVariableIsSet("QT_QPA_PLATFORM")) {
+    if (!qEnvironmentVariableIsSet("QT_QPA_PLATFORM"))
         qputenv("QT_QPA_PLATFORM", "offscreen");
-    }
     BenchApplication app(argc, argv);
     setUpApplication();
 
@@ -68,12 +65,10 @@ int main(int argc, char **argv) {
     const auto option = [&parser](const char *name, const char *help, const char *value = nullptr,
                                   const char *defaultValue = nullptr) {
         QCommandLineOption o{QLatin1String(name), QLatin1String(help)};
-        if (value) {
+        if (value)
             o.setValueName(QLatin1String(value));
-        }
-        if (defaultValue) {
+        if (defaultValue)
             o.setDefaultValue(QLatin1String(defaultValue));
-        }
         parser.addOption(o);
     };
     option("quick", "Smoke run: 100k delivered, 10k dead, 20k backlog, 5 s dispatcher phase, 2k "
@@ -116,9 +111,8 @@ int main(int argc, char **argv) {
         const auto status = core::statusFromName(parser.value(QStringLiteral("view")));
         bool ok = false;
         const qint64 t0 = parser.value(QStringLiteral("t0")).toLongLong(&ok);
-        if (!info || !status || !ok) {
+        if (!info || !status || !ok)
             return fail(QStringLiteral("--child-start needs --db, --view and --t0"));
-        }
         return runChildStart(app, info.value(), *status, t0);
     }
 
@@ -139,12 +133,10 @@ int main(int argc, char **argv) {
     QString error;
     const auto set = [&](const char *name, qint64 min, auto &field) {
         const QString key = QLatin1String(name);
-        if (!error.isEmpty() || (parser.isSet(QStringLiteral("quick")) && !parser.isSet(key))) {
+        if (!error.isEmpty() || (parser.isSet(QStringLiteral("quick")) && !parser.isSet(key)))
             return;
-        }
-        if (auto value = count(parser, key, min, &error)) {
+        if (auto value = count(parser, key, min, &error))
             field = std::remove_reference_t<decltype(field)>(*value);
-        }
     };
     set("delivered", 1, options.size.delivered);
     set("dead", 1, options.size.dead);
@@ -157,17 +149,15 @@ int main(int argc, char **argv) {
     set("producer-rate", 0, options.producerRate);
     set("concurrency", 1, options.concurrency);
     set("batch-size", 1, options.batchSize);
-    if (!error.isEmpty()) {
+    if (!error.isEmpty())
         return fail(error);
-    }
 
     const bool json = parser.isSet(QStringLiteral("json"));
     auto results = runBench(app, options, [](const QString &step) {
         std::fputs(qPrintable(QStringLiteral("... ") + step + QLatin1Char('\n')), stderr);
     });
-    if (!results) {
+    if (!results)
         return fail(results.errorMessage());
-    }
     if (parser.isSet(QStringLiteral("json-file"))) {
         QFile file(parser.value(QStringLiteral("json-file")));
         if (!file.open(QIODevice::WriteOnly | QIODevice::Truncate) ||
@@ -179,18 +169,14 @@ int main(int argc, char **argv) {
         }
     }
     QTextStream out(stdout);
-    if (json) {
+    if (json)
         out << QJsonDocument(toJson(options, results.value())).toJson(QJsonDocument::Indented);
-    } else {
+    else
         printHuman(out, options, results.value());
-    }
     out.flush();
     if (parser.isSet(QStringLiteral("strict"))) {
-        for (const Check &check : checkTargets(results.value())) {
-            if (!check.pass) {
-                return kExitFailedTargets;
-            }
-        }
+        if (!bench::allPass(checkTargets(results.value())))
+            return kExitFailedTargets;
     }
     return kExitOk;
 }

@@ -1,4 +1,4 @@
-#include "report.h"
+#include "consolebench.h"
 
 #include <QDateTime>
 #include <QFile>
@@ -22,22 +22,14 @@ constexpr double kSwitchTargetMs = 200;
 constexpr double kStallTargetMs = 50;
 constexpr double kMemoryTargetMb = 200;
 
-// Nearest-rank percentile of the samples (q in [0, 1]); -1 when empty.
-double percentile(QList<double> samples, double q) {
-    if (samples.isEmpty()) {
-        return -1;
-    }
-    std::sort(samples.begin(), samples.end());
-    const auto rank = qsizetype(std::ceil(q * double(samples.size())));
-    return samples.at(std::clamp<qsizetype>(rank - 1, 0, samples.size() - 1));
-}
+using bench::percentile;
 
 double maxOf(const QList<double> &samples) {
     return samples.isEmpty() ? -1 : *std::max_element(samples.begin(), samples.end());
 }
 
 QString ms(double value) {
-    return QString::number(value, 'f', 1) + QStringLiteral(" ms");
+    return bench::ms(value, 1);
 }
 
 QString medianMax(const QList<double> &samples) {
@@ -60,51 +52,59 @@ bool allBelow(const QList<double> &samples, double limit) {
 
 QList<double> processStarts(const BenchResults &r, Status status) {
     QList<double> out;
-    for (const StartRun &run : r.processStarts) {
-        if (run.status == status) {
+    for (const StartRun &run : r.processStarts)
+        if (run.status == status)
             out << run.processMs;
-        }
-    }
     return out;
 }
 
 QList<double> windowStarts(const BenchResults &r, Status status) {
     QList<double> out;
-    for (const StartRun &run : r.windowStarts) {
-        if (run.status == status) {
+    for (const StartRun &run : r.windowStarts)
+        if (run.status == status)
             out << run.windowMs;
-        }
-    }
     return out;
 }
 
 QList<double> switchFresh(const BenchResults &r) {
     QList<double> out;
-    for (const SwitchRun &run : r.switches) {
+    for (const SwitchRun &run : r.switches)
         out << run.freshMs;
-    }
     return out;
 }
 
-QString cpuModel() {
-    QFile file(QStringLiteral("/proc/cpuinfo"));
-    if (!file.open(QIODevice::ReadOnly)) {
-        return {};
-    }
-    for (const QByteArray &line : file.readAll().split('\n')) {
-        if (line.startsWith("model name")) {
-            return QString::fromUtf8(line.mid(line.indexOf(':') + 1).trimmed());
-        }
-    }
-    return {};
+QJsonArray toArray(const QList<double> &samples) {
+    return bench::roundedArray(samples, 1);
 }
 
-QJsonArray toArray(const QList<double> &samples) {
-    QJsonArray array;
-    for (double v : samples) {
-        array.append(std::round(v * 10.0) / 10.0);
-    }
-    return array;
+QJsonObject environment(const BenchOptions &options, const BenchResults &r) {
+    return QJsonObject{
+        {QStringLiteral("date"), QDateTime::currentDateTimeUtc().toString(Qt::ISODate)},
+        {QStringLiteral("cpus"), QThread::idealThreadCount()},
+        {QStringLiteral("cpu"), bench::cpuModel()},
+        {QStringLiteral("os"), QSysInfo::prettyProductName()},
+        {QStringLiteral("qt"), QString::fromLatin1(qVersion())},
+        {QStringLiteral("qpa_platform"), QGuiApplication::platformName()},
+        {QStringLiteral("postgresql"), r.serverVersion},
+        {QStringLiteral("delivered"), r.data.delivered},
+        {QStringLiteral("dead"), r.data.dead},
+        {QStringLiteral("pending"), r.data.pending},
+        {QStringLiteral("processing"), r.data.processing},
+        {QStringLiteral("payload_bytes_avg"), std::round(r.data.payloadBytes)},
+        {QStringLiteral("table_size"), r.data.tableSize},
+        {QStringLiteral("load_s"), std::round(r.loadSeconds * 10.0) / 10.0},
+        {QStringLiteral("backlog"), options.backlog},
+        {QStringLiteral("stall_seconds"), options.stallSeconds},
+        {QStringLiteral("producer_events_per_s"), options.producerRate},
+        {QStringLiteral("dispatcher"),
+         QStringLiteral("embedded (DispatcherPanel -> DispatcherHost), InProcessPublisher, "
+                        "concurrency %1, batch %2")
+             .arg(options.concurrency)
+             .arg(options.batchSize)},
+        {QStringLiteral("window"), QStringLiteral("console::MainWindow (the real one)")},
+        {QStringLiteral("load_average_before"), r.loadBefore},
+        {QStringLiteral("load_average_after"), r.loadAfter},
+    };
 }
 
 } // namespace
@@ -143,36 +143,6 @@ QList<Check> checkTargets(const BenchResults &r) {
     return checks;
 }
 
-QJsonObject environment(const BenchOptions &options, const BenchResults &r) {
-    return QJsonObject{
-        {QStringLiteral("date"), QDateTime::currentDateTimeUtc().toString(Qt::ISODate)},
-        {QStringLiteral("cpus"), QThread::idealThreadCount()},
-        {QStringLiteral("cpu"), cpuModel()},
-        {QStringLiteral("os"), QSysInfo::prettyProductName()},
-        {QStringLiteral("qt"), QString::fromLatin1(qVersion())},
-        {QStringLiteral("qpa_platform"), QGuiApplication::platformName()},
-        {QStringLiteral("postgresql"), r.serverVersion},
-        {QStringLiteral("delivered"), r.data.delivered},
-        {QStringLiteral("dead"), r.data.dead},
-        {QStringLiteral("pending"), r.data.pending},
-        {QStringLiteral("processing"), r.data.processing},
-        {QStringLiteral("payload_bytes_avg"), std::round(r.data.payloadBytes)},
-        {QStringLiteral("table_size"), r.data.tableSize},
-        {QStringLiteral("load_s"), std::round(r.data.loadSeconds * 10.0) / 10.0},
-        {QStringLiteral("backlog"), options.backlog},
-        {QStringLiteral("stall_seconds"), options.stallSeconds},
-        {QStringLiteral("producer_events_per_s"), options.producerRate},
-        {QStringLiteral("dispatcher"),
-         QStringLiteral("embedded (DispatcherPanel -> DispatcherHost), InProcessPublisher, "
-                        "concurrency %1, batch %2")
-             .arg(options.concurrency)
-             .arg(options.batchSize)},
-        {QStringLiteral("window"), QStringLiteral("console::MainWindow (the real one)")},
-        {QStringLiteral("load_average_before"), r.loadBefore},
-        {QStringLiteral("load_average_after"), r.loadAfter},
-    };
-}
-
 void printHuman(QTextStream &out, const BenchOptions &options, const BenchResults &r) {
     const QJsonObject env = environment(options, r);
     out << "Outbox Console benchmark\n";
@@ -185,26 +155,12 @@ void printHuman(QTextStream &out, const BenchOptions &options, const BenchResult
     out << "  data: " << r.data.delivered << " delivered, " << r.data.dead << " dead, "
         << r.data.pending << " pending, " << r.data.processing << " processing; payload ~"
         << qRound(r.data.payloadBytes) << " bytes; table " << r.data.tableSize << "; loaded in "
-        << QString::number(r.data.loadSeconds, 'f', 1) << " s\n";
+        << QString::number(r.loadSeconds, 'f', 1) << " s\n";
     out << "  window: the real console::MainWindow, fresh settings each run\n\n";
 
-    const QList<Check> checks = checkTargets(r);
-    int width = 0;
-    for (const Check &c : checks) {
-        width = std::max(width, int(c.figure.size()));
-    }
-    int measuredWidth = 0;
-    for (const Check &c : checks) {
-        measuredWidth = std::max(measuredWidth, int(c.measured.size()));
-    }
-    out << QStringLiteral("figure").leftJustified(width) << "  "
-        << QStringLiteral("measured").leftJustified(measuredWidth) << "  "
-        << QStringLiteral("target").leftJustified(22) << "  result\n";
-    for (const Check &c : checks) {
-        out << c.figure.leftJustified(width) << "  " << c.measured.leftJustified(measuredWidth)
-            << "  " << c.target.leftJustified(22) << "  " << (c.pass ? "PASS" : "FAIL") << "\n";
-    }
-
+    bench::printChecks(out, checkTargets(r),
+                       {QStringLiteral("figure"), QStringLiteral("measured"),
+                        QStringLiteral("target"), QStringLiteral("result")});
     out << "\nDetails\n";
     for (Status to : {Status::Pending, Status::Processing, Status::Delivered, Status::Dead}) {
         QList<double> first;
@@ -216,9 +172,8 @@ void printHuman(QTextStream &out, const BenchOptions &options, const BenchResult
                 shown << s.shownMs;
             }
         }
-        if (first.isEmpty() && again.isEmpty()) {
+        if (first.isEmpty() && again.isEmpty())
             continue;
-        }
         out << "  switch to " << core::statusName(to) << ": first visit "
             << (first.isEmpty() ? QStringLiteral("-") : ms(maxOf(first))) << ", revisits "
             << p50Max(again) << "; rows on screen (maybe previous) " << p50Max(shown) << "\n";
@@ -249,9 +204,8 @@ void printHuman(QTextStream &out, const BenchOptions &options, const BenchResult
                 << ms(percentile(window, 0.5)) << "\n";
         }
     }
-    for (const StartRun &run : r.processStarts) {
+    for (const StartRun &run : r.processStarts)
         childRss << run.rssMb;
-    }
     out << "  new-process console peak RSS: max " << QString::number(maxOf(childRss), 'f', 1)
         << " MB; bench process RSS ";
     if (r.stall.ticks > 0) {
@@ -282,38 +236,27 @@ void printHuman(QTextStream &out, const BenchOptions &options, const BenchResult
                 << "  " << e.what << "\n";
         }
     }
-    const auto statements = [&out](const char *title, const QList<StatementStat> &list) {
-        if (list.isEmpty()) {
+    const auto statements = [&out](const char *title, const QList<store::StatementStat> &list) {
+        if (list.isEmpty())
             return;
-        }
         out << "  " << title << " (pg_stat_statements, by total time):\n";
-        for (const StatementStat &st : list) {
+        for (const store::StatementStat &st : list)
             out << "    " << QString::number(st.totalMs, 'f', 0).rightJustified(7) << " ms total "
                 << QString::number(st.calls).rightJustified(6) << " calls  mean "
                 << QString::number(st.meanMs, 'f', 1).rightJustified(7) << " ms  max "
                 << QString::number(st.maxMs, 'f', 1).rightJustified(7) << " ms  " << st.query
                 << "\n";
-        }
     };
     statements("database work, start/switch/refresh phases", r.consoleStatements);
     statements("database work, dispatcher phase", r.stallStatements);
-    for (const QString &note : r.notes) {
+    for (const QString &note : r.notes)
         out << "  note: " << note << "\n";
-    }
     out << "  load average before/after: " << r.loadBefore << " / " << r.loadAfter << "\n";
     out.flush();
 }
 
 QJsonObject toJson(const BenchOptions &options, const BenchResults &r) {
-    QJsonArray figures;
-    bool pass = true;
-    for (const Check &c : checkTargets(r)) {
-        figures.append(QJsonObject{{QStringLiteral("figure"), c.figure},
-                                   {QStringLiteral("measured"), c.measured},
-                                   {QStringLiteral("target"), c.target},
-                                   {QStringLiteral("pass"), c.pass}});
-        pass = pass && c.pass;
-    }
+    const QList<Check> checks = checkTargets(r);
     QJsonArray switches;
     for (const SwitchRun &s : r.switches) {
         switches.append(QJsonObject{{QStringLiteral("from"), core::statusName(s.from)},
@@ -322,15 +265,14 @@ QJsonObject toJson(const BenchOptions &options, const BenchResults &r) {
                                     {QStringLiteral("shown_ms"), std::round(s.shownMs * 10) / 10},
                                     {QStringLiteral("fresh_ms"), std::round(s.freshMs * 10) / 10}});
     }
-    const auto statementsJson = [](const QList<StatementStat> &list) {
+    const auto statementsJson = [](const QList<store::StatementStat> &list) {
         QJsonArray array;
-        for (const StatementStat &st : list) {
+        for (const store::StatementStat &st : list)
             array.append(QJsonObject{{QStringLiteral("calls"), st.calls},
                                      {QStringLiteral("total_ms"), std::round(st.totalMs)},
                                      {QStringLiteral("mean_ms"), std::round(st.meanMs * 10) / 10},
                                      {QStringLiteral("max_ms"), std::round(st.maxMs * 10) / 10},
                                      {QStringLiteral("query"), st.query}});
-        }
         return array;
     };
     QJsonArray slowest;
@@ -340,8 +282,9 @@ QJsonObject toJson(const BenchOptions &options, const BenchResults &r) {
                                    {QStringLiteral("event"), e.what}});
     }
     return QJsonObject{
-        {QStringLiteral("pass"), pass},
-        {QStringLiteral("figures"), figures},
+        {QStringLiteral("pass"), bench::allPass(checks)},
+        {QStringLiteral("figures"),
+         bench::checksJson(checks, QStringLiteral("figure"), QStringLiteral("measured"))},
         {QStringLiteral("environment"), environment(options, r)},
         {QStringLiteral("start_process_pending_ms"), toArray(processStarts(r, Status::Pending))},
         {QStringLiteral("start_process_delivered_ms"),

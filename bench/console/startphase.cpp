@@ -1,11 +1,6 @@
-#include "startphase.h"
-
-#include "benchutil.h"
-#include "benchwindow.h"
 #include "console/model/storeclient.h"
 #include "console/widgets/mainwindow.h"
-#include "dataset.h"
-#include "rowsprobe.h"
+#include "consolebench.h"
 
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -24,7 +19,7 @@ core::Result<StartRun> startChild(const BenchOptions &options, const core::ConnI
                                   Status status) {
     QProcess child;
     child.setProcessChannelMode(QProcess::ForwardedErrorChannel);
-    const qint64 t0 = steadyNowNs();
+    const qint64 t0 = bench::steadyNowNs();
     child.start(options.childProgram,
                 {QStringLiteral("--child-start"), QStringLiteral("--db"), info.toKeyValue(),
                  QStringLiteral("--view"), core::statusName(status), QStringLiteral("--t0"),
@@ -60,17 +55,15 @@ core::Result<Opened> openWindow(BenchApplication &app, BenchWindow &window,
     const qint64 t0 = app.now();
     console::MainWindow *w = window.create();
     const qint64 constructed = app.now();
-    if (status != Status::Pending) {
+    if (status != Status::Pending)
         w->showStatus(status);
-    }
     w->connectTo(info, QStringLiteral("bench"));
     qint64 connected = 0;
     const QMetaObject::Connection connection =
         QObject::connect(w->client(), &console::StoreClient::connectionStateChanged, w,
                          [&connected, &app](console::ConnectionState state) {
-                             if (state == console::ConnectionState::Connected && connected == 0) {
+                             if (state == console::ConnectionState::Connected && connected == 0)
                                  connected = app.now();
-                             }
                          });
     const auto disconnect = qScopeGuard([&connection] { QObject::disconnect(connection); });
     w->show();
@@ -91,31 +84,27 @@ core::Result<Opened> openWindow(BenchApplication &app, BenchWindow &window,
 }
 
 core::Result<void> measureStarts(BenchApplication &app, const BenchOptions &options,
-                                 Dataset &dataset, BenchResults &results,
+                                 BenchCluster &cluster, BenchResults &results,
                                  const Progress &progress) {
-    const core::ConnInfo info = dataset.connInfo();
+    const core::ConnInfo info = cluster.connInfo();
     for (Status status : {Status::Pending, Status::Delivered}) {
         progress(QStringLiteral("cold starts on the %1 view").arg(core::statusName(status)));
         for (int i = 0; i < options.startRuns; ++i) {
-            if (auto idle = dataset.waitIdle(kIdleTimeoutMs); !idle) {
+            if (auto idle = cluster.sql().waitIdle(kIdleTimeoutMs); !idle)
                 return idle;
-            }
             auto run = startChild(options, info, status);
-            if (!run) {
+            if (!run)
                 return run.error();
-            }
             results.processStarts << run.value();
         }
         progress(QStringLiteral("new windows on the %1 view").arg(core::statusName(status)));
         for (int i = 0; i < options.startRuns; ++i) {
-            if (auto idle = dataset.waitIdle(kIdleTimeoutMs); !idle) {
+            if (auto idle = cluster.sql().waitIdle(kIdleTimeoutMs); !idle)
                 return idle;
-            }
             BenchWindow window;
             auto ms = openWindow(app, window, info, status);
-            if (!ms) {
+            if (!ms)
                 return ms.error();
-            }
             StartRun run;
             run.status = status;
             run.windowMs = ms->ms;
@@ -140,7 +129,7 @@ int runChildStart(BenchApplication &app, const core::ConnInfo &info, Status stat
     }
     // The same instant on both clocks, to put the paint on the steady clock
     // the parent read before starting this process.
-    const qint64 steadyNow = steadyNowNs();
+    const qint64 steadyNow = bench::steadyNowNs();
     const qint64 appNow = app.now();
     const qint64 paintedNs = steadyNow - (appNow - opened->shownAt);
     const QJsonObject json{

@@ -1,4 +1,5 @@
 #include "bench/benchmark.h"
+#include "bench/harness.h"
 #include "cli/commands.h"
 #include "cli/output.h"
 
@@ -23,15 +24,15 @@ QString ms(double value) {
 void printHuman(QTextStream &out, const bench::BenchResults &r) {
     Table figures({QStringLiteral("figure"), QStringLiteral("value")});
     figures.setRightAligned(1);
-    figures.addRow(
-        {QStringLiteral("database ceiling (claim+ack loop)"), rate(r.dbCeilingPerSecond)});
+    figures.addRow({QStringLiteral("database ceiling (claim+ack loop)"),
+                    rate(bench::median(r.dbCeilingRounds))});
     figures.addRow({QStringLiteral("database only (dispatcher, in-process publisher)"),
-                    rate(r.dbOnlyPerSecond)});
+                    rate(bench::median(r.dbOnlyRounds))});
     figures.addRow({QStringLiteral("HTTP ceiling (QNetworkAccessManager x%1, no database)")
                         .arg(r.httpManagers),
-                    rate(r.httpCeilingPerSecond)});
-    figures.addRow(
-        {QStringLiteral("end to end (dispatcher, HTTP publisher)"), rate(r.e2ePerSecond)});
+                    rate(bench::median(r.httpCeilingRounds))});
+    figures.addRow({QStringLiteral("end to end (dispatcher, HTTP publisher)"),
+                    rate(bench::median(r.e2eRounds))});
     const auto perRound = [](const QList<double> &ratios) {
         QStringList parts;
         for (double value : ratios)
@@ -93,12 +94,13 @@ void printHuman(QTextStream &out, const bench::BenchResults &r) {
     }
     figures.addRow(
         {QStringLiteral("end to end duplicates at the runner"), QString::number(r.e2eDuplicates)});
-    figures.addRow({QStringLiteral("commit->delivered p50 / p90 (%1 events)").arg(r.latencyCount),
-                    ms(r.latencyP50) + QStringLiteral(" / ") + ms(r.latencyP90)});
+    figures.addRow({QStringLiteral("commit->delivered p50 / p90 (%1 events)").arg(r.latency.count),
+                    ms(r.latency.p50) + QStringLiteral(" / ") + ms(r.latency.p90)});
     figures.addRow({QStringLiteral("commit->delivered p99 / max"),
-                    ms(r.latencyP99) + QStringLiteral(" / ") + ms(r.latencyMax)});
-    figures.addRow({QStringLiteral("transaction start->delivered p50 / p99"),
-                    ms(r.latencyFromStartP50) + QStringLiteral(" / ") + ms(r.latencyFromStartP99)});
+                    ms(r.latency.p99) + QStringLiteral(" / ") + ms(r.latency.max)});
+    figures.addRow(
+        {QStringLiteral("transaction start->delivered p50 / p99"),
+         ms(r.latency.fromStartP50) + QStringLiteral(" / ") + ms(r.latency.fromStartP99)});
     figures.addRow({QStringLiteral("HTTP request p50 / p99 (low load)"),
                     ms(r.httpP50) + QStringLiteral(" / ") + ms(r.httpP99)});
     const auto burnDownRows = [&](const bench::BenchResults::BurnDown &b, const QString &label) {
@@ -130,13 +132,9 @@ void printHuman(QTextStream &out, const bench::BenchResults &r) {
     figures.print(out);
     out << '\n';
 
-    Table verdicts(
+    bench::printChecks(
+        out, bench::checkTargets(r),
         {QStringLiteral("target"), QStringLiteral("measured"), QStringLiteral("goal"), QString()});
-    verdicts.setRightAligned(1);
-    for (const bench::TargetCheck &check : bench::checkTargets(r))
-        verdicts.addRow({check.name, check.value, check.target,
-                         check.pass ? QStringLiteral("PASS") : QStringLiteral("FAIL")});
-    verdicts.print(out);
     const QJsonObject env = r.environment;
     out << "\n"
         << env.value(QStringLiteral("cpus")).toInt() << " CPUs ("
@@ -276,10 +274,8 @@ int runBench(CommandContext &context) {
     else
         printHuman(context.console.out(), results.value());
     if (parser.isSet(QStringLiteral("strict"))) {
-        for (const bench::TargetCheck &check : bench::checkTargets(results.value())) {
-            if (!check.pass)
-                return ExitFailure;
-        }
+        if (!bench::allPass(bench::checkTargets(results.value())))
+            return ExitFailure;
     }
     return ExitOk;
 }

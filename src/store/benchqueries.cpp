@@ -1,7 +1,6 @@
-#include "dataset.h"
+#include "store/benchqueries.h"
 
 #include "store/database.h"
-#include "store/migrator.h"
 
 #include <QElapsedTimer>
 #include <QRegularExpression>
@@ -11,7 +10,7 @@
 
 #include <algorithm>
 
-namespace outbox::consolebench {
+namespace outbox::store {
 
 namespace {
 
@@ -69,53 +68,14 @@ struct KindSql {
     const char *keyPrefix;
 };
 
+// Arrays as text literals: one bound value each, however many items.
+QString arrayLiteral(const QStringList &items) {
+    return QLatin1Char('{') + items.join(QLatin1Char(',')) + QLatin1Char('}');
+}
+
 } // namespace
 
-Dataset::Dataset() = default;
-
-Dataset::~Dataset() {
-    m_db = QSqlDatabase();
-    if (!m_connectionName.isEmpty()) {
-        store::closeDatabase(m_connectionName);
-    }
-}
-
-core::Result<void> Dataset::start() {
-    devtools::EmbeddedPostgres::Options options;
-    options.fastAndUnsafe = true;
-    options.serverSettings = {QStringLiteral("shared_preload_libraries=pg_stat_statements"),
-                              QStringLiteral("pg_stat_statements.track=top")};
-    if (auto started = m_cluster.start(options); !started) {
-        return started;
-    }
-    auto info = core::ConnInfo::parse(m_cluster.connInfo());
-    if (!info) {
-        return info.error();
-    }
-    m_connInfo = info.value();
-    m_connectionName = store::uniqueConnectionName(QStringLiteral("bench-loader"));
-    auto db = store::openDatabase(m_connInfo, m_connectionName);
-    if (!db) {
-        return db.error();
-    }
-    m_db = db.value();
-    if (auto migrated = store::Migrator(m_db).migrate(); !migrated) {
-        return migrated.error();
-    }
-    if (auto done = exec(QStringLiteral("CREATE EXTENSION pg_stat_statements"),
-                         QStringLiteral("enabling pg_stat_statements"));
-        !done) {
-        return done;
-    }
-    auto version = store::exec(m_db, QStringLiteral("SHOW server_version"), {},
-                               QStringLiteral("server version"));
-    if (version && version->next()) {
-        m_serverVersion = version->value(0).toString();
-    }
-    return {};
-}
-
-core::Result<void> Dataset::exec(const QString &sql, const QString &what) {
+core::Result<void> BenchQueries::exec(const QString &sql, const QString &what) {
     auto result = store::exec(m_db, sql, {}, what);
     if (!result) {
         return result.error();
@@ -123,7 +83,160 @@ core::Result<void> Dataset::exec(const QString &sql, const QString &what) {
     return {};
 }
 
-core::Result<void> Dataset::waitIdle(int timeoutMs) {
+core::Result<QSqlQuery> BenchQueries::row(const QString &sql, const QVariantList &values,
+                                          const QString &what) {
+    auto query = store::exec(m_db, sql, values, what);
+    if (query && !query->next()) {
+        return core::Error{core::ErrorKind::Failed, what + QStringLiteral(": no row")};
+    }
+    return query;
+}
+
+core::Result<QString> BenchQueries::serverVersion() {
+    auto version = row(QStringLiteral("SHOW server_version"), {}, QStringLiteral("server version"));
+    if (!version) {
+        return version.error();
+    }
+    return version->value(0).toString();
+}
+
+core::Result<void> BenchQueries::truncate() {
+    return exec(QStringLiteral("TRUNCATE outbox_attempts, outbox_events"),
+                QStringLiteral("emptying the outbox"));
+}
+
+core::Result<void> BenchQueries::vacuumAndCheckpoint() {
+    if (auto vacuumed = exec(QStringLiteral("VACUUM (ANALYZE) outbox_events"),
+                             QStringLiteral("vacuum after loading"));
+        !vacuumed) {
+        return vacuumed;
+    }
+    return exec(QStringLiteral("CHECKPOINT"), QStringLiteral("checkpoint after loading"));
+}
+
+core::Result<void> BenchQueries::loadUniform(int events, const QString &topic, int payloadBytes) {
+    if (auto emptied = truncate(); !emptied) {
+        return emptied;
+    }
+    // Chunks keep each statement's memory and WAL bounded for a million rows.
+    constexpr int chunk = 100000;
+    const int padding = std::max(payloadBytes - 40, 0);
+    for (int from = 1; from <= events; from += chunk) {
+        const int to = std::min(events, from + chunk - 1);
+        auto inserted = store::exec(
+            m_db,
+            QStringLiteral("INSERT INTO outbox_events (id, namespace, topic, payload)"
+                           " SELECT outbox_uuid_v7(), 'bench', ?::text,"
+                           "        jsonb_build_object('n', g, 'pad', repeat('x', ?::integer))"
+                           "   FROM generate_series(?::integer, ?::integer) AS g"),
+            {topic, padding, from, to}, QStringLiteral("loading events"));
+        if (!inserted) {
+            return inserted.error();
+        }
+    }
+    return vacuumAndCheckpoint();
+}
+
+core::Result<qint64> BenchQueries::count(const QString &status) {
+    auto result = row(QStringLiteral("SELECT count(*) FROM outbox_events WHERE status = ?"),
+                      {status}, QStringLiteral("counting events"));
+    if (!result) {
+        return result.error();
+    }
+    return result->value(0).toLongLong();
+}
+
+core::Result<LatencyFigures> BenchQueries::latency(const QList<ProducedEvent> &produced) {
+    QStringList ids;
+    QStringList transactions;
+    for (const ProducedEvent &event : produced) {
+        ids.append(event.id);
+        transactions.append(event.transactionId);
+    }
+    auto result = row(
+        QStringLiteral(
+            "WITH p AS (SELECT * FROM unnest(?::uuid[], ?::xid8[]) AS p(id, xact)),"
+            " d AS (SELECT extract(epoch FROM e.delivered_at"
+            "                 - pg_xact_commit_timestamp(p.xact::text::xid)) * 1000 AS ms,"
+            "              extract(epoch FROM e.delivered_at - e.created_at) * 1000 AS from_start"
+            "         FROM p JOIN outbox_events e ON e.id = p.id"
+            "        WHERE e.status = 'delivered')"
+            " SELECT count(ms),"
+            "        percentile_cont(0.5) WITHIN GROUP (ORDER BY ms),"
+            "        percentile_cont(0.9) WITHIN GROUP (ORDER BY ms),"
+            "        percentile_cont(0.99) WITHIN GROUP (ORDER BY ms),"
+            "        max(ms),"
+            "        percentile_cont(0.5) WITHIN GROUP (ORDER BY from_start),"
+            "        percentile_cont(0.99) WITHIN GROUP (ORDER BY from_start)"
+            "   FROM d"),
+        QVariantList{arrayLiteral(ids), arrayLiteral(transactions)},
+        QStringLiteral("latency figures"));
+    if (!result) {
+        return result.error();
+    }
+    LatencyFigures figures;
+    figures.count = result->value(0).toLongLong();
+    figures.p50 = result->value(1).toDouble();
+    figures.p90 = result->value(2).toDouble();
+    figures.p99 = result->value(3).toDouble();
+    figures.max = result->value(4).toDouble();
+    figures.fromStartP50 = result->value(5).toDouble();
+    figures.fromStartP99 = result->value(6).toDouble();
+    return figures;
+}
+
+core::Result<qint64> BenchQueries::autovacuumCount() {
+    // Statistics are flushed by backends at most once a second.
+    auto result = store::exec(m_db,
+                              QStringLiteral("SELECT autovacuum_count FROM pg_stat_user_tables"
+                                             " WHERE relid = 'outbox_events'::regclass"),
+                              {}, QStringLiteral("autovacuum count"));
+    if (!result) {
+        return result.error();
+    }
+    return result->next() ? result->value(0).toLongLong() : qint64(0);
+}
+
+core::Result<void> BenchQueries::resetVacuumSettings() {
+    return exec(QStringLiteral("ALTER TABLE outbox_events RESET ("
+                               "autovacuum_vacuum_scale_factor, autovacuum_vacuum_threshold,"
+                               " autovacuum_vacuum_insert_scale_factor,"
+                               " autovacuum_analyze_scale_factor, autovacuum_vacuum_cost_delay,"
+                               " vacuum_index_cleanup)"),
+                QStringLiteral("resetting the table's vacuum settings"));
+}
+
+core::Result<void> BenchQueries::forceGenericPlans(bool on) {
+    return exec(on ? QStringLiteral("SET plan_cache_mode = force_generic_plan")
+                   : QStringLiteral("RESET plan_cache_mode"),
+                QStringLiteral("plan cache mode"));
+}
+
+core::Result<QList<ProducedEvent>> BenchQueries::produce(const ProduceBatch &batch) {
+    // One statement, so one transaction: the xid is the one that commits.
+    auto result = store::exec(
+        m_db,
+        QStringLiteral("WITH k AS (SELECT ?::text[] AS ns, ?::text[] AS topics)"
+                       " SELECT e.id::text, pg_current_xact_id()::text"
+                       "   FROM k, generate_series(0, ?::integer - 1) AS g,"
+                       "        LATERAL outbox_enqueue(k.ns[1 + g % cardinality(k.ns)],"
+                       "            k.topics[1 + g % cardinality(k.topics)],"
+                       "            jsonb_build_object('tick', ?::bigint, 'n', g,"
+                       "                               'pad', repeat('x', ?::integer))) AS e"),
+        {arrayLiteral(batch.namespaces), arrayLiteral(batch.topics), batch.events, batch.tick,
+         std::max(batch.payloadBytes - 40, 0)},
+        QStringLiteral("producing events"));
+    if (!result) {
+        return result.error();
+    }
+    QList<ProducedEvent> events;
+    while (result->next()) {
+        events.append(ProducedEvent{result->value(0).toString(), result->value(1).toString()});
+    }
+    return events;
+}
+
+core::Result<void> BenchQueries::waitIdle(int timeoutMs) {
     QElapsedTimer clock;
     clock.start();
     for (;;) {
@@ -148,25 +261,17 @@ core::Result<void> Dataset::waitIdle(int timeoutMs) {
     }
 }
 
-core::Result<qint64> Dataset::count(const QString &status) {
-    auto query =
-        store::exec(m_db, QStringLiteral("SELECT count(*) FROM outbox_events WHERE status = ?"),
-                    {status}, QStringLiteral("counting events"));
-    if (!query) {
-        return query.error();
-    }
-    if (!query->next()) {
-        return core::Error{core::ErrorKind::Failed, QStringLiteral("counting events: no row")};
-    }
-    return query->value(0).toLongLong();
+core::Result<void> BenchQueries::enableStatementStats() {
+    return exec(QStringLiteral("CREATE EXTENSION pg_stat_statements"),
+                QStringLiteral("enabling pg_stat_statements"));
 }
 
-core::Result<void> Dataset::resetStatementStats() {
+core::Result<void> BenchQueries::resetStatementStats() {
     return exec(QStringLiteral("SELECT pg_stat_statements_reset()"),
                 QStringLiteral("resetting statement statistics"));
 }
 
-core::Result<QList<StatementStat>> Dataset::statementStats(int limit) {
+core::Result<QList<StatementStat>> BenchQueries::statementStats(int limit) {
     // The loader's own statements (inserts, this query) run as the same
     // user; they are told apart by text.
     auto query = store::exec(
@@ -201,7 +306,7 @@ core::Result<QList<StatementStat>> Dataset::statementStats(int limit) {
     return stats;
 }
 
-core::Result<void> Dataset::insert(Kind kind, qint64 count) {
+core::Result<void> BenchQueries::insert(Kind kind, qint64 count) {
     constexpr double day = 86400.0;
     const QString retryError = QStringLiteral(
         "'HTTP 503 Service Unavailable: upstream busy, retry in ' || s.g % 600 || ' s'");
@@ -311,12 +416,8 @@ core::Result<void> Dataset::insert(Kind kind, qint64 count) {
     return {};
 }
 
-core::Result<DatasetFacts> Dataset::load(const DatasetSize &size) {
-    QElapsedTimer timer;
-    timer.start();
-    if (auto emptied = exec(QStringLiteral("TRUNCATE outbox_attempts, outbox_events"),
-                            QStringLiteral("emptying the outbox"));
-        !emptied) {
+core::Result<DatasetFacts> BenchQueries::loadDataset(const DatasetSize &size) {
+    if (auto emptied = truncate(); !emptied) {
         return emptied.error();
     }
     const std::pair<Kind, qint64> parts[] = {{Kind::Delivered, size.delivered},
@@ -331,30 +432,19 @@ core::Result<DatasetFacts> Dataset::load(const DatasetSize &size) {
             }
         }
     }
-    if (auto done = exec(QStringLiteral("VACUUM (ANALYZE) outbox_events"),
-                         QStringLiteral("vacuum after loading"));
-        !done) {
+    if (auto done = vacuumAndCheckpoint(); !done) {
         return done.error();
     }
-    if (auto done = exec(QStringLiteral("CHECKPOINT"), QStringLiteral("checkpoint")); !done) {
-        return done.error();
-    }
-    auto query =
-        store::exec(m_db,
-                    QStringLiteral("SELECT count(*) FILTER (WHERE status = 'delivered'),"
-                                   " count(*) FILTER (WHERE status = 'dead'),"
-                                   " count(*) FILTER (WHERE status = 'pending'),"
-                                   " count(*) FILTER (WHERE status = 'processing'),"
-                                   " avg(octet_length(payload::text)),"
-                                   " pg_size_pretty(pg_total_relation_size('outbox_events'))"
-                                   " FROM outbox_events"),
-                    {}, QStringLiteral("describing the data set"));
+    auto query = row(QStringLiteral("SELECT count(*) FILTER (WHERE status = 'delivered'),"
+                                    " count(*) FILTER (WHERE status = 'dead'),"
+                                    " count(*) FILTER (WHERE status = 'pending'),"
+                                    " count(*) FILTER (WHERE status = 'processing'),"
+                                    " avg(octet_length(payload::text)),"
+                                    " pg_size_pretty(pg_total_relation_size('outbox_events'))"
+                                    " FROM outbox_events"),
+                     {}, QStringLiteral("describing the data set"));
     if (!query) {
         return query.error();
-    }
-    if (!query->next()) {
-        return core::Error{core::ErrorKind::Failed,
-                           QStringLiteral("describing the data set: no row")};
     }
     DatasetFacts facts;
     facts.delivered = query->value(0).toLongLong();
@@ -363,19 +453,18 @@ core::Result<DatasetFacts> Dataset::load(const DatasetSize &size) {
     facts.processing = query->value(3).toLongLong();
     facts.payloadBytes = query->value(4).toDouble();
     facts.tableSize = query->value(5).toString();
-    facts.loadSeconds = double(timer.elapsed()) / 1000.0;
     return facts;
 }
 
-core::Result<void> Dataset::addBacklog(qint64 events) {
+core::Result<void> BenchQueries::addBacklog(qint64 events) {
     if (auto done = insert(Kind::Backlog, events); !done) {
         return done;
     }
     return exec(QStringLiteral("ANALYZE outbox_events"), QStringLiteral("analyze"));
 }
 
-core::Result<void> Dataset::addDelivered(qint64 events) {
+core::Result<void> BenchQueries::addDelivered(qint64 events) {
     return insert(Kind::Fresh, events);
 }
 
-} // namespace outbox::consolebench
+} // namespace outbox::store

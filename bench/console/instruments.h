@@ -1,0 +1,158 @@
+#pragma once
+
+#include <QApplication>
+#include <QElapsedTimer>
+#include <QList>
+#include <QObject>
+#include <QString>
+#include <QTimer>
+
+#include <functional>
+#include <optional>
+#include <vector>
+
+namespace outbox::console {
+class EventView;
+}
+
+// What the console benchmark watches the GUI thread with.
+namespace outbox::consolebench {
+
+// One event the GUI thread spent a long time on, for the stall report.
+struct SlowEvent {
+    double ms = 0;
+    double cpuMs = 0; // GUI-thread CPU time within it
+    QString what;     // "Timer -> QTimer (parent EventTableModel)"
+};
+
+// The benchmark's QApplication. It sees every event the GUI thread handles
+// (notify()), which gives two things an event filter cannot:
+//  - the moment a widget's paint event has been *handled* (the rows are
+//    drawn), not just delivered;
+//  - how long each top-level event took, so a stall can be traced to the
+//    object and event type that caused it.
+class BenchApplication final : public QApplication {
+    Q_OBJECT
+
+public:
+    BenchApplication(int &argc, char **argv);
+    ~BenchApplication() override;
+    Q_DISABLE_COPY_MOVE(BenchApplication)
+
+    // Called after a QEvent::Paint of any widget was handled.
+    using PaintHook = std::function<void(QWidget *widget)>;
+    void setPaintHook(PaintHook hook) { m_paintHook = std::move(hook); }
+
+    // Records the slowest top-level events from now on (keeps `keep`).
+    void startEventProfile(int keep = 8);
+    QList<SlowEvent> stopEventProfile();
+
+    // Nanoseconds on one monotonic clock for the whole run.
+    qint64 now() const { return m_clock.nsecsElapsed(); }
+
+    bool notify(QObject *receiver, QEvent *event) override;
+
+    struct Receiver; // what the slow-event report says about a receiver
+
+private:
+    void recordSlow(qint64 nanos, qint64 cpuNanos, const Receiver &receiver, int eventType);
+
+    QThread *m_guiThread;
+    QElapsedTimer m_clock;
+    PaintHook m_paintHook;
+    int m_depth = 0;
+    bool m_profiling = false;
+    int m_keep = 8;
+    QList<SlowEvent> m_slowest; // sorted, slowest first
+};
+
+struct StallFigures {
+    qint64 ticks = 0;
+    double maxGapMs = 0;
+    double p99GapMs = 0;
+    double p50GapMs = 0;
+    qint64 gapsOver16Ms = 0; // a dropped frame at 60 Hz
+    qint64 gapsOver50Ms = 0;
+    // GUI-thread CPU time spent within the longest gap: far below the gap
+    // means the thread was waiting (for a CPU, or blocked), not working.
+    double cpuInMaxGapMs = 0;
+    double maxCpuInGapMs = 0; // the most CPU time the GUI thread used within any one gap
+};
+
+// A 1 ms timer on the GUI thread: the gap between two ticks is how long
+// the event loop could not run a timer, i.e. how long the GUI was frozen.
+class StallMeter final : public QObject {
+    Q_OBJECT
+
+public:
+    explicit StallMeter(QObject *parent = nullptr);
+    Q_DISABLE_COPY_MOVE(StallMeter)
+
+    void start();
+    void stop();
+    StallFigures figures() const;
+
+private:
+    void tick();
+
+    QTimer m_timer;
+    QElapsedTimer m_clock;
+    qint64 m_last = 0;
+    std::vector<qint64> m_gaps; // nanoseconds
+    qint64 m_lastCpu = 0;
+    qint64 m_maxGap = 0;
+    qint64 m_cpuInMaxGap = 0;
+    qint64 m_maxCpuInGap = 0;
+};
+
+// Watches one event view from a start time t0 and records when the user
+// sees its rows:
+//  - shownAt: the first paint of the table's viewport with rows in it (the
+//    rows may still be the ones from before, e.g. when coming back to a page);
+//  - freshAt: the view shows data read after t0: the model's refreshed()
+//    came, and when that refresh changed rows, the repaint after it was
+//    drawn. A refresh that changed nothing needs no repaint; then it is the
+//    moment refreshed() arrived.
+// Times are BenchApplication::now() nanoseconds, taken after the paint event
+// was handled (the pixels are in the backing store).
+class RowsProbe final : public QObject {
+    Q_OBJECT
+
+public:
+    RowsProbe(BenchApplication *app, console::EventView *view, qint64 t0);
+    ~RowsProbe() override;
+    Q_DISABLE_COPY_MOVE(RowsProbe)
+
+    std::optional<qint64> shownAt() const { return m_shownAt; }
+    // The first paint of any widget after t0 (the window's first frame).
+    std::optional<qint64> firstFrameAt() const { return m_firstFrameAt; }
+    std::optional<qint64> freshAt() const;
+    bool done() const { return freshAt().has_value(); }
+    // Milliseconds from t0; -1 when it did not happen.
+    double shownMs() const;
+    double freshMs() const;
+    // Ends the run before freshAt(): a failed load, with its message.
+    const QString &loadError() const { return m_loadError; }
+
+private:
+    void onPaint(QWidget *widget);
+    void markDirty();
+
+    BenchApplication *m_app;
+    console::EventView *m_view;
+    qint64 m_t0;
+    std::optional<qint64> m_shownAt;
+    std::optional<qint64> m_firstFrameAt;
+    std::optional<qint64> m_refreshedAt;
+    std::optional<qint64> m_paintAfterRefresh;
+    bool m_dirty = false;          // rows changed since t0 (before refreshed)
+    bool m_dirtyAtRefresh = false; // ... as of the first refreshed()
+    QString m_loadError;
+};
+
+// Runs the event loop until `done` or `timeoutMs`; true when done.
+bool waitUntil(const std::function<bool()> &done, int timeoutMs);
+// Runs the event loop for `ms` milliseconds.
+void runFor(int ms);
+
+} // namespace outbox::consolebench

@@ -1,0 +1,387 @@
+#include "bench/dispatch.h"
+
+#include "bench/harness.h"
+#include "core/webhooksigner.h"
+#include "devtools/devrunner.h"
+#include "dispatch/dispatcherhost.h"
+
+#include <QDateTime>
+#include <QElapsedTimer>
+#include <QEventLoop>
+#include <QFile>
+#include <QHash>
+#include <QNetworkAccessManager>
+#include <QNetworkReply>
+#include <QRandomGenerator>
+#include <QTimer>
+#include <QUuid>
+
+#include <algorithm>
+#include <functional>
+#include <memory>
+#include <vector>
+
+namespace outbox::bench {
+
+core::Result<DispatchRun> runDispatcher(const DispatchPlan &plan) {
+    dispatch::DispatcherHost host(plan.connInfo, plan.config, plan.publisherFactory, plan.options);
+    DispatchRun run;
+    QEventLoop loop;
+    QElapsedTimer clock;
+    QString error;
+    bool reached = false;
+    double lastSample = -1.0;
+    CpuUsage cpuAtStart;
+
+    QObject::connect(&host, &dispatch::DispatcherHost::started, &loop, [&] {
+        clock.start();
+        if (plan.meter)
+            cpuAtStart = plan.meter->sample();
+        run.rssMbStart = residentMb();
+        run.rssMbMax = run.rssMbStart;
+        run.samples.append(DeliverySample{0.0, 0});
+        lastSample = 0.0;
+        if (plan.onStarted)
+            plan.onStarted();
+    });
+    QObject::connect(&host, &dispatch::DispatcherHost::statsSnapshot, &loop,
+                     [&](const dispatch::DispatcherStats &stats) {
+                         run.stats = stats;
+                         if (!clock.isValid() || reached)
+                             return;
+                         const double seconds = double(clock.nsecsElapsed()) / 1e9;
+                         if (stats.delivered >= plan.target) {
+                             reached = true;
+                             run.seconds = seconds;
+                             if (plan.meter)
+                                 run.cpu = plan.meter->between(cpuAtStart, plan.meter->sample());
+                             run.samples.append(DeliverySample{seconds, stats.delivered});
+                             run.rssMbEnd = residentMb();
+                             run.rssMbMax = std::max(run.rssMbMax, run.rssMbEnd);
+                             host.stop();
+                             return;
+                         }
+                         if ((seconds - lastSample) * 1000.0 >= double(plan.sampleEvery.count())) {
+                             lastSample = seconds;
+                             run.samples.append(DeliverySample{seconds, stats.delivered});
+                             run.rssMbMax = std::max(run.rssMbMax, residentMb());
+                         }
+                     });
+    QObject::connect(&host, &dispatch::DispatcherHost::failed, &loop,
+                     [&](const QString &message) { error = message; });
+    QObject::connect(&host, &dispatch::DispatcherHost::stopped, &loop, &QEventLoop::quit);
+    // A run that stops making progress fails with a message instead of
+    // waiting for the overall timeout.
+    qint64 lastDelivered = -1;
+    QElapsedTimer sinceProgress;
+    sinceProgress.start();
+    QElapsedTimer sinceStart;
+    sinceStart.start();
+    QTimer check;
+    QObject::connect(&check, &QTimer::timeout, &loop, [&] {
+        if (!error.isEmpty() || reached)
+            return;
+        if (sinceStart.elapsed() >= plan.timeout.count()) {
+            error = QStringLiteral("only %1 of %2 events were delivered within %3")
+                        .arg(run.stats.delivered)
+                        .arg(plan.target)
+                        .arg(core::formatDuration(plan.timeout));
+            host.stop();
+        } else if (run.stats.delivered != lastDelivered) {
+            lastDelivered = run.stats.delivered;
+            sinceProgress.restart();
+        } else if (sinceProgress.elapsed() >= plan.stallTimeout.count()) {
+            error = QStringLiteral("no progress for %1: %2 of %3 events delivered (state %4%5)")
+                        .arg(core::formatDuration(plan.stallTimeout))
+                        .arg(run.stats.delivered)
+                        .arg(plan.target)
+                        .arg(dispatch::stateName(run.stats.state),
+                             run.stats.lastError.isEmpty()
+                                 ? QString()
+                                 : QStringLiteral(", last error: ") + run.stats.lastError);
+            host.stop();
+        }
+    });
+    check.start(1000);
+    host.start();
+    loop.exec();
+    if (!error.isEmpty())
+        return core::Error{core::ErrorKind::Failed, error};
+    if (!reached)
+        return core::Error{core::ErrorKind::Failed,
+                           QStringLiteral("the dispatcher stopped before delivering every event")};
+    return run;
+}
+
+namespace {
+
+constexpr int ConnectionsPerManager = 6; // Qt's HTTP/1.1 limit per host and manager
+
+QByteArray payload(int bytes, int n) {
+    const QByteArray head = "{\"n\": " + QByteArray::number(n) + ", \"pad\": \"";
+    const qsizetype padding = std::max<qsizetype>(bytes - head.size() - 2, 0);
+    return head + QByteArray(padding, 'x') + "\"}";
+}
+
+class Load final {
+public:
+    Load(const QUrl &url, core::WebhookSigner signer, int concurrency, int payloadBytes)
+        : m_url(url)
+        , m_signer(std::move(signer))
+        , m_concurrency(concurrency)
+        , m_body(payload(payloadBytes, 1)) {
+        const int managers = (concurrency + ConnectionsPerManager - 1) / ConnectionsPerManager;
+        for (int i = 0; i < managers; ++i) {
+            auto manager = std::make_unique<QNetworkAccessManager>();
+            manager->setRedirectPolicy(QNetworkRequest::ManualRedirectPolicy);
+            manager->setAutoDeleteReplies(false);
+            m_managers.push_back(std::move(manager));
+            m_load.push_back(0);
+        }
+    }
+
+    int managers() const { return int(m_managers.size()); }
+
+    // Sends `total` requests keeping `concurrency` in flight; false on timeout.
+    bool run(int total, qint64 &failures, qint64 &elapsedNs) {
+        m_total = total;
+        m_started = 0;
+        m_finished = 0;
+        m_failures = 0;
+        QTimer timeout;
+        timeout.setSingleShot(true);
+        QObject::connect(&timeout, &QTimer::timeout, &m_loop, [this] { m_loop.exit(1); });
+        timeout.start(300000);
+        QElapsedTimer clock;
+        clock.start();
+        for (int i = 0; i < m_concurrency && m_started < m_total; ++i)
+            send();
+        const int code = m_total > 0 ? m_loop.exec() : 0;
+        elapsedNs = clock.nsecsElapsed();
+        failures = m_failures;
+        return code == 0;
+    }
+
+private:
+    // The same request the dispatcher's HttpPublisher makes.
+    QNetworkRequest request(const QByteArray &id) const {
+        QNetworkRequest request(m_url);
+        const qint64 timestamp = QDateTime::currentSecsSinceEpoch();
+        request.setHeader(QNetworkRequest::ContentTypeHeader,
+                          QByteArrayLiteral("application/json"));
+        request.setRawHeader(QByteArrayLiteral("webhook-id"), id);
+        request.setRawHeader(QByteArrayLiteral("webhook-timestamp"), QByteArray::number(timestamp));
+        request.setRawHeader(QByteArrayLiteral("webhook-signature"),
+                             m_signer.sign(id, timestamp, m_body));
+        request.setRawHeader(QByteArrayLiteral("Idempotency-Key"), id);
+        request.setRawHeader(QByteArrayLiteral("Outbox-Namespace"), QByteArrayLiteral("bench"));
+        request.setRawHeader(QByteArrayLiteral("Outbox-Topic"), QByteArrayLiteral("bench.http"));
+        request.setRawHeader(QByteArrayLiteral("Outbox-Attempt"), QByteArrayLiteral("1"));
+        request.setAttribute(QNetworkRequest::Http2AllowedAttribute, false);
+        request.setAttribute(QNetworkRequest::RedirectPolicyAttribute,
+                             QNetworkRequest::ManualRedirectPolicy);
+        request.setAttribute(QNetworkRequest::CookieLoadControlAttribute, QNetworkRequest::Manual);
+        request.setAttribute(QNetworkRequest::CookieSaveControlAttribute, QNetworkRequest::Manual);
+        request.setAttribute(QNetworkRequest::CacheLoadControlAttribute,
+                             QNetworkRequest::AlwaysNetwork);
+        request.setAttribute(QNetworkRequest::CacheSaveControlAttribute, false);
+        request.setTransferTimeout(10000);
+        return request;
+    }
+
+    void send() {
+        // The least busy manager, as HttpPublisher picks it.
+        const auto chosen = size_t(std::min_element(m_load.begin(), m_load.end()) - m_load.begin());
+        QNetworkAccessManager *manager = m_managers[chosen].get();
+        ++m_load[chosen];
+        const QByteArray id = QUuid::createUuid().toByteArray(QUuid::WithoutBraces);
+        QNetworkReply *reply = manager->post(request(id), m_body);
+        ++m_started;
+        QObject::connect(reply, &QNetworkReply::finished, &m_loop, [this, reply, chosen] {
+            --m_load[chosen];
+            const int status = reply->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt();
+            if (reply->error() != QNetworkReply::NoError || status < 200 || status >= 300)
+                ++m_failures;
+            reply->deleteLater();
+            ++m_finished;
+            if (m_started < m_total)
+                send();
+            else if (m_finished == m_total)
+                m_loop.quit();
+        });
+    }
+
+    QUrl m_url;
+    core::WebhookSigner m_signer;
+    int m_concurrency = 1;
+    QByteArray m_body;
+    std::vector<std::unique_ptr<QNetworkAccessManager>> m_managers;
+    QEventLoop m_loop;
+    std::vector<int> m_load; // requests in flight per manager
+    int m_total = 0;
+    int m_started = 0;
+    int m_finished = 0;
+    qint64 m_failures = 0;
+};
+
+} // namespace
+
+core::Result<HttpCeiling> measureHttpCeiling(const QUrl &url, const QString &secret, int requests,
+                                             int concurrency, int payloadBytes,
+                                             const CpuMeter &meter) {
+    auto signer = core::WebhookSigner::fromSecrets({secret});
+    if (!signer)
+        return signer.error();
+    Load load(url, std::move(signer).value(), std::max(concurrency, 1), payloadBytes);
+    qint64 failures = 0;
+    qint64 elapsedNs = 0;
+    // Warm-up: open the connections (the dispatcher keeps its own open too).
+    if (!load.run(std::min(requests, 2000), failures, elapsedNs))
+        return core::Error{core::ErrorKind::Failed,
+                           QStringLiteral("HTTP ceiling: the runner did not answer in time")};
+    const CpuUsage before = meter.sample();
+    if (!load.run(requests, failures, elapsedNs))
+        return core::Error{core::ErrorKind::Failed,
+                           QStringLiteral("HTTP ceiling: the runner did not answer in time")};
+    HttpCeiling result;
+    result.cpu = meter.between(before, meter.sample());
+    result.managers = load.managers();
+    result.failures = failures;
+    result.requestsPerSecond = elapsedNs > 0 ? double(requests) * 1e9 / double(elapsedNs) : 0.0;
+    return result;
+}
+
+qint64 BenchRunner::processId() const {
+    return m_process ? m_process->processId() : 0;
+}
+
+namespace {
+
+QString makeSecret() {
+    QByteArray key(32, '\0');
+    QRandomGenerator::system()->fillRange(reinterpret_cast<quint32 *>(key.data()),
+                                          key.size() / qsizetype(sizeof(quint32)));
+    return QStringLiteral("whsec_") + QString::fromLatin1(key.toBase64());
+}
+
+} // namespace
+
+BenchRunner::BenchRunner()
+    : m_secret(makeSecret()) {}
+
+BenchRunner::~BenchRunner() {
+    stop();
+}
+
+core::Result<void> BenchRunner::start(RunnerPlacement placement, const QString &program) {
+    return placement == RunnerPlacement::Process ? startProcess(program) : startThread();
+}
+
+core::Result<void> BenchRunner::startProcess(const QString &program) {
+    if (!m_dir.isValid())
+        return failure(QStringLiteral("cannot create a temporary directory for the runner's "
+                                      "secret: ") +
+                       m_dir.errorString());
+    const QString secretPath = m_dir.filePath(QStringLiteral("runner-secret"));
+    QFile secretFile(secretPath);
+    if (!secretFile.open(QIODevice::WriteOnly) || secretFile.write(m_secret.toLatin1()) < 0)
+        return failure(QStringLiteral("cannot write the runner's secret file: ") +
+                       secretFile.errorString());
+    secretFile.close();
+
+    m_process = std::make_unique<QProcess>();
+    m_process->setStandardErrorFile(QProcess::nullDevice());
+    m_process->start(program,
+                     {QStringLiteral("runner"), QStringLiteral("--listen"),
+                      QStringLiteral("127.0.0.1:0"), QStringLiteral("--secret-file"), secretPath,
+                      QStringLiteral("--stats-interval"), QStringLiteral("0s")});
+    if (!m_process->waitForStarted(10000))
+        return failure(QStringLiteral("cannot start the runner (%1 runner): %2")
+                           .arg(program, m_process->errorString()));
+    // The runner prints "url=http://127.0.0.1:<port>/events" once listening.
+    QByteArray output;
+    while (!output.contains('\n')) {
+        if (!m_process->waitForReadyRead(10000))
+            return failure(QStringLiteral("the runner did not report its address within 10 s"));
+        output += m_process->readAllStandardOutput();
+    }
+    const QByteArray line = output.left(output.indexOf('\n')).trimmed();
+    if (!line.startsWith("url="))
+        return failure(QStringLiteral("unexpected first line from the runner: ") +
+                       QString::fromUtf8(line));
+    m_url = QUrl(QString::fromLatin1(line.mid(4)));
+    return {};
+}
+
+core::Result<void> BenchRunner::startThread() {
+    m_thread.setObjectName(QStringLiteral("bench-runner"));
+    m_runner = new devtools::DevRunner();
+    m_runner->moveToThread(&m_thread);
+    QObject::connect(&m_thread, &QThread::finished, m_runner, &QObject::deleteLater);
+    m_thread.start();
+    core::Result<void> listening;
+    devtools::DevRunnerSettings settings;
+    settings.secrets = {m_secret};
+    QMetaObject::invokeMethod(
+        m_runner,
+        [&] {
+            listening = m_runner->setSettings(settings);
+            if (listening)
+                listening = m_runner->listen();
+            m_url = m_runner->url();
+        },
+        Qt::BlockingQueuedConnection);
+    return listening;
+}
+
+core::Result<RunnerCounts> BenchRunner::counts() {
+    if (m_runner) {
+        const devtools::DevRunnerStats stats = m_runner->stats();
+        return RunnerCounts{stats.duplicates, stats.badSignatures};
+    }
+    // The child answers GET with its counters: "received=1 delivered=1 ...".
+    QNetworkAccessManager manager;
+    QNetworkRequest request(m_url);
+    request.setAttribute(QNetworkRequest::Http2AllowedAttribute, false);
+    request.setTransferTimeout(10000);
+    QNetworkReply *reply = manager.get(request);
+    QEventLoop loop;
+    QObject::connect(reply, &QNetworkReply::finished, &loop, &QEventLoop::quit);
+    loop.exec();
+    // The reply belongs to the manager, which goes away with this scope.
+    if (reply->error() != QNetworkReply::NoError)
+        return failure(QStringLiteral("cannot read the runner's counters: ") +
+                       reply->errorString());
+    QHash<QByteArray, qint64> values;
+    const QList<QByteArray> words = reply->readAll().simplified().split(' ');
+    for (const QByteArray &word : words) {
+        const qsizetype equals = word.indexOf('=');
+        if (equals > 0)
+            values.insert(word.left(equals), word.mid(equals + 1).toLongLong());
+    }
+    if (!values.contains("received") || !values.contains("duplicates"))
+        return failure(QStringLiteral("the runner's counters are not in the expected form"));
+    return RunnerCounts{values.value("duplicates"), values.value("bad_signatures")};
+}
+
+void BenchRunner::stop() {
+    if (m_process) {
+        if (m_process->state() != QProcess::NotRunning) {
+            m_process->terminate();
+            if (!m_process->waitForFinished(5000)) {
+                m_process->kill();
+                m_process->waitForFinished(5000);
+            }
+        }
+        m_process.reset();
+    }
+    if (m_thread.isRunning()) {
+        QMetaObject::invokeMethod(
+            m_runner, [runner = m_runner] { runner->close(); }, Qt::BlockingQueuedConnection);
+        m_thread.quit();
+        m_thread.wait();
+        m_runner = nullptr;
+    }
+}
+
+} // namespace outbox::bench

@@ -1,0 +1,111 @@
+#pragma once
+
+#include "bench/benchmark.h"
+#include "bench/harness.h"
+#include "core/conninfo.h"
+#include "core/dispatcherconfig.h"
+#include "core/result.h"
+#include "dispatch/dispatcher.h"
+#include "dispatch/dispatcherstats.h"
+
+#include <QList>
+#include <QProcess>
+#include <QString>
+#include <QTemporaryDir>
+#include <QThread>
+#include <QUrl>
+
+#include <functional>
+#include <memory>
+
+namespace outbox::devtools {
+class DevRunner;
+}
+
+namespace outbox::bench {
+
+struct DeliverySample {
+    double seconds = 0; // since the dispatcher reported started()
+    qint64 delivered = 0;
+};
+
+struct DispatchRun {
+    double seconds = 0; // started() until `target` events were delivered
+    QList<DeliverySample> samples;
+    double rssMbStart = 0;
+    double rssMbMax = 0;
+    double rssMbEnd = 0;
+    dispatch::DispatcherStats stats; // the last snapshot
+    CpuUsage cpu;                    // started() until `target` (with DispatchPlan::meter)
+};
+
+struct DispatchPlan {
+    core::ConnInfo connInfo;
+    core::DispatcherConfig config;
+    dispatch::PublisherFactory publisherFactory; // empty = HTTP
+    dispatch::DispatcherOptions options;
+    qint64 target = 0;             // stop once this many were delivered
+    core::Millis sampleEvery{100}; // delivered-count and RSS samples
+    core::Millis timeout{1800000};
+    core::Millis stallTimeout{60000}; // give up when nothing was delivered for this long
+    std::function<void()> onStarted;  // e.g. start a producer (called in this thread)
+    const CpuMeter *meter = nullptr;  // measure where the CPU time went
+};
+
+// Runs a dispatcher (DispatcherHost: its own thread and connections) until
+// `target` events are delivered, then stops it gracefully. Runs an event
+// loop in the calling thread.
+core::Result<DispatchRun> runDispatcher(const DispatchPlan &plan);
+
+struct HttpCeiling {
+    double requestsPerSecond = 0;
+    int managers = 0;
+    qint64 failures = 0; // non-2xx answers or transport errors
+    CpuUsage cpu;        // during the measured requests (not the warm-up)
+};
+
+// The HTTP ceiling: QNetworkAccessManagers posting signed webhook requests
+// (the same headers, attributes and body size as the dispatcher's
+// HttpPublisher, and the same pool of one manager per 6 connections) to the
+// runner with `concurrency` requests in flight, no database. Runs its own
+// event loop in the calling thread.
+core::Result<HttpCeiling> measureHttpCeiling(const QUrl &url, const QString &secret, int requests,
+                                             int concurrency, int payloadBytes,
+                                             const CpuMeter &meter);
+
+struct RunnerCounts {
+    qint64 duplicates = 0;
+    qint64 badSignatures = 0;
+};
+
+// The development runner the HTTP phases post to: a child `outboxctl runner`
+// process, or a DevRunner in its own thread of this process. It verifies
+// signatures with a secret made up for the run.
+class BenchRunner final {
+public:
+    BenchRunner();
+    ~BenchRunner();
+    Q_DISABLE_COPY_MOVE(BenchRunner)
+
+    core::Result<void> start(RunnerPlacement placement, const QString &program);
+    QUrl url() const { return m_url; }
+    QString secret() const { return m_secret; }
+    // The runner's process, 0 when it runs in a thread of this one.
+    qint64 processId() const;
+    // Cumulative since start (compare before/after a phase).
+    core::Result<RunnerCounts> counts();
+    void stop();
+
+private:
+    core::Result<void> startProcess(const QString &program);
+    core::Result<void> startThread();
+
+    QString m_secret;
+    QUrl m_url;
+    QTemporaryDir m_dir;
+    std::unique_ptr<QProcess> m_process;
+    QThread m_thread;
+    devtools::DevRunner *m_runner = nullptr; // lives in m_thread
+};
+
+} // namespace outbox::bench

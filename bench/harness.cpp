@@ -1,0 +1,317 @@
+#include "bench/harness.h"
+
+#include "store/database.h"
+#include "store/migrator.h"
+
+#include <QDir>
+#include <QFile>
+#include <QList>
+#include <QTimer>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <time.h>
+#include <unistd.h>
+
+namespace outbox::bench {
+
+namespace {
+
+QByteArray procLine(const QString &path, const QByteArray &prefix) {
+    QFile file(path);
+    if (!file.open(QIODevice::ReadOnly))
+        return {};
+    const QList<QByteArray> lines = file.readAll().split('\n');
+    for (const QByteArray &line : lines) {
+        if (line.startsWith(prefix))
+            return line.mid(line.indexOf(':') + 1).simplified();
+    }
+    return {};
+}
+
+double statusFieldMb(const QByteArray &field) {
+    // "VmRSS:     12345 kB"
+    return procLine(QStringLiteral("/proc/self/status"), field).split(' ').first().toDouble() /
+           1024.0;
+}
+
+// The fields of /proc/<pid>/stat after the command (the second field, which
+// may contain spaces and parentheses: cut at the last ')'), so that index 0
+// is field 3 (state), 1 the parent, 11 and 12 utime and stime, 13 and 14 the
+// reaped children's. Empty when the process is gone.
+QList<QByteArray> statFields(qint64 pid) {
+    QFile file(pid > 0 ? QStringLiteral("/proc/%1/stat").arg(pid)
+                       : QStringLiteral("/proc/self/stat"));
+    if (!file.open(QIODevice::ReadOnly))
+        return {};
+    const QByteArray line = file.readAll();
+    const qsizetype close = line.lastIndexOf(')');
+    if (close < 0)
+        return {};
+    QList<QByteArray> fields = line.mid(close + 2).split(' ');
+    if (fields.size() < 15)
+        return {};
+    return fields;
+}
+
+// utime + stime, in clock ticks (0 = this process).
+qint64 processTicks(qint64 pid) {
+    const QList<QByteArray> fields = statFields(pid);
+    return fields.isEmpty() ? 0 : fields.at(11).toLongLong() + fields.at(12).toLongLong();
+}
+
+// A server and its children, those still running and those it has reaped
+// (a backend or an autovacuum worker that exits moves its time into the
+// server's cutime/cstime, so the sum stays steady across exits).
+qint64 processTreeTicks(qint64 pid) {
+    const QList<QByteArray> server = statFields(pid);
+    if (server.isEmpty())
+        return 0;
+    qint64 ticks = server.at(11).toLongLong() + server.at(12).toLongLong() +
+                   server.at(13).toLongLong() + server.at(14).toLongLong();
+    const QByteArray parent = QByteArray::number(pid);
+    const QStringList entries = QDir(QStringLiteral("/proc")).entryList(QDir::Dirs);
+    for (const QString &entry : entries) {
+        bool numeric = false;
+        const qint64 child = entry.toLongLong(&numeric);
+        if (!numeric || child == pid)
+            continue;
+        const QList<QByteArray> fields = statFields(child);
+        if (!fields.isEmpty() && fields.at(1) == parent)
+            ticks += fields.at(11).toLongLong() + fields.at(12).toLongLong();
+    }
+    return ticks;
+}
+
+} // namespace
+
+core::Error failure(const QString &message) {
+    return core::Error{core::ErrorKind::Failed, message};
+}
+
+double residentMb() {
+    return statusFieldMb("VmRSS:");
+}
+
+double peakResidentMb() {
+    return statusFieldMb("VmHWM:");
+}
+
+QString loadAverage() {
+    QFile file(QStringLiteral("/proc/loadavg"));
+    if (!file.open(QIODevice::ReadOnly))
+        return {};
+    const QList<QByteArray> parts = file.readAll().split(' ');
+    return parts.size() >= 3 ? QString::fromLatin1(parts[0] + ' ' + parts[1] + ' ' + parts[2])
+                             : QString();
+}
+
+QString cpuModel() {
+    return QString::fromUtf8(procLine(QStringLiteral("/proc/cpuinfo"), "model name"));
+}
+
+qint64 steadyNowNs() {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
+
+qint64 threadCpuNs() {
+    timespec ts{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return qint64(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+double median(QList<double> values) {
+    if (values.isEmpty())
+        return 0.0;
+    std::sort(values.begin(), values.end());
+    const qsizetype middle = values.size() / 2;
+    return values.size() % 2 ? values.at(middle) : (values.at(middle - 1) + values.at(middle)) / 2;
+}
+
+double percentile(QList<double> samples, double q) {
+    if (samples.isEmpty())
+        return -1;
+    std::sort(samples.begin(), samples.end());
+    const auto rank = qsizetype(std::ceil(q * double(samples.size())));
+    return samples.at(std::clamp<qsizetype>(rank - 1, 0, samples.size() - 1));
+}
+
+BenchCluster::BenchCluster() = default;
+
+BenchCluster::~BenchCluster() {
+    m_sql = store::BenchQueries();
+    m_db = QSqlDatabase();
+    if (!m_connectionName.isEmpty())
+        store::closeDatabase(m_connectionName);
+}
+
+qint64 BenchCluster::serverProcessId() const {
+    const QString dir = m_cluster.dataDirectory();
+    QFile file(dir + QStringLiteral("/postmaster.pid"));
+    if (dir.isEmpty() || !file.open(QIODevice::ReadOnly))
+        return 0;
+    return file.readLine().trimmed().toLongLong();
+}
+
+core::Result<void> BenchCluster::start(const devtools::EmbeddedPostgres::Options &options) {
+    if (auto started = m_cluster.start(options); !started)
+        return started;
+    auto info = core::ConnInfo::parse(m_cluster.connInfo());
+    if (!info)
+        return info.error();
+    m_connInfo = info.value();
+    m_connectionName = store::uniqueConnectionName(QStringLiteral("bench-admin"));
+    auto db = store::openDatabase(m_connInfo, m_connectionName);
+    if (!db)
+        return db.error();
+    m_db = db.value();
+    m_sql = store::BenchQueries(m_db);
+    if (auto migrated = store::Migrator(m_db).migrate(); !migrated)
+        return migrated.error();
+    if (auto version = m_sql.serverVersion())
+        m_serverVersion = version.value();
+    return {};
+}
+
+CpuFigures CpuUsage::perEvent(qint64 events) const {
+    CpuFigures figures;
+    const double available = busySeconds + idleSeconds + stealSeconds;
+    if (!valid || events <= 0 || available <= 0)
+        return figures;
+    const double us = 1e6 / double(events);
+    figures.valid = true;
+    figures.totalUs = busySeconds * us;
+    figures.selfUs = selfSeconds * us;
+    figures.runnerUs = runnerSeconds * us;
+    figures.databaseUs = databaseSeconds * us;
+    figures.restUs =
+        std::max(busySeconds - selfSeconds - runnerSeconds - databaseSeconds, 0.0) * us;
+    figures.busy = busySeconds / available;
+    figures.steal = stealSeconds / available;
+    return figures;
+}
+
+CpuMeter::CpuMeter(qint64 runnerPid, qint64 databasePid)
+    : m_runnerPid(runnerPid)
+    , m_databasePid(databasePid) {
+    const long ticks = ::sysconf(_SC_CLK_TCK);
+    m_tickSeconds = ticks > 0 ? 1.0 / double(ticks) : 0.01;
+}
+
+CpuUsage CpuMeter::sample() const {
+    qint64 busy = 0, idle = 0, steal = 0;
+    QFile stat(QStringLiteral("/proc/stat"));
+    if (stat.open(QIODevice::ReadOnly)) {
+        // "cpu  user nice system idle iowait irq softirq steal guest guest_nice";
+        // guest time is already counted in user.
+        const QList<QByteArray> fields = stat.readLine().simplified().split(' ');
+        if (fields.size() >= 9 && fields.first() == "cpu") {
+            const auto at = [&](int i) { return fields.at(i).toLongLong(); };
+            busy = at(1) + at(2) + at(3) + at(6) + at(7);
+            idle = at(4) + at(5);
+            steal = at(8);
+        }
+    }
+    const auto seconds = [this](qint64 ticks) { return double(ticks) * m_tickSeconds; };
+    return CpuUsage{busy + idle + steal > 0,
+                    seconds(busy),
+                    seconds(idle),
+                    seconds(steal),
+                    seconds(processTicks(0)),
+                    seconds(m_runnerPid > 0 ? processTicks(m_runnerPid) : 0),
+                    seconds(m_databasePid > 0 ? processTreeTicks(m_databasePid) : 0)};
+}
+
+CpuUsage CpuMeter::between(const CpuUsage &from, const CpuUsage &to) {
+    CpuUsage usage{false,
+                   to.busySeconds - from.busySeconds,
+                   to.idleSeconds - from.idleSeconds,
+                   to.stealSeconds - from.stealSeconds,
+                   to.selfSeconds - from.selfSeconds,
+                   to.runnerSeconds - from.runnerSeconds,
+                   to.databaseSeconds - from.databaseSeconds};
+    usage.valid = usage.busySeconds + usage.idleSeconds + usage.stealSeconds > 0;
+    return usage;
+}
+
+Producer::Producer(core::ConnInfo info, store::ProduceBatch batch, core::Millis interval,
+                   qint64 limit)
+    : m_info(std::move(info))
+    , m_batch(std::move(batch))
+    , m_interval(interval)
+    , m_limit(limit)
+    , m_context(new QObject) {
+    m_thread.setObjectName(QStringLiteral("bench-producer"));
+    m_context->moveToThread(&m_thread);
+    QObject::connect(&m_thread, &QThread::finished, m_context, &QObject::deleteLater);
+}
+
+Producer::~Producer() {
+    stop();
+    if (!m_started)
+        delete m_context; // never moved into a running thread
+}
+
+void Producer::start() {
+    if (m_thread.isRunning())
+        return;
+    m_started = true;
+    m_thread.start();
+    QMetaObject::invokeMethod(
+        m_context, [this] { open(); }, Qt::QueuedConnection);
+}
+
+void Producer::stop() {
+    if (!m_thread.isRunning())
+        return;
+    // The timer and the connection belong to the producer's thread: end them there.
+    QMetaObject::invokeMethod(
+        m_context, [this] { close(); }, Qt::BlockingQueuedConnection);
+    m_thread.quit();
+    m_thread.wait();
+}
+
+void Producer::open() {
+    m_connectionName = store::uniqueConnectionName(QStringLiteral("bench-producer"));
+    auto db = store::openDatabase(m_info, m_connectionName);
+    if (!db) {
+        m_lastError = db.errorMessage();
+        return;
+    }
+    m_sql = store::BenchQueries(db.value());
+    m_timer = new QTimer(m_context);
+    m_timer->setTimerType(Qt::PreciseTimer);
+    QObject::connect(m_timer, &QTimer::timeout, m_context, [this] { tick(); });
+    m_timer->start(m_interval);
+}
+
+void Producer::tick() {
+    if (m_limit >= 0 && m_produced.load() >= m_limit) {
+        m_timer->stop();
+        return;
+    }
+    auto events = m_sql.produce(m_batch);
+    ++m_batch.tick;
+    if (!events) {
+        // The first error is the one to report; later ticks may recover.
+        if (m_lastError.isEmpty())
+            m_lastError = events.errorMessage();
+        return;
+    }
+    m_events.append(events.value());
+    m_produced.fetch_add(events->size());
+}
+
+void Producer::close() {
+    delete m_timer;
+    m_timer = nullptr;
+    m_sql = store::BenchQueries();
+    if (!m_connectionName.isEmpty())
+        store::closeDatabase(m_connectionName);
+    m_connectionName.clear();
+}
+
+} // namespace outbox::bench

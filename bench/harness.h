@@ -1,0 +1,147 @@
+#pragma once
+
+#include "core/conninfo.h"
+#include "core/duration.h"
+#include "core/result.h"
+#include "devtools/embeddedpostgres.h"
+#include "store/benchqueries.h"
+
+#include <QList>
+#include <QSqlDatabase>
+#include <QString>
+#include <QThread>
+#include <QtGlobal>
+
+#include <atomic>
+
+class QTimer;
+
+// What both benchmarks stand on: a throwaway cluster with the outbox schema,
+// a producer, and the clocks and meters of this process and machine.
+namespace outbox::bench {
+
+core::Error failure(const QString &message);
+
+// Resident memory of this process in MB (VmRSS), and its high-water mark
+// (VmHWM); 0 when /proc is not available.
+double residentMb();
+double peakResidentMb();
+// /proc/loadavg's first three figures: how busy the machine was.
+QString loadAverage();
+QString cpuModel();
+// CLOCK_MONOTONIC in nanoseconds: the same clock in every process.
+qint64 steadyNowNs();
+// CPU time of the calling thread, nanoseconds.
+qint64 threadCpuNs();
+
+double median(QList<double> values);
+// Nearest-rank percentile (q in [0, 1]); -1 when empty.
+double percentile(QList<double> samples, double q);
+
+// The cluster (unix socket only), migrated, with one connection for
+// loading and checking, used in the thread that started it.
+class BenchCluster final {
+public:
+    BenchCluster();
+    ~BenchCluster();
+    Q_DISABLE_COPY_MOVE(BenchCluster)
+
+    core::Result<void> start(const devtools::EmbeddedPostgres::Options &options);
+    core::ConnInfo connInfo() const { return m_connInfo; }
+    store::BenchQueries &sql() { return m_sql; }
+    QString serverVersion() const { return m_serverVersion; }
+    // The postmaster's process id (first line of postmaster.pid), 0 if unknown.
+    qint64 serverProcessId() const;
+
+private:
+    devtools::EmbeddedPostgres m_cluster;
+    core::ConnInfo m_connInfo;
+    QString m_connectionName;
+    QSqlDatabase m_db;
+    store::BenchQueries m_sql;
+    QString m_serverVersion;
+};
+
+// Per event (request): microseconds of CPU by party, and how busy the
+// machine was. Rates follow from these: events/s = busy fraction x CPUs /
+// CPU per event.
+struct CpuFigures {
+    bool valid = false;
+    double totalUs = 0;
+    double selfUs = 0;     // this process: the client, or the dispatcher and its HTTP
+    double runnerUs = 0;   // the runner's process (0 when it runs in this one)
+    double databaseUs = 0; // PostgreSQL's processes
+    double restUs = 0;     // anything else on the machine
+    double busy = 0;       // fraction of the CPU time available
+    double steal = 0;      // fraction taken by the hypervisor
+};
+
+// Where the CPU time went, in seconds: the machine as a whole (/proc/stat),
+// this process (all threads), the runner's process when it has its own,
+// PostgreSQL (the postmaster and its children, running and reaped), and the
+// rest: anything else on the machine. A sample holds the totals so far.
+struct CpuUsage {
+    bool valid = false;      // false where /proc is not available
+    double busySeconds = 0;  // user, nice, system, irq, softirq of every CPU
+    double idleSeconds = 0;  // idle and iowait
+    double stealSeconds = 0; // taken by the hypervisor
+    double selfSeconds = 0;
+    double runnerSeconds = 0;
+    double databaseSeconds = 0;
+
+    CpuFigures perEvent(qint64 events) const;
+};
+
+class CpuMeter final {
+public:
+    // runnerPid: the runner's process, 0 when it runs inside this one;
+    // databasePid: the postmaster, 0 when unknown.
+    explicit CpuMeter(qint64 runnerPid = 0, qint64 databasePid = 0);
+    CpuUsage sample() const;
+    static CpuUsage between(const CpuUsage &from, const CpuUsage &to);
+
+private:
+    qint64 m_runnerPid = 0;
+    qint64 m_databasePid = 0;
+    double m_tickSeconds = 0.01;
+};
+
+// Enqueues events through outbox_enqueue() as an application would: every
+// `interval` one transaction with `batch.events` events, from a thread and
+// connection of its own (never the GUI thread's, never the dispatcher's).
+// Its commits are what make the dispatcher's and the console's LISTEN fire.
+class Producer final {
+public:
+    Producer(core::ConnInfo info, store::ProduceBatch batch, core::Millis interval,
+             qint64 limit = -1);
+    ~Producer();
+    Q_DISABLE_COPY_MOVE(Producer)
+
+    void start();
+    void stop();
+    qint64 produced() const { return m_produced.load(); }
+    // The events committed and the first error; read after stop().
+    const QList<store::ProducedEvent> &events() const { return m_events; }
+    const QString &lastError() const { return m_lastError; }
+
+private:
+    void open();
+    void tick();
+    void close();
+
+    core::ConnInfo m_info;
+    store::ProduceBatch m_batch;
+    core::Millis m_interval;
+    qint64 m_limit; // events in all; -1 = until stopped
+    QThread m_thread;
+    QObject *m_context; // lives in m_thread
+    bool m_started = false;
+    QTimer *m_timer = nullptr;
+    QString m_connectionName;
+    store::BenchQueries m_sql;
+    std::atomic<qint64> m_produced{0};
+    QList<store::ProducedEvent> m_events;
+    QString m_lastError;
+};
+
+} // namespace outbox::bench

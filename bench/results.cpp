@@ -1,0 +1,164 @@
+#include "bench/benchmark.h"
+#include "bench/harness.h"
+
+#include <QJsonArray>
+
+namespace outbox::bench {
+
+namespace {
+
+double ratio(double value, double reference) {
+    return reference > 0 ? value / reference : 0.0;
+}
+
+QJsonObject burnDownJson(const BenchResults::BurnDown &b) {
+    return QJsonObject{
+        {QStringLiteral("events"), b.events},
+        {QStringLiteral("vacuum_settings"), b.vacuumSettings},
+        {QStringLiteral("seconds"), rounded(b.seconds, 2)},
+        {QStringLiteral("window_s"), rounded(b.windowSeconds, 2)},
+        {QStringLiteral("first_window_events_per_s"), rounded(b.firstRate, 0)},
+        {QStringLiteral("last_window_events_per_s"), rounded(b.lastRate, 0)},
+        {QStringLiteral("average_events_per_s"), rounded(b.averageRate, 0)},
+        {QStringLiteral("ratio"), rounded(ratio(b.lastRate, b.firstRate), 3)},
+        {QStringLiteral("rss_mb_start"), rounded(b.rssMbStart, 1)},
+        {QStringLiteral("rss_mb_max"), rounded(b.rssMbMax, 1)},
+        {QStringLiteral("rss_mb_end"), rounded(b.rssMbEnd, 1)},
+        {QStringLiteral("autovacuum_runs"), b.autovacuums},
+        {QStringLiteral("window_rates"), [&b] { return roundedArray(b.windowRates, 0); }()},
+    };
+}
+
+QJsonObject cpuJson(const CpuFigures &f) {
+    return QJsonObject{
+        {QStringLiteral("busy_pct"), rounded(f.busy * 100.0, 1)},
+        {QStringLiteral("steal_pct"), rounded(f.steal * 100.0, 1)},
+        {QStringLiteral("total_us_per_event"), rounded(f.totalUs, 1)},
+        {QStringLiteral("self_us_per_event"), rounded(f.selfUs, 1)},
+        {QStringLiteral("runner_us_per_event"), rounded(f.runnerUs, 1)},
+        {QStringLiteral("database_us_per_event"), rounded(f.databaseUs, 1)},
+        {QStringLiteral("rest_us_per_event"), rounded(f.restUs, 1)},
+    };
+}
+
+QJsonArray cpuRoundsJson(const QList<CpuUsage> &rounds, qint64 events) {
+    QJsonArray array;
+    for (const CpuUsage &usage : rounds)
+        array.append(cpuJson(usage.perEvent(events)));
+    return array;
+}
+
+} // namespace
+
+CpuFigures medianCpu(const QList<CpuUsage> &rounds, qint64 events) {
+    QList<CpuFigures> valid;
+    for (const CpuUsage &usage : rounds) {
+        if (const CpuFigures round = usage.perEvent(events); round.valid)
+            valid.append(round);
+    }
+    const auto at = [&valid](double CpuFigures::*field) {
+        QList<double> values;
+        for (const CpuFigures &round : valid)
+            values.append(round.*field);
+        return median(values);
+    };
+    return CpuFigures{
+        !valid.isEmpty(),          at(&CpuFigures::totalUs),    at(&CpuFigures::selfUs),
+        at(&CpuFigures::runnerUs), at(&CpuFigures::databaseUs), at(&CpuFigures::restUs),
+        at(&CpuFigures::busy),     at(&CpuFigures::steal)};
+}
+
+QList<Check> checkTargets(const BenchResults &r) {
+    QList<Check> checks;
+    if (r.dbRan) {
+        const double dbRatio = median(r.dbRatios);
+        checks.append({QStringLiteral("database only / database ceiling"), percent(dbRatio),
+                       QStringLiteral(">= 80%"), dbRatio >= 0.80});
+    }
+    if (r.httpRan) {
+        const double e2eRatio = median(r.e2eRatios);
+        checks.append({QStringLiteral("end to end / HTTP ceiling"), percent(e2eRatio),
+                       QStringLiteral(">= 70%"), e2eRatio >= 0.70});
+    }
+    if (r.latencyRan) {
+        checks.append({QStringLiteral("commit->delivered p50"), ms(r.latency.p50, 2),
+                       QStringLiteral("< 2.5 ms"), r.latency.count > 0 && r.latency.p50 < 2.5});
+        checks.append({QStringLiteral("commit->delivered p99"), ms(r.latency.p99, 2),
+                       QStringLiteral("< 7 ms"), r.latency.count > 0 && r.latency.p99 < 7.0});
+    }
+    if (r.burnDown.ran) {
+        const double held = ratio(r.burnDown.lastRate, r.burnDown.firstRate);
+        checks.append({QStringLiteral("burn-down last/first %1 s window")
+                           .arg(r.burnDown.windowSeconds, 0, 'f', 1),
+                       percent(held), QStringLiteral(">= 80%"), held >= 0.80});
+        checks.append({QStringLiteral("RSS max during burn-down"),
+                       QString::number(r.burnDown.rssMbMax, 'f', 1) + QStringLiteral(" MB"),
+                       QStringLiteral("< 60 MB"), r.burnDown.rssMbMax < 60.0});
+    }
+    return checks;
+}
+
+QJsonObject resultsJson(const BenchResults &r) {
+    QJsonObject json{
+        {QStringLiteral("db_ceiling_events_per_s"), rounded(median(r.dbCeilingRounds), 0)},
+        {QStringLiteral("db_only_events_per_s"), rounded(median(r.dbOnlyRounds), 0)},
+        {QStringLiteral("db_only_ratio"), rounded(median(r.dbRatios), 3)},
+        {QStringLiteral("http_only_requests_per_s"), rounded(median(r.httpCeilingRounds), 0)},
+        {QStringLiteral("e2e_events_per_s"), rounded(median(r.e2eRounds), 0)},
+        {QStringLiteral("e2e_ratio"), rounded(median(r.e2eRatios), 3)},
+        {QStringLiteral("e2e_duplicates"), r.e2eDuplicates},
+        {QStringLiteral("http_managers"), r.httpManagers},
+        {QStringLiteral("latency_events"), r.latency.count},
+        {QStringLiteral("latency_p50_ms"), rounded(r.latency.p50, 3)},
+        {QStringLiteral("latency_p90_ms"), rounded(r.latency.p90, 3)},
+        {QStringLiteral("latency_p99_ms"), rounded(r.latency.p99, 3)},
+        {QStringLiteral("latency_max_ms"), rounded(r.latency.max, 3)},
+        {QStringLiteral("latency_from_transaction_start_p50_ms"),
+         rounded(r.latency.fromStartP50, 3)},
+        {QStringLiteral("latency_from_transaction_start_p99_ms"),
+         rounded(r.latency.fromStartP99, 3)},
+        {QStringLiteral("latency_http_p50_ms"), rounded(r.httpP50, 3)},
+        {QStringLiteral("latency_http_p99_ms"), rounded(r.httpP99, 3)},
+        {QStringLiteral("rss_mb_max"), rounded(r.rssMbMax, 1)},
+    };
+    // Per-round lists: ratios to 3 decimals, rates to whole events.
+    json.insert(QStringLiteral("db_only_ratio_rounds"), roundedArray(r.dbRatios, 3));
+    json.insert(QStringLiteral("e2e_ratio_rounds"), roundedArray(r.e2eRatios, 3));
+    json.insert(QStringLiteral("db_ceiling_rounds"), roundedArray(r.dbCeilingRounds, 0));
+    json.insert(QStringLiteral("db_only_rounds"), roundedArray(r.dbOnlyRounds, 0));
+    json.insert(QStringLiteral("http_ceiling_rounds"), roundedArray(r.httpCeilingRounds, 0));
+    json.insert(QStringLiteral("e2e_rounds"), roundedArray(r.e2eRounds, 0));
+    if (r.httpRan) {
+        json.insert(QStringLiteral("http_ceiling_cpu"),
+                    cpuJson(medianCpu(r.httpCeilingCpu, r.eventsPerPhase)));
+        json.insert(QStringLiteral("e2e_cpu"), cpuJson(medianCpu(r.e2eCpu, r.eventsPerPhase)));
+        json.insert(QStringLiteral("http_ceiling_cpu_rounds"),
+                    cpuRoundsJson(r.httpCeilingCpu, r.eventsPerPhase));
+        json.insert(QStringLiteral("e2e_cpu_rounds"), cpuRoundsJson(r.e2eCpu, r.eventsPerPhase));
+    }
+    if (r.burnDown.ran) {
+        json.insert(QStringLiteral("burn_down_events"), r.burnDown.events);
+        json.insert(QStringLiteral("burn_down_first_events_per_s"),
+                    rounded(r.burnDown.firstRate, 0));
+        json.insert(QStringLiteral("burn_down_last_events_per_s"), rounded(r.burnDown.lastRate, 0));
+        json.insert(QStringLiteral("burn_down_ratio"),
+                    rounded(ratio(r.burnDown.lastRate, r.burnDown.firstRate), 3));
+        json.insert(QStringLiteral("burn_down"), burnDownJson(r.burnDown));
+    }
+    if (r.burnDownNoVacuumSettings.ran) {
+        json.insert(QStringLiteral("burn_down_no_vacuum_settings_ratio"),
+                    rounded(ratio(r.burnDownNoVacuumSettings.lastRate,
+                                  r.burnDownNoVacuumSettings.firstRate),
+                            3));
+        json.insert(QStringLiteral("burn_down_no_vacuum_settings"),
+                    burnDownJson(r.burnDownNoVacuumSettings));
+    }
+    const QList<Check> checks = checkTargets(r);
+    json.insert(QStringLiteral("targets"),
+                checksJson(checks, QStringLiteral("name"), QStringLiteral("value")));
+    json.insert(QStringLiteral("all_targets_pass"), allPass(checks));
+    json.insert(QStringLiteral("environment"), r.environment);
+    return json;
+}
+
+} // namespace outbox::bench

@@ -1,0 +1,135 @@
+#pragma once
+
+#include "core/result.h"
+
+#include <QList>
+#include <QSqlDatabase>
+#include <QSqlQuery>
+#include <QString>
+#include <QStringList>
+
+namespace outbox::store {
+
+// The statements of the benchmarks (outboxctl bench, outbox-console-bench):
+// loading data sets into a throwaway cluster and reading back what the
+// server measured. Never used against a real outbox (they TRUNCATE it).
+
+// An event a benchmark producer committed: its id and the id of the
+// transaction that inserted it.
+struct ProducedEvent {
+    QString id;
+    QString transactionId;
+};
+
+// What the producer enqueues per tick, in one transaction with
+// outbox_enqueue(): event g of the tick goes to namespaces[g % n] and
+// topics[g % n], with a payload of about payloadBytes.
+struct ProduceBatch {
+    QStringList namespaces;
+    QStringList topics;
+    int events = 1;
+    int payloadBytes = 256;
+    qint64 tick = 0;
+};
+
+// Commit-to-delivered figures computed by the database itself: from the
+// commit timestamp of the producer's transaction (track_commit_timestamp) to
+// delivered_at (start of the ack statement, after the runner's 2xx); one
+// clock, microsecond resolution. `fromStartP50` measures from created_at
+// (the start of the producer's transaction) instead, for comparison.
+struct LatencyFigures {
+    qint64 count = 0;
+    double p50 = 0;
+    double p90 = 0;
+    double p99 = 0;
+    double max = 0;
+    double fromStartP50 = 0;
+    double fromStartP99 = 0;
+};
+
+// The console benchmark's realistic outbox: how many rows of each kind.
+struct DatasetSize {
+    qint64 delivered = 1000000;
+    qint64 dead = 100000;
+    qint64 pendingDue = 2000; // attempts = 0, due now
+    qint64 retrying = 2000;   // pending with attempts > 0, due within the hour
+    qint64 processing = 1000; // leased; half of the leases already expired
+};
+
+// What was loaded, for the report.
+struct DatasetFacts {
+    qint64 delivered = 0;
+    qint64 dead = 0;
+    qint64 pending = 0;
+    qint64 processing = 0;
+    double payloadBytes = 0; // average size of the payload as JSON text
+    QString tableSize;       // heap + indexes + toast, pretty-printed
+};
+
+// One statement's share of the database work (pg_stat_statements).
+struct StatementStat {
+    qint64 calls = 0;
+    double totalMs = 0;
+    double meanMs = 0;
+    double maxMs = 0;
+    QString query; // normalised, shortened
+};
+
+// Runs in the thread of `db`'s connection.
+class BenchQueries final {
+public:
+    explicit BenchQueries(QSqlDatabase db = {})
+        : m_db(db) {}
+
+    QSqlDatabase database() const { return m_db; }
+    core::Result<void> exec(const QString &sql, const QString &what);
+    core::Result<QString> serverVersion();
+    core::Result<void> truncate();
+    // Empties the outbox, inserts `events` due events of namespace "bench"
+    // and `topic` with payloads of about `payloadBytes`, then VACUUM ANALYZE
+    // and CHECKPOINT so every phase starts from the same state.
+    core::Result<void> loadUniform(int events, const QString &topic, int payloadBytes);
+    core::Result<qint64> count(const QString &status);
+    core::Result<LatencyFigures> latency(const QList<ProducedEvent> &produced);
+    // Runs of autovacuum on outbox_events so far (pg_stat_user_tables).
+    core::Result<qint64> autovacuumCount();
+    // Removes the table's autovacuum and vacuum_index_cleanup settings (the
+    // migration's), leaving the server defaults.
+    core::Result<void> resetVacuumSettings();
+    // The dispatcher's session setting (StoreConnection), on or back off.
+    core::Result<void> forceGenericPlans(bool on);
+    // One producer tick; the events it committed.
+    core::Result<QList<ProducedEvent>> produce(const ProduceBatch &batch);
+
+    // Five namespaces with three topics each, tenants, dedupe keys,
+    // ~200-byte JSON payloads, created_at spread over a week (UUID v7 ids
+    // made from it, so id order is time order as in production), dead rows
+    // with a handful of error shapes whose ids and numbers vary (so the
+    // error grouping has real work to do).
+    core::Result<DatasetFacts> loadDataset(const DatasetSize &size);
+    // Due pending events created "now", for the dispatcher to drain.
+    core::Result<void> addBacklog(qint64 events);
+    // Events delivered just now (they appear at the top of the Delivered view).
+    core::Result<void> addDelivered(qint64 events);
+    // Waits until no other session is running a statement (a closed
+    // console's last query runs on in the server until it finishes).
+    core::Result<void> waitIdle(int timeoutMs);
+    // pg_stat_statements (the server must preload it).
+    core::Result<void> enableStatementStats();
+    core::Result<void> resetStatementStats();
+    // The statements of other sessions (not the loader's) by total time.
+    core::Result<QList<StatementStat>> statementStats(int limit);
+
+private:
+    enum class Kind { Delivered, Dead, PendingDue, Retrying, Processing, Backlog, Fresh };
+    core::Result<void> insert(Kind kind, qint64 count);
+    core::Result<void> vacuumAndCheckpoint();
+    // Runs `sql` and moves to its first row; an error when there is none.
+    core::Result<QSqlQuery> row(const QString &sql, const QVariantList &values,
+                                const QString &what);
+
+    QSqlDatabase m_db;
+    qint64 m_serial = 0; // keeps dedupe keys unique across inserts
+};
+
+} // namespace outbox::store
