@@ -12,11 +12,13 @@ build_dir=${BUILD_DIR:-$here/build}
 jobs=${JOBS:-$(nproc)}
 
 # Build tools, Qt 6.4 (Widgets, Sql + QPSQL, Network, Concurrent, Test, Charts),
-# the PostgreSQL 15 server binaries for the embedded clusters, Xvfb for
-# screenshots on headless machines.
+# libpq's headers (core parses connection strings with libpq), the PostgreSQL
+# 15 server binaries for the embedded clusters, Xvfb for screenshots on
+# headless machines.
 packages=(
     build-essential cmake git clang-format
     qt6-base-dev qt6-base-dev-tools libqt6sql6-psql qt6-charts-dev libqt6opengl6-dev libgl-dev
+    libpq-dev
     postgresql-15 postgresql-client-15
     xvfb xauth
 )
