@@ -12,13 +12,15 @@ build_dir=${BUILD_DIR:-$here/build}
 jobs=${JOBS:-$(nproc)}
 
 # Build tools, Qt 6.4 (Widgets, Sql + QPSQL, Network, HttpServer, Concurrent, Test, Charts),
-# the PostgreSQL 15 server binaries for the embedded clusters, Xvfb for
-# screenshots on headless machines.
+# libpq's headers (core parses connection strings with libpq), the PostgreSQL
+# 15 server binaries for the embedded clusters, Xvfb for screenshots on
+# headless machines.
 packages=(
     build-essential cmake git clang-format
     qt6-base-dev qt6-base-dev-tools libqt6sql6-psql qt6-charts-dev libqt6opengl6-dev libgl-dev
     # qt6-httpserver-dev's CMake package needs WebSockets but does not depend on it.
     qt6-httpserver-dev qt6-websockets-dev
+    libpq-dev
     postgresql-15 postgresql-client-15
     xvfb xauth
 )

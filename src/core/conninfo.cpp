@@ -1,8 +1,8 @@
 #include "core/conninfo.h"
 
-#include "core/conninfoparser.h"
+#include "core/conninfocheck.h"
+#include "core/conninfolibpq.h"
 
-#include <QByteArray>
 #include <QStringList>
 #include <QtGlobal>
 
@@ -12,22 +12,25 @@ namespace outbox::core {
 
 namespace {
 
-// Keys whose values are secrets and must never be shown.
-bool isSecretKey(QStringView key) {
-    return key == QLatin1String("password") || key == QLatin1String("sslpassword");
+// libpq's idea of whitespace (isspace() in the C locale).
+bool isConnInfoSpace(QChar c) {
+    return c == QLatin1Char(' ') || c == QLatin1Char('\t') || c == QLatin1Char('\n') ||
+           c == QLatin1Char('\r') || c == QLatin1Char('\f') || c == QLatin1Char('\v');
 }
 
 QString quoted(const QString &value) {
-    const bool needsQuotes =
-        value.isEmpty() || std::any_of(value.begin(), value.end(), [](QChar c) {
-            return detail::isConnInfoSpace(c) || c == QLatin1Char('\'') || c == QLatin1Char('\\');
-        });
-    if (!needsQuotes)
-        return value;
     QString escaped = value;
     escaped.replace(QLatin1Char('\\'), QLatin1String("\\\\"));
     escaped.replace(QLatin1Char('\''), QLatin1String("\\'"));
     return QLatin1Char('\'') % escaped % QLatin1Char('\'');
+}
+
+QString quotedIfNeeded(const QString &value) {
+    const bool needsQuotes =
+        value.isEmpty() || std::any_of(value.begin(), value.end(), [](QChar c) {
+            return isConnInfoSpace(c) || c == QLatin1Char('\'') || c == QLatin1Char('\\');
+        });
+    return needsQuotes ? quoted(value) : value;
 }
 
 enum class Render { Full, Redacted, QtOptions };
@@ -35,10 +38,12 @@ enum class Render { Full, Redacted, QtOptions };
 QString render(const ConnInfo &info, Render mode) {
     QStringList parts;
     const auto add = [&](const QString &key, const QString &value) {
-        if (mode == Render::Redacted && isSecretKey(key))
+        if (mode == Render::Redacted && detail::isSecretKeyword(key))
             parts << key % QStringLiteral("=***");
-        else
+        else if (mode == Render::QtOptions)
             parts << key % QLatin1Char('=') % quoted(value);
+        else
+            parts << key % QLatin1Char('=') % quotedIfNeeded(value);
     };
     if (mode != Render::QtOptions) {
         if (!info.host.isEmpty())
@@ -56,32 +61,50 @@ QString render(const ConnInfo &info, Render mode) {
         add(QStringLiteral("sslmode"), info.sslmode);
     for (const auto &[key, value] : info.options)
         add(key, value);
-    // QPSQL turns every ';' into a space before appending the options to its
-    // conninfo, so ';' is the separator it expects. A ';' inside a value
-    // cannot survive that and is left for the driver to mangle.
+    // QPSQL turns every ';' of its connect options into a space, quoted or
+    // not; every value being quoted (and free of ';', see checkFields), that
+    // space can only ever stand between two options.
     return parts.join(mode == Render::QtOptions ? QLatin1Char(';') : QLatin1Char(' '));
+}
+
+Error invalidString(const Error &error) {
+    return {error.kind, QStringLiteral("invalid connection string: ") + error.message};
 }
 
 } // namespace
 
 Result<ConnInfo> ConnInfo::parse(QStringView text) {
-    const QStringView s = text.trimmed();
+    const QString s = text.trimmed().toString();
     ConnInfo info;
-    Result<void> parsed;
-    if (s.startsWith(QLatin1String("postgresql://")))
-        parsed = detail::parseConnInfoUri(s, 13, info);
-    else if (s.startsWith(QLatin1String("postgres://")))
-        parsed = detail::parseConnInfoUri(s, 11, info);
-    else
-        parsed = detail::parseConnInfoKeyValue(s, info);
-    if (!parsed) {
-        QString message = parsed.errorMessage();
-        // Belt and braces: whatever text an error quotes, the password as
-        // read so far must not appear in it.
-        if (!info.password.isEmpty())
-            message.replace(info.password, QStringLiteral("***"));
-        return Result<ConnInfo>::failure(parsed.errorKind(), message);
+    if (s.isEmpty())
+        return info;
+    // libpq reads a C string: whatever follows a NUL would silently vanish.
+    if (s.contains(QChar(0)))
+        return Error{ErrorKind::Invalid, QStringLiteral("invalid connection string: it contains "
+                                                        "a NUL character; remove it")};
+    const detail::Disclosure disclosure(s);
+    const bool uri = detail::isUri(s);
+    if (uri) {
+        const auto credentials = detail::checkUriCredentials(s);
+        if (!credentials)
+            return invalidString(credentials.error());
     }
+    const auto pairs = detail::parseWithLibpq(s, disclosure);
+    if (!pairs)
+        return invalidString(pairs.error());
+    for (const auto &[key, value] : pairs.value()) {
+        if (key == QLatin1String("port")) {
+            const auto port = detail::portNumber(value, uri, disclosure);
+            if (!port)
+                return invalidString(port.error());
+            info.port = port.value();
+        } else {
+            info.setOption(key, value);
+        }
+    }
+    const auto checked = detail::checkFields(info, disclosure);
+    if (!checked)
+        return invalidString(checked.error());
     return info;
 }
 
@@ -152,7 +175,11 @@ QString ConnInfo::toKeyValue() const {
     return render(*this, Render::Full);
 }
 
-QString ConnInfo::qtConnectOptions() const {
+Result<QString> ConnInfo::qtConnectOptions() const {
+    const auto checked = detail::checkFields(*this, detail::Disclosure::everything());
+    if (!checked)
+        return Error{checked.errorKind(),
+                     QStringLiteral("invalid connection settings: ") + checked.errorMessage()};
     return render(*this, Render::QtOptions);
 }
 

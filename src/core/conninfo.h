@@ -8,12 +8,15 @@
 
 namespace outbox::core {
 
-// A PostgreSQL connection description, parsed from a libpq key=value string
-// ("host=/run/pg dbname=app user=me") or a URI ("postgresql://me@host:5432/app
-// ?sslmode=require"). Empty fields are left to libpq's own defaults (PG*
-// environment variables, .pgpass, the default socket).
+// A PostgreSQL connection description, read by libpq's own parser
+// (PQconninfoParse) from a key=value string ("host=/run/pg dbname=app
+// user=me") or a URI ("postgresql://me@host:5432/app?sslmode=require").
+// Empty fields are left to libpq's own defaults (PG* environment variables,
+// service files, .pgpass, the default socket).
 class ConnInfo final {
 public:
+    // Errors name the problem and the fix, and never quote any part of a
+    // password, also when the text is malformed.
     static Result<ConnInfo> parse(QStringView text);
     // OUTBOX_DB when set, else an empty ConnInfo (pure libpq defaults).
     static Result<ConnInfo> fromEnvironment();
@@ -25,7 +28,7 @@ public:
     QString password; // never printed
     QString sslmode;
     // Every other libpq keyword, e.g. connect_timeout, application_name,
-    // sslrootcert. Keys are validated against libpq's known keywords.
+    // sslrootcert, each at most once. Keys are libpq's keywords.
     QList<QPair<QString, QString>> options;
 
     QString option(const QString &key) const;
@@ -37,8 +40,13 @@ public:
     QString toKeyValue() const;
     // QSqlDatabase::setConnectOptions() value for the QPSQL driver: every
     // option except host/port/dbname/user/password (which QPSQL takes
-    // separately), separated by ';'.
-    QString qtConnectOptions() const;
+    // separately and quotes itself), each value in single quotes. Refuses
+    // what could not reach libpq as written: a ';' in an option value (QPSQL
+    // turns every ';' of its options into a space), a NUL character in any
+    // field (QPSQL hands libpq a C string, which would end there and drop
+    // the options behind it, sslmode included), a keyword libpq does not
+    // know or a key given twice, and values libpq would refuse.
+    Result<QString> qtConnectOptions() const;
 
     friend bool operator==(const ConnInfo &, const ConnInfo &) = default;
 };

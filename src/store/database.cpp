@@ -146,6 +146,12 @@ core::Result<QSqlDatabase> openDatabase(const core::ConnInfo &info, const QStrin
                                           "install the Qt 6 PostgreSQL plugin (Debian: "
                                           "libqt6sql6-psql)")};
     }
+    // Refused before anything is opened: a value QPSQL could not hand to
+    // libpq as written (see ConnInfo::qtConnectOptions).
+    const auto connectOptions = info.qtConnectOptions();
+    if (!connectOptions) {
+        return connectOptions.error();
+    }
     if (QSqlDatabase::contains(connectionName)) {
         closeDatabase(connectionName);
     }
@@ -165,7 +171,7 @@ core::Result<QSqlDatabase> openDatabase(const core::ConnInfo &info, const QStrin
     if (!info.password.isEmpty()) {
         db.setPassword(info.password);
     }
-    db.setConnectOptions(info.qtConnectOptions());
+    db.setConnectOptions(connectOptions.value());
     if (!db.open()) {
         auto error = connectError(db.lastError(), info);
         qCDebug(lcDatabase) << "connect failed:" << error.message;

@@ -1,10 +1,110 @@
 #include "core/conninfo.h"
 
+#include <QMap>
 #include <QTest>
+#include <QUrl>
+
+#include <libpq-fe.h>
+#include <memory>
+#include <optional>
 
 using namespace outbox::core;
 
 namespace {
+
+using Values = QMap<QString, QString>;
+
+// What libpq's parser reads from `conninfo`; nullopt if it cannot.
+std::optional<Values> libpqReads(const QByteArray &conninfo) {
+    char *error = nullptr;
+    std::unique_ptr<PQconninfoOption, decltype(&PQconninfoFree)> options(
+        PQconninfoParse(conninfo.constData(), &error), &PQconninfoFree);
+    PQfreemem(error);
+    if (!options)
+        return std::nullopt;
+    Values values;
+    for (const PQconninfoOption *o = options.get(); o->keyword; ++o) {
+        if (o->val)
+            values.insert(QString::fromUtf8(o->keyword), QString::fromUtf8(o->val));
+    }
+    return values;
+}
+
+// The conninfo string Qt 6.4's QPSQLDriver::open() builds from what
+// store::openDatabase() gives it (qsql_psql.cpp: qQuote() for host, dbname,
+// user, password and port, then the connect options with every ';' turned
+// into a space), as the C string PQconnectdb() receives.
+QByteArray qpsqlConnectString(const ConnInfo &info, const QString &connectOptions) {
+    const auto qQuote = [](QString s) -> QString {
+        s.replace(QLatin1Char('\\'), QLatin1String("\\\\"));
+        s.replace(QLatin1Char('\''), QLatin1String("\\'"));
+        return QLatin1Char('\'') + s + QLatin1Char('\'');
+    };
+    QString s;
+    if (!info.host.isEmpty())
+        s += QStringLiteral("host=") + qQuote(info.host);
+    if (!info.dbname.isEmpty())
+        s += QStringLiteral(" dbname=") + qQuote(info.dbname);
+    if (!info.user.isEmpty())
+        s += QStringLiteral(" user=") + qQuote(info.user);
+    if (!info.password.isEmpty())
+        s += QStringLiteral(" password=") + qQuote(info.password);
+    if (info.port > 0)
+        s += QStringLiteral(" port=") + qQuote(QString::number(info.port));
+    if (!connectOptions.isEmpty()) {
+        QString options = connectOptions;
+        options.replace(QLatin1Char(';'), QLatin1Char(' '));
+        s += QLatin1Char(' ') + options;
+    }
+    // QPSQL passes toLocal8Bit().constData(): the string ends at a NUL.
+    return QByteArray(s.toLocal8Bit().constData());
+}
+
+// What libpq receives when `info` is opened through QPSQL; nullopt when
+// ConnInfo refuses to hand it over (with the reason in `refusal`).
+std::optional<Values> throughQpsql(const ConnInfo &info, QString *refusal = nullptr) {
+    const auto options = info.qtConnectOptions();
+    if (!options) {
+        if (refusal)
+            *refusal = options.errorMessage();
+        return std::nullopt;
+    }
+    return libpqReads(qpsqlConnectString(info, options.value()));
+}
+
+Result<ConnInfo> parseText(const QString &text) {
+    return ConnInfo::parse(text);
+}
+
+QString kvQuoted(QString value) {
+    value.replace(QLatin1Char('\\'), QLatin1String("\\\\"));
+    value.replace(QLatin1Char('\''), QLatin1String("\\'"));
+    return QLatin1Char('\'') + value + QLatin1Char('\'');
+}
+
+// Every keyword of the libpq this test runs with.
+QStringList allKeywords() {
+    std::unique_ptr<PQconninfoOption, decltype(&PQconninfoFree)> options(
+        PQconninfoParse("", nullptr), &PQconninfoFree);
+    QStringList keywords;
+    for (const PQconninfoOption *o = options.get(); o && o->keyword; ++o)
+        keywords << QString::fromUtf8(o->keyword);
+    return keywords;
+}
+
+// Empty when libpq, given `info` through QPSQL, reads exactly `expected`
+// (no keyword more, none changed); else what it read instead. A ConnInfo
+// that refuses to reach QPSQL (`refused`) is not a failure.
+QString compareThroughQpsql(const ConnInfo &info, const Values &expected, bool *refused) {
+    const auto got = throughQpsql(info);
+    *refused = !got;
+    if (!got || *got == expected)
+        return {};
+    QStringList read;
+    for (auto it = got->begin(); it != got->end(); ++it)
+        read << it.key() + QLatin1Char('=') + it.value();
+    return QStringLiteral("libpq read: ") + read.join(QStringLiteral(" | "));
+}
 
 QStringList flatten(const QList<QPair<QString, QString>> &options) {
     QStringList out;
@@ -32,6 +132,15 @@ private Q_SLOTS:
     void qtConnectOptionsFormat();
     void optionAccessors();
     void fromEnvironment();
+
+    void keywordsAreLibpqs();
+    void valuesNeverInjectKeywords();
+    void tlsSettingsCannotBeWeakened();
+    void semicolonRefusedWithReason();
+    void nulCharacterRefused();
+    void unknownOrRepeatedKeyRefused();
+    void passwordNeverInErrors_data();
+    void passwordNeverInErrors();
 };
 
 void TestConnInfo::parseGood_data() {
@@ -110,8 +219,8 @@ void TestConnInfo::parseGood_data() {
         << QStringLiteral("postgres://user:p%40ss@db.example.com/app")
         << QStringLiteral("db.example.com") << 0 << QStringLiteral("app") << QStringLiteral("user")
         << QStringLiteral("p@ss") << none << noOptions;
-    QTest::newRow("uri unencoded @ in password")
-        << QStringLiteral("postgresql://u:p@ss:w@host/db") << QStringLiteral("host") << 0
+    QTest::newRow("uri encoded @ and : in password")
+        << QStringLiteral("postgresql://u:p%40ss%3Aw@host/db") << QStringLiteral("host") << 0
         << QStringLiteral("db") << QStringLiteral("u") << QStringLiteral("p@ss:w") << none
         << noOptions;
     QTest::newRow("uri empty password")
@@ -161,6 +270,22 @@ void TestConnInfo::parseGood_data() {
     QTest::newRow("uri utf-8 host")
         << QStringLiteral("postgresql://h%C3%A9/db") << QStringLiteral("h\u00e9") << 0
         << QStringLiteral("db") << none << none << none << noOptions;
+    QTest::newRow("uri @ in database name")
+        << QStringLiteral("postgresql://h/my@db") << QStringLiteral("h") << 0
+        << QStringLiteral("my@db") << none << none << none << noOptions;
+    QTest::newRow("uri @ in query")
+        << QStringLiteral("postgresql://h:5432/db?application_name=me@x") << QStringLiteral("h")
+        << 5432 << QStringLiteral("db") << none << none << none
+        << QStringList{QStringLiteral("application_name=me@x")};
+    QTest::newRow("uri ? in password")
+        << QStringLiteral("postgresql://u:ab?cd@h/db") << QStringLiteral("h") << 0
+        << QStringLiteral("db") << QStringLiteral("u") << QStringLiteral("ab?cd") << none
+        << noOptions;
+    QTest::newRow("kv same port for a host list")
+        << QStringLiteral("host=a,b port=5432,5432") << QStringLiteral("a,b") << 5432 << none
+        << none << none << none << noOptions;
+    QTest::newRow("kv service") << QStringLiteral("service=reporting") << none << 0 << none << none
+                                << none << none << QStringList{QStringLiteral("service=reporting")};
     QTest::newRow("uri trimmed") << QStringLiteral("  postgresql://host/db  ")
                                  << QStringLiteral("host") << 0 << QStringLiteral("db") << none
                                  << none << none << noOptions;
@@ -184,7 +309,11 @@ void TestConnInfo::parseGood() {
     QCOMPARE(parsed->user, user);
     QCOMPARE(parsed->password, password);
     QCOMPARE(parsed->sslmode, sslmode);
-    QCOMPARE(flatten(parsed->options), options);
+    // libpq returns the keywords in its own order, each once.
+    QStringList actual = flatten(parsed->options);
+    actual.sort();
+    options.sort();
+    QCOMPARE(actual, options);
 }
 
 void TestConnInfo::roundTripKeyValue() {
@@ -202,7 +331,9 @@ void TestConnInfo::qtConnectOptionsSurviveQpsql() {
     const auto parsed = ConnInfo::parse(text);
     QVERIFY2(parsed.ok(), qPrintable(parsed.errorMessage()));
     // What the QPSQL driver does with the value before handing it to libpq.
-    QString asDriverSeesIt = parsed->qtConnectOptions();
+    const auto options = parsed->qtConnectOptions();
+    QVERIFY2(options.ok(), qPrintable(options.errorMessage()));
+    QString asDriverSeesIt = options.value();
     asDriverSeesIt.replace(QLatin1Char(';'), QLatin1Char(' '));
     const auto reparsed = ConnInfo::parse(asDriverSeesIt);
     QVERIFY2(reparsed.ok(), qPrintable(reparsed.errorMessage()));
@@ -227,9 +358,6 @@ void TestConnInfo::parseBad_data() {
     QTest::newRow("alias keyword")
         << QStringLiteral("database=app") << QStringLiteral("\"database\"; did you mean dbname?")
         << noSecret;
-    QTest::newRow("keyword newer than PG15")
-        << QStringLiteral("load_balance_hosts=random")
-        << QStringLiteral("unknown connection option \"load_balance_hosts\"") << noSecret;
     QTest::newRow("keyword case matters")
         << QStringLiteral("HOST=x") << QStringLiteral("\"HOST\"; did you mean host?") << noSecret;
     QTest::newRow("port zero") << QStringLiteral("port=0") << QStringLiteral("invalid port \"0\"")
@@ -283,10 +411,9 @@ void TestConnInfo::parseBad_data() {
     QTest::newRow("uri bad escape in password")
         << QStringLiteral("postgresql://u:hun%ZZter@host/db")
         << QStringLiteral("invalid percent-encoding in the password") << QStringLiteral("hun");
-    QTest::newRow("uri truncated escape") << QStringLiteral("postgresql://host/db%2")
-                                          << QStringLiteral("invalid percent-encoding in the "
-                                                            "database name")
-                                          << noSecret;
+    QTest::newRow("uri truncated escape")
+        << QStringLiteral("postgresql://host/db%2")
+        << QStringLiteral("invalid percent-encoding in \"db%2\"") << noSecret;
     QTest::newRow("uri nul byte") << QStringLiteral("postgresql://host/db%00")
                                   << QStringLiteral("invalid percent-encoding") << noSecret;
     QTest::newRow("uri unclosed ipv6")
@@ -294,6 +421,11 @@ void TestConnInfo::parseBad_data() {
     QTest::newRow("uri text after ipv6")
         << QStringLiteral("postgresql://u:hunter2@[::1]x/db")
         << QStringLiteral("unexpected text after an IPv6 address") << QStringLiteral("hunter2");
+    QTest::newRow("uri unencoded @ in password")
+        << QStringLiteral("postgresql://u:p@ss:w@host/db")
+        << QStringLiteral("more than one \"@\" before the database name; percent-encode an @ "
+                          "in the user name or password as %40")
+        << QStringLiteral("ss:w");
     QTest::newRow("uri different ports") << QStringLiteral("postgresql://h1:5432,h2:5433/db")
                                          << QStringLiteral("different ports") << noSecret;
     QTest::newRow("uri port on one host only") << QStringLiteral("postgresql://h1:5433,h2/db")
@@ -328,8 +460,9 @@ void TestConnInfo::redactedHidesSecrets() {
                        "sslkey=/k.pem"));
     QVERIFY2(parsed.ok(), qPrintable(parsed.errorMessage()));
     const QString redacted = parsed->redacted();
-    QCOMPARE(redacted, QStringLiteral("host=db user=me password=*** sslpassword=*** "
-                                      "sslkey=/k.pem"));
+    // Options in libpq's keyword order.
+    QCOMPARE(redacted, QStringLiteral("host=db user=me password=*** sslkey=/k.pem "
+                                      "sslpassword=***"));
     QVERIFY(!redacted.contains(QStringLiteral("s3cr3t")));
     QVERIFY(!redacted.contains(QStringLiteral("k3yp4ss")));
 
@@ -358,10 +491,11 @@ void TestConnInfo::qtConnectOptionsFormat() {
         QStringLiteral("host=db port=5432 dbname=app user=me password=pw sslmode=verify-ca "
                        "sslrootcert='/etc/my certs/ca.pem' connect_timeout=5"));
     QVERIFY2(parsed.ok(), qPrintable(parsed.errorMessage()));
-    QCOMPARE(parsed->qtConnectOptions(),
-             QStringLiteral("sslmode=verify-ca;sslrootcert='/etc/my certs/ca.pem';"
-                            "connect_timeout=5"));
-    QCOMPARE(ConnInfo().qtConnectOptions(), QString());
+    // Every value quoted: QPSQL's ';' -> ' ' can only separate options.
+    QCOMPARE(parsed->qtConnectOptions().value(),
+             QStringLiteral("sslmode='verify-ca';connect_timeout='5';"
+                            "sslrootcert='/etc/my certs/ca.pem'"));
+    QCOMPARE(ConnInfo().qtConnectOptions().value(), QString());
 }
 
 void TestConnInfo::optionAccessors() {
@@ -401,7 +535,7 @@ void TestConnInfo::fromEnvironment() {
     QCOMPARE(uri->user, QStringLiteral("me"));
     QCOMPARE(uri->password, QStringLiteral("pw"));
 
-    qputenv("OUTBOX_DB", "password=topsecret hots=db");
+    qputenv("OUTBOX_DB", "hots=db password=topsecret");
     auto bad = ConnInfo::fromEnvironment();
     QVERIFY(!bad.ok());
     QVERIFY2(bad.errorMessage().startsWith(QStringLiteral("OUTBOX_DB: ")),
@@ -409,10 +543,311 @@ void TestConnInfo::fromEnvironment() {
     QVERIFY(bad.errorMessage().contains(QStringLiteral("\"hots\"")));
     QVERIFY(!bad.errorMessage().contains(QStringLiteral("topsecret")));
 
+    // Behind the password, "hots" may be the rest of an unquoted password.
+    qputenv("OUTBOX_DB", "password=topsecret hots=db");
+    auto behind = ConnInfo::fromEnvironment();
+    QVERIFY(!behind.ok());
+    QVERIFY2(behind.errorMessage().startsWith(QStringLiteral("OUTBOX_DB: invalid connection "
+                                                             "string: unknown connection option")),
+             qPrintable(behind.errorMessage()));
+    QVERIFY(!behind.errorMessage().contains(QStringLiteral("topsecret")));
+    QVERIFY(!behind.errorMessage().contains(QStringLiteral("hots")));
+
     if (wasSet)
         qputenv("OUTBOX_DB", saved);
     else
         qunsetenv("OUTBOX_DB");
+}
+
+void TestConnInfo::keywordsAreLibpqs() {
+    // Whatever the linked libpq knows is accepted, and nothing else.
+    const QStringList keywords = allKeywords();
+    QVERIFY(keywords.contains(QStringLiteral("sslrootcert")));
+    for (const QString &keyword : keywords) {
+        const auto parsed = parseText(keyword + QStringLiteral("=''"));
+        QVERIFY2(parsed.ok(), qPrintable(keyword + QStringLiteral(": ") + parsed.errorMessage()));
+    }
+    // libpq 16 added load_balance_hosts; an older libpq refuses it.
+    const auto newer = parseText(QStringLiteral("load_balance_hosts=random"));
+    QCOMPARE(newer.ok(), PQlibVersion() >= 160000);
+    if (!newer.ok())
+        QVERIFY2(newer.errorMessage().contains(
+                     QStringLiteral("unknown connection option \"load_balance_hosts\"")),
+                 qPrintable(newer.errorMessage()));
+}
+
+void TestConnInfo::valuesNeverInjectKeywords() {
+    // Issue 10: `application_name='x;port=1'` connected to port 1, because
+    // QPSQL turns every ';' of its connect options into a space. Here every
+    // keyword carries values built to end early: through a key=value string,
+    // a URI and a field set in code, libpq must read the other settings
+    // unchanged and this one verbatim, or ConnInfo must refuse it.
+    const QStringList payloads{
+        QStringLiteral("x;sslmode=disable"),
+        QStringLiteral("x;port=1"),
+        QStringLiteral("x;host=evil.invalid"),
+        QStringLiteral("a; sslmode=disable port=1 host=evil.invalid"),
+        QStringLiteral("x' sslmode='disable"),
+        QStringLiteral("x\\' port=1"),
+        QStringLiteral("x\\;host=evil.invalid"),
+        QStringLiteral("';sslmode=disable;'"),
+        QStringLiteral("x\\"),
+    };
+    const Values base{{QStringLiteral("host"), QStringLiteral("db.internal")},
+                      {QStringLiteral("port"), QStringLiteral("5432")},
+                      {QStringLiteral("sslmode"), QStringLiteral("require")}};
+    int delivered = 0;
+    int refused = 0;
+    for (const QString &key : allKeywords()) {
+        for (const QString &payload : payloads) {
+            Values expected = base;
+            expected.insert(key, payload);
+            ConnInfo inCode;
+            inCode.host = base[QStringLiteral("host")];
+            inCode.port = 5432;
+            inCode.sslmode = base[QStringLiteral("sslmode")];
+            inCode.setOption(key, payload);
+            const QList<QPair<QString, Result<ConnInfo>>> forms{
+                {QStringLiteral("key=value"),
+                 parseText(QStringLiteral("host=db.internal port=5432 sslmode=require ") + key +
+                           QLatin1Char('=') + kvQuoted(payload))},
+                {QStringLiteral("URI"),
+                 parseText(QStringLiteral("postgresql://db.internal:5432?sslmode=require&") + key +
+                           QLatin1Char('=') +
+                           QString::fromLatin1(QUrl::toPercentEncoding(payload)))},
+                {QStringLiteral("in code"), inCode},
+            };
+            for (const auto &[form, parsed] : forms) {
+                if (key == QLatin1String("port") && form == QLatin1String("in code"))
+                    continue; // ConnInfo::port is a number: no text to inject
+                const QString context = form + QStringLiteral(", ") + key + QStringLiteral(" = ") +
+                                        payload + QStringLiteral(": ");
+                if (!parsed) {
+                    ++refused;
+                    QCOMPARE(parsed.errorKind(), ErrorKind::Invalid);
+                    continue;
+                }
+                bool wasRefused = false;
+                const QString problem = compareThroughQpsql(parsed.value(), expected, &wasRefused);
+                QVERIFY2(problem.isEmpty(), qPrintable(context + problem));
+                ++(wasRefused ? refused : delivered);
+            }
+        }
+    }
+    // Both outcomes occur: values QPSQL can carry arrive verbatim.
+    QVERIFY(delivered > 100);
+    QVERIFY(refused > 100);
+}
+
+void TestConnInfo::tlsSettingsCannotBeWeakened() {
+    const Values tls{
+        {QStringLiteral("sslmode"), QStringLiteral("verify-full")},
+        {QStringLiteral("sslrootcert"), QStringLiteral("/etc/ssl/ca.pem")},
+        {QStringLiteral("sslcrl"), QStringLiteral("/etc/ssl/crl.pem")},
+        {QStringLiteral("sslcert"), QStringLiteral("/etc/ssl/client.pem")},
+        {QStringLiteral("sslkey"), QStringLiteral("/etc/ssl/client.key")},
+        {QStringLiteral("ssl_min_protocol_version"), QStringLiteral("TLSv1.3")},
+        {QStringLiteral("channel_binding"), QStringLiteral("require")},
+        {QStringLiteral("sslsni"), QStringLiteral("1")},
+        {QStringLiteral("requirepeer"), QStringLiteral("postgres")},
+    };
+    const Values weak{
+        {QStringLiteral("sslmode"), QStringLiteral("disable")},
+        {QStringLiteral("sslrootcert"), QStringLiteral("/tmp/evil.pem")},
+        {QStringLiteral("sslcrl"), QStringLiteral("/dev/null")},
+        {QStringLiteral("sslcert"), QStringLiteral("/tmp/evil.pem")},
+        {QStringLiteral("sslkey"), QStringLiteral("/tmp/evil.key")},
+        {QStringLiteral("ssl_min_protocol_version"), QStringLiteral("TLSv1")},
+        {QStringLiteral("channel_binding"), QStringLiteral("disable")},
+        {QStringLiteral("sslsni"), QStringLiteral("0")},
+        {QStringLiteral("requirepeer"), QStringLiteral("evil")},
+    };
+    const QStringList templates{QStringLiteral("x;%1=%2"), QStringLiteral("x' %1='%2"),
+                                QStringLiteral("x\\' %1=%2"), QStringLiteral("x;%1='%2'")};
+    QString tlsText;
+    QString tlsQuery;
+    ConnInfo tlsInCode;
+    tlsInCode.host = QStringLiteral("db.internal");
+    for (auto it = tls.begin(); it != tls.end(); ++it) {
+        tlsText += it.key() + QLatin1Char('=') + it.value() + QLatin1Char(' ');
+        tlsQuery += it.key() + QLatin1Char('=') + it.value() + QLatin1Char('&');
+        tlsInCode.setOption(it.key(), it.value());
+    }
+    int checked = 0;
+    for (const QString &key : allKeywords()) {
+        if (tls.contains(key))
+            continue; // setting a TLS keyword itself is not "another field"
+        for (auto attack = weak.begin(); attack != weak.end(); ++attack) {
+            for (const QString &pattern : templates) {
+                const QString value = pattern.arg(attack.key(), attack.value());
+                ConnInfo inCode = tlsInCode;
+                inCode.setOption(key, value);
+                const QList<Result<ConnInfo>> forms{
+                    parseText(QStringLiteral("host=db.internal ") + tlsText + key +
+                              QLatin1Char('=') + kvQuoted(value)),
+                    parseText(QStringLiteral("postgresql://db.internal/?") + tlsQuery + key +
+                              QLatin1Char('=') +
+                              QString::fromLatin1(QUrl::toPercentEncoding(value))),
+                    inCode,
+                };
+                for (const auto &parsed : forms) {
+                    if (!parsed)
+                        continue;
+                    const auto got = throughQpsql(parsed.value());
+                    if (!got)
+                        continue;
+                    for (auto it = tls.begin(); it != tls.end(); ++it)
+                        QVERIFY2(got->value(it.key()) == it.value(),
+                                 qPrintable(key + QStringLiteral(" = ") + value +
+                                            QStringLiteral(" changed ") + it.key()));
+                    ++checked;
+                }
+            }
+        }
+    }
+    QVERIFY(checked > 100);
+}
+
+void TestConnInfo::semicolonRefusedWithReason() {
+    // The report of issue 10, word for word.
+    const auto attack =
+        parseText(QStringLiteral("host=db sslmode=require application_name='a;sslmode=disable'"));
+    QVERIFY(!attack.ok());
+    QCOMPARE(attack.errorKind(), ErrorKind::Invalid);
+    QVERIFY2(attack.errorMessage().contains(
+                 QStringLiteral("application_name contains \";\", which the Qt PostgreSQL driver "
+                                "(QPSQL) turns into a space on the way to libpq; remove the "
+                                "\";\"")),
+             qPrintable(attack.errorMessage()));
+
+    // The same value set in code is refused when it would be handed over.
+    ConnInfo inCode;
+    inCode.setOption(QStringLiteral("application_name"), QStringLiteral("x;port=1"));
+    const auto options = inCode.qtConnectOptions();
+    QVERIFY(!options.ok());
+    QVERIFY2(options.errorMessage().startsWith(QStringLiteral("invalid connection settings: "
+                                                              "application_name contains")),
+             qPrintable(options.errorMessage()));
+
+    // QPSQL quotes host, dbname, user and password itself: there a ';' is
+    // just a character, and arrives as one.
+    const auto fields =
+        parseText(QStringLiteral("host='/run/a;b' dbname='x;port=1' user=u;v password='p;w d' "
+                                 "sslmode=require"));
+    QVERIFY2(fields.ok(), qPrintable(fields.errorMessage()));
+    const auto got = throughQpsql(fields.value());
+    QVERIFY(got.has_value());
+    QCOMPARE(got->value(QStringLiteral("host")), QStringLiteral("/run/a;b"));
+    QCOMPARE(got->value(QStringLiteral("dbname")), QStringLiteral("x;port=1"));
+    QCOMPARE(got->value(QStringLiteral("user")), QStringLiteral("u;v"));
+    QCOMPARE(got->value(QStringLiteral("password")), QStringLiteral("p;w d"));
+    QCOMPARE(got->value(QStringLiteral("sslmode")), QStringLiteral("require"));
+    QVERIFY(!got->contains(QStringLiteral("port")));
+}
+
+void TestConnInfo::nulCharacterRefused() {
+    // QPSQL hands libpq a C string: a NUL in the password would end it
+    // before the connect options, and sslmode=require with them.
+    ConnInfo info;
+    info.host = QStringLiteral("db.internal");
+    info.password = QStringLiteral("Hx9q") + QChar(0) + QStringLiteral("Vb4k");
+    info.sslmode = QStringLiteral("require");
+    const auto options = info.qtConnectOptions();
+    QVERIFY(!options.ok());
+    QVERIFY2(options.errorMessage().contains(QStringLiteral("password contains a NUL character")),
+             qPrintable(options.errorMessage()));
+    QVERIFY(!options.errorMessage().contains(QStringLiteral("Hx9q")));
+    QVERIFY(!options.errorMessage().contains(QStringLiteral("Vb4k")));
+
+    const QString text =
+        QStringLiteral("host=db.internal ") + QChar(0) + QStringLiteral(" sslmode=require");
+    const auto parsed = parseText(text);
+    QVERIFY(!parsed.ok());
+    QVERIFY2(parsed.errorMessage().contains(QStringLiteral("NUL character")),
+             qPrintable(parsed.errorMessage()));
+}
+
+void TestConnInfo::unknownOrRepeatedKeyRefused() {
+    // `options` is a public list: what is put there directly is checked
+    // when it is handed to QPSQL, so a key can neither smuggle a keyword
+    // nor override sslmode.
+    ConnInfo repeated;
+    repeated.sslmode = QStringLiteral("require");
+    repeated.options.append({QStringLiteral("sslmode"), QStringLiteral("disable")});
+    const auto twice = repeated.qtConnectOptions();
+    QVERIFY(!twice.ok());
+    QVERIFY2(twice.errorMessage().contains(QStringLiteral("sslmode is set twice")),
+             qPrintable(twice.errorMessage()));
+
+    ConnInfo smuggled;
+    smuggled.options.append({QStringLiteral("application_name=x sslmode"), QStringLiteral("a")});
+    const auto unknown = smuggled.qtConnectOptions();
+    QVERIFY(!unknown.ok());
+    QVERIFY2(unknown.errorMessage().contains(QStringLiteral("unknown connection option")),
+             qPrintable(unknown.errorMessage()));
+
+    ConnInfo typo;
+    typo.options.append({QStringLiteral("sslmod"), QStringLiteral("require")});
+    QVERIFY2(typo.qtConnectOptions().errorMessage().contains(
+                 QStringLiteral("\"sslmod\"; did you mean sslmode?")),
+             qPrintable(typo.qtConnectOptions().errorMessage()));
+}
+
+void TestConnInfo::passwordNeverInErrors_data() {
+    // Malformed strings whose writer meant a password made of Hx9q, Vb4k
+    // and Zt7w: no error may show any of them, wherever libpq's reading
+    // of the string ends the password.
+    QTest::addColumn<QString>("text");
+    QTest::newRow("space in password") << QStringLiteral("password=Hx9q Vb4kZt7w");
+    QTest::newRow("issue 10 example") << QStringLiteral("host=db password=Hx9q Vb4k dbname=x");
+    QTest::newRow("= in password tail") << QStringLiteral("password=Hx9q Vb4k=Zt7w");
+    QTest::newRow("keyword-like tail") << QStringLiteral("password=Hx9q Vb4k port=Zt7w");
+    QTest::newRow("unterminated") << QStringLiteral("host=h password='Hx9q Vb4k");
+    QTest::newRow("unterminated by escape") << QStringLiteral("host=h password='Hx9q\\' Vb4k");
+    QTest::newRow("unterminated after password")
+        << QStringLiteral("password=Hx9q Vb4k='Zt7w dbname=x");
+    QTest::newRow("sslpassword tail") << QStringLiteral("sslpassword=Hx9q Vb4k");
+    QTest::newRow("tail looks like sslmode") << QStringLiteral("password=Hx9q sslmode=Vb4k");
+    QTest::newRow("tail looks like port") << QStringLiteral("password=Hx9q port=Vb4k");
+    QTest::newRow("tail looks like a port list") << QStringLiteral("password=Hx9q port=1,Vb4k");
+    QTest::newRow("tail looks like a timeout")
+        << QStringLiteral("password=Hx9q connect_timeout=Vb4k");
+    QTest::newRow("tail with ;") << QStringLiteral("password=Hx9q application_name='Vb4k;Zt7w'");
+    QTest::newRow("uri two @") << QStringLiteral("postgresql://u:Hx9q@Vb4k@host/db");
+    QTest::newRow("uri / in password") << QStringLiteral("postgresql://u:Hx9q/Vb4k@host/db");
+    QTest::newRow("uri digits and / in password")
+        << QStringLiteral("postgresql://u:1234/Vb4k@host/db");
+    QTest::newRow("uri : in password, bad port")
+        << QStringLiteral("postgresql://u:Hx9q:Vb4k@host:99999/db");
+    QTest::newRow("uri bad escape") << QStringLiteral("postgresql://u:Hx9q%ZZVb4k@host/db");
+    QTest::newRow("uri unclosed ipv6") << QStringLiteral("postgresql://u:Hx9q@[::1/db");
+    QTest::newRow("uri text after ipv6") << QStringLiteral("postgresql://u:Hx9q@[::1]x/db");
+    QTest::newRow("uri empty ipv6") << QStringLiteral("postgresql://u:Hx9q@[]/db");
+    QTest::newRow("uri unknown parameter") << QStringLiteral("postgresql://u:Hx9q@host/db?hots=1");
+    QTest::newRow("uri parameter without =") << QStringLiteral("postgresql://u:Hx9q@h/db?sslmode");
+    QTest::newRow("uri parameter with two =")
+        << QStringLiteral("postgresql://u:Hx9q@h/db?sslmode=a=b");
+    QTest::newRow("uri zero byte") << QStringLiteral("postgresql://u:Hx9q@h/db%00");
+    QTest::newRow("uri query password bad escape")
+        << QStringLiteral("postgresql://h/db?password=Hx9q%ZZVb4k");
+    QTest::newRow("uri query password then bad value")
+        << QStringLiteral("postgresql://h/db?password=Hx9q&sslmode=Vb4k");
+    QTest::newRow("uri encoded password keyword")
+        << QStringLiteral("postgresql://h/db?pass%77ord=Hx9q&sslmode=Vb4k");
+    QTest::newRow("uri query password with &")
+        << QStringLiteral("postgresql://h/db?password=Hx9q&Vb4k=Zt7w");
+}
+
+void TestConnInfo::passwordNeverInErrors() {
+    QFETCH(QString, text);
+    const auto parsed = parseText(text);
+    QVERIFY2(!parsed.ok(), "a malformed string was accepted");
+    QCOMPARE(parsed.errorKind(), ErrorKind::Invalid);
+    const QString message = parsed.errorMessage();
+    QVERIFY2(message.startsWith(QStringLiteral("invalid connection string: ")),
+             qPrintable(message));
+    for (const char *part : {"Hx9q", "Vb4k", "Zt7w", "1234"})
+        QVERIFY2(!message.contains(QLatin1String(part), Qt::CaseInsensitive), qPrintable(message));
 }
 
 QTEST_GUILESS_MAIN(TestConnInfo)
