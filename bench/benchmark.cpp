@@ -298,29 +298,21 @@ core::Result<BenchResults::BurnDown> Benchmark::burnDown(const QString &vacuumSe
 }
 
 QJsonObject Benchmark::environment() const {
-    return QJsonObject{
-        {QStringLiteral("date"), QDateTime::currentDateTimeUtc().toString(Qt::ISODate)},
-        {QStringLiteral("cpus"), QThread::idealThreadCount()},
-        {QStringLiteral("cpu_model"), cpuModel()},
-        {QStringLiteral("load_average_at_start"), loadAverage()},
-        {QStringLiteral("kernel"), QSysInfo::kernelVersion()},
-        {QStringLiteral("os"), QSysInfo::prettyProductName()},
-        {QStringLiteral("qt"), QString::fromLatin1(qVersion())},
-        {QStringLiteral("postgresql"), database.serverVersion()},
-        {QStringLiteral("durable"), o.durable},
-        {QStringLiteral("events"), o.events},
-        {QStringLiteral("repeat"), o.repeat},
-        {QStringLiteral("batch_size"), o.batchSize},
-        {QStringLiteral("concurrency"), o.concurrency},
-        {QStringLiteral("db_concurrency"), o.dbConcurrency},
-        {QStringLiteral("notify_debounce_ms"), qint64(o.notifyDebounce.count())},
-        {QStringLiteral("flush_delay_ms"),
-         qint64(o.flushDelay.value_or(dispatch::DispatcherOptions().flushDelay).count())},
-        {QStringLiteral("runner"), o.runner == RunnerPlacement::Process ? QStringLiteral("process")
-                                                                        : QStringLiteral("thread")},
-        {QStringLiteral("payload_bytes"), o.payloadBytes},
-        {QStringLiteral("phases"), QJsonArray::fromStringList(o.phases)},
-    };
+    return machineJson(
+        database.serverVersion(),
+        {
+            {QStringLiteral("durable"), o.durable},
+            {QStringLiteral("events"), o.events},
+            {QStringLiteral("repeat"), o.repeat},
+            {QStringLiteral("batch_size"), o.batchSize},
+            {QStringLiteral("concurrency"), o.concurrency},
+            {QStringLiteral("db_concurrency"), o.dbConcurrency},
+            {QStringLiteral("notify_debounce_ms"), qint64(o.notifyDebounce.count())},
+            {QStringLiteral("flush_delay_ms"),
+             qint64(o.flushDelay.value_or(dispatch::DispatcherOptions().flushDelay).count())},
+            {QStringLiteral("payload_bytes"), o.payloadBytes},
+            {QStringLiteral("phases"), QJsonArray::fromStringList(o.phases)},
+        });
 }
 
 core::Result<BenchResults> Benchmark::run() {
@@ -335,8 +327,7 @@ core::Result<BenchResults> Benchmark::run() {
     r.environment = environment();
 
     progress(QStringLiteral("starting the development runner..."));
-    if (auto started = in(QStringLiteral("runner"), runner.start(o.runner, o.runnerProgram));
-        !started)
+    if (auto started = in(QStringLiteral("runner"), runner.start(o.runnerProgram)); !started)
         return started.error();
 
     // Warm-up: the claim/ack loop on a few thousand rows, so that the first

@@ -18,11 +18,6 @@
 // measured in one run on a throwaway cluster and a development runner.
 namespace outbox::bench {
 
-enum class RunnerPlacement {
-    Process, // a child `outboxctl runner` (its CPU work is not in the dispatcher's process)
-    Thread,  // a DevRunner in a thread of the benchmark process
-};
-
 struct BenchOptions {
     int events = 50000;        // per throughput phase (ceilings, db-only, end to end)
     int repeat = 1;            // rounds of the throughput phases (medians are reported)
@@ -35,9 +30,10 @@ struct BenchOptions {
     int dbConcurrency = 100;        // in-process publisher slots for the database-only phases
     core::Millis notifyDebounce{0}; // DispatcherOptions::notifyDebounce (as outboxctl dispatch)
     std::optional<core::Millis> flushDelay; // DispatcherOptions::flushDelay; unset = its default
-    RunnerPlacement runner = RunnerPlacement::Process;
-    QString runnerProgram; // outboxctl, for RunnerPlacement::Process
-    bool durable = false;  // fsync and synchronous_commit on (default: off, like the tests)
+    // outboxctl, started as the runner in a process of its own: its CPU
+    // work is then not counted in the dispatcher's process.
+    QString runnerProgram;
+    bool durable = false; // fsync and synchronous_commit on (default: off, like the tests)
     int payloadBytes = 256;
     // Which measurements to run: "db", "http", "latency", "burn-down".
     QStringList phases{QStringLiteral("db"), QStringLiteral("http"), QStringLiteral("latency"),

@@ -2,7 +2,6 @@
 
 #include "bench/harness.h"
 #include "core/webhooksigner.h"
-#include "devtools/devrunner.h"
 #include "dispatch/dispatcherhost.h"
 
 #include <QDateTime>
@@ -251,10 +250,6 @@ core::Result<HttpCeiling> measureHttpCeiling(const QUrl &url, const QString &sec
     return result;
 }
 
-qint64 BenchRunner::processId() const {
-    return m_process ? m_process->processId() : 0;
-}
-
 namespace {
 
 QString makeSecret() {
@@ -273,11 +268,7 @@ BenchRunner::~BenchRunner() {
     stop();
 }
 
-core::Result<void> BenchRunner::start(RunnerPlacement placement, const QString &program) {
-    return placement == RunnerPlacement::Process ? startProcess(program) : startThread();
-}
-
-core::Result<void> BenchRunner::startProcess(const QString &program) {
+core::Result<void> BenchRunner::start(const QString &program) {
     if (!m_dir.isValid())
         return failure(QStringLiteral("cannot create a temporary directory for the runner's "
                                       "secret: ") +
@@ -313,32 +304,7 @@ core::Result<void> BenchRunner::startProcess(const QString &program) {
     return {};
 }
 
-core::Result<void> BenchRunner::startThread() {
-    m_thread.setObjectName(QStringLiteral("bench-runner"));
-    m_runner = new devtools::DevRunner();
-    m_runner->moveToThread(&m_thread);
-    QObject::connect(&m_thread, &QThread::finished, m_runner, &QObject::deleteLater);
-    m_thread.start();
-    core::Result<void> listening;
-    devtools::DevRunnerSettings settings;
-    settings.secrets = {m_secret};
-    QMetaObject::invokeMethod(
-        m_runner,
-        [&] {
-            listening = m_runner->setSettings(settings);
-            if (listening)
-                listening = m_runner->listen();
-            m_url = m_runner->url();
-        },
-        Qt::BlockingQueuedConnection);
-    return listening;
-}
-
 core::Result<RunnerCounts> BenchRunner::counts() {
-    if (m_runner) {
-        const devtools::DevRunnerStats stats = m_runner->stats();
-        return RunnerCounts{stats.duplicates, stats.badSignatures};
-    }
     // The child answers GET with its counters: "received=1 delivered=1 ...".
     QNetworkAccessManager manager;
     QNetworkRequest request(m_url);
@@ -365,23 +331,16 @@ core::Result<RunnerCounts> BenchRunner::counts() {
 }
 
 void BenchRunner::stop() {
-    if (m_process) {
-        if (m_process->state() != QProcess::NotRunning) {
-            m_process->terminate();
-            if (!m_process->waitForFinished(5000)) {
-                m_process->kill();
-                m_process->waitForFinished(5000);
-            }
+    if (!m_process)
+        return;
+    if (m_process->state() != QProcess::NotRunning) {
+        m_process->terminate();
+        if (!m_process->waitForFinished(5000)) {
+            m_process->kill();
+            m_process->waitForFinished(5000);
         }
-        m_process.reset();
     }
-    if (m_thread.isRunning()) {
-        QMetaObject::invokeMethod(
-            m_runner, [runner = m_runner] { runner->close(); }, Qt::BlockingQueuedConnection);
-        m_thread.quit();
-        m_thread.wait();
-        m_runner = nullptr;
-    }
+    m_process.reset();
 }
 
 } // namespace outbox::bench

@@ -12,15 +12,10 @@
 #include <QProcess>
 #include <QString>
 #include <QTemporaryDir>
-#include <QThread>
 #include <QUrl>
 
 #include <functional>
 #include <memory>
-
-namespace outbox::devtools {
-class DevRunner;
-}
 
 namespace outbox::bench {
 
@@ -79,33 +74,26 @@ struct RunnerCounts {
 };
 
 // The development runner the HTTP phases post to: a child `outboxctl runner`
-// process, or a DevRunner in its own thread of this process. It verifies
-// signatures with a secret made up for the run.
+// process. It verifies signatures with a secret made up for the run.
 class BenchRunner final {
 public:
     BenchRunner();
     ~BenchRunner();
     Q_DISABLE_COPY_MOVE(BenchRunner)
 
-    core::Result<void> start(RunnerPlacement placement, const QString &program);
+    core::Result<void> start(const QString &program);
     QUrl url() const { return m_url; }
     QString secret() const { return m_secret; }
-    // The runner's process, 0 when it runs in a thread of this one.
-    qint64 processId() const;
+    qint64 processId() const { return m_process ? m_process->processId() : 0; }
     // Cumulative since start (compare before/after a phase).
     core::Result<RunnerCounts> counts();
     void stop();
 
 private:
-    core::Result<void> startProcess(const QString &program);
-    core::Result<void> startThread();
-
     QString m_secret;
     QUrl m_url;
     QTemporaryDir m_dir;
     std::unique_ptr<QProcess> m_process;
-    QThread m_thread;
-    devtools::DevRunner *m_runner = nullptr; // lives in m_thread
 };
 
 } // namespace outbox::bench

@@ -13,8 +13,6 @@
 #include <QTableView>
 #include <QTimer>
 
-#include <cstdio>
-
 namespace outbox::consolebench {
 
 namespace {
@@ -88,52 +86,6 @@ core::Result<void> measureRefreshes(BenchApplication &app, const BenchOptions &o
     return {};
 }
 
-// An operator scrolling far down the delivered view: each time the view
-// reaches the bottom it fetches the next page (keyset), until `rows` rows
-// are loaded. Shows what paging costs and what many loaded rows weigh.
-core::Result<void> measureScroll(BenchApplication &app, int rows, console::MainWindow *w,
-                                 BenchResults &results) {
-    w->setLive(false);
-    w->showStatus(Status::Delivered);
-    console::EventView *view = w->view(Status::Delivered);
-    runFor(1000);
-    while (view->model()->rowCount() < rows) {
-        // A refresh in flight makes canFetchMore() false and the view would
-        // not ask for more; a person would just scroll again a moment later.
-        if (!waitUntil([&] { return !view->model()->isLoading(); }, kLoadTimeoutMs)) {
-            return failure(QStringLiteral("scrolling the delivered view: still loading after "
-                                          "%1 s")
-                               .arg(kLoadTimeoutMs / 1000));
-        }
-        if (!view->model()->canFetchMore({}))
-            break; // the end of the data
-        const int before = view->model()->rowCount();
-        const qint64 t0 = app.now();
-        std::optional<qint64> painted;
-        app.setPaintHook([&](QWidget *widget) {
-            if (widget == view->table()->viewport() && view->model()->rowCount() > before &&
-                !painted)
-                painted = app.now();
-        });
-        // From the top to the bottom: the scroll bar reaching its end is
-        // what makes the view call fetchMore().
-        view->table()->scrollToTop();
-        view->table()->scrollToBottom();
-        const bool grew = waitUntil([&] { return painted.has_value(); }, kLoadTimeoutMs);
-        app.setPaintHook({});
-        if (!grew) {
-            return failure(QStringLiteral("scrolling the delivered view: no new rows after "
-                                          "%1 rows")
-                               .arg(before));
-        }
-        results.scrollPageMs << double(*painted - t0) / 1e6;
-    }
-    results.scrolledRows = view->model()->rowCount();
-    runFor(500);
-    results.rssAfterScrollMb = residentMb();
-    return {};
-}
-
 dispatch::PublisherFactory benchPublisher() {
     return [] {
         // One event in fifty fails once, like a flaky runner; the rest
@@ -148,9 +100,9 @@ dispatch::PublisherFactory benchPublisher() {
     };
 }
 
-core::Result<void> measureStall(BenchApplication &app, const BenchOptions &options,
-                                BenchCluster &cluster, console::MainWindow *w,
-                                BenchResults &results, const Progress &progress) {
+core::Result<void> measureStall(const BenchOptions &options, BenchCluster &cluster,
+                                console::MainWindow *w, BenchResults &results,
+                                const Progress &progress) {
     progress(QStringLiteral("adding a backlog of %1 due events").arg(options.backlog));
     if (auto added = cluster.sql().addBacklog(options.backlog); !added)
         return added;
@@ -197,7 +149,6 @@ core::Result<void> measureStall(BenchApplication &app, const BenchOptions &optio
          100},
         core::Millis(100));
     StallMeter meter;
-    app.startEventProfile(8);
     meter.start();
     QElapsedTimer clock;
     clock.start();
@@ -216,7 +167,6 @@ core::Result<void> measureStall(BenchApplication &app, const BenchOptions &optio
     switcher.stop();
     meter.stop();
     results.stallSeconds = double(clock.elapsed()) / 1000.0;
-    results.slowest = app.stopEventProfile();
     results.stall = meter.figures();
     const dispatch::DispatcherStats stats = panel->lastStats();
     results.stallDelivered = stats.delivered;
@@ -280,16 +230,6 @@ core::Result<BenchResults> runBench(BenchApplication &app, const BenchOptions &o
     results.data = facts.value();
     results.loadSeconds = double(loading.elapsed()) / 1000.0;
     const core::ConnInfo info = cluster.connInfo();
-    for (const QString &sql : options.afterLoadSql) {
-        progress(QStringLiteral("running: %1").arg(sql));
-        if (auto done = cluster.sql().exec(sql, QStringLiteral("--after-load-sql")); !done)
-            return done.error();
-    }
-    if (options.pauseAfterLoad) {
-        std::fprintf(stderr, "loaded; connect with: psql \"%s\"\npress Enter to go on\n",
-                     qPrintable(info.toKeyValue()));
-        std::fgetc(stdin);
-    }
 
     results.loadBefore = bench::loadAverage();
     if (auto reset = cluster.sql().resetStatementStats(); !reset)
@@ -315,18 +255,10 @@ core::Result<BenchResults> runBench(BenchApplication &app, const BenchOptions &o
     if (auto stats = cluster.sql().statementStats(8); stats)
         results.consoleStatements = stats.value();
     if (options.stallSeconds > 0) {
-        if (auto done = measureStall(app, options, cluster, w, results, progress); !done)
+        if (auto done = measureStall(options, cluster, w, results, progress); !done)
             return done.error();
-    }
-    if (options.stallSeconds > 0) {
         if (auto stats = cluster.sql().statementStats(8); stats)
             results.stallStatements = stats.value();
-    }
-    if (options.scrollRows > 0) {
-        progress(QStringLiteral("scrolling the delivered view to %1 rows").arg(options.scrollRows));
-        // Informational (no target): a failure here is reported, not fatal.
-        if (auto done = measureScroll(app, options.scrollRows, w, results); !done)
-            results.notes << done.errorMessage();
     }
     results.loadAfter = bench::loadAverage();
     results.rssEndMb = residentMb();

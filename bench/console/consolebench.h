@@ -40,27 +40,17 @@ struct BenchOptions {
     int switchRounds = 5;    // rounds through the four status pages
     int refreshRuns = 20;
     int stallSeconds = 20;
-    int scrollRows = 10000; // rows to load into the delivered view by scrolling (0 = skip)
     int producerRate = 500; // events/s enqueued during the dispatcher phase
     int concurrency = 64;
     int batchSize = 100;
     QString childProgram; // this executable, started for the cold-start runs
-    // Investigation aid: after loading, print the connection string and wait
-    // for a line on stdin (so the data can be examined with psql).
-    bool pauseAfterLoad = false;
-    // Statements run after loading, e.g. an index to try (--after-load-sql).
-    QStringList afterLoadSql;
 };
 
 struct StartRun {
     core::Status status = core::Status::Pending;
     double processMs = -1; // fork/exec of a new process -> rows painted
     double windowMs = -1;  // MainWindow constructor -> rows painted, same process
-    // Where the window's time went (from the constructor call):
-    double constructedMs = -1; // constructor returned
-    double firstFrameMs = -1;  // first paint of anything
-    double connectedMs = -1;   // the store worker's connection is up
-    double rssMb = 0;          // peak resident set size of that process
+    double rssMb = 0;      // peak resident set size of that process
 };
 
 struct SwitchRun {
@@ -82,7 +72,6 @@ struct BenchResults {
     QList<double> refreshWorkerMs; // refreshed() only (query + diff), for diagnosis
 
     StallFigures stall;
-    QList<SlowEvent> slowest;
     double stallSeconds = 0;
     qint64 stallDelivered = 0;
     qint64 stallRetried = 0;
@@ -99,11 +88,6 @@ struct BenchResults {
     QList<store::StatementStat> stallStatements;
     QString loadBefore; // /proc/loadavg: other work on the machine
     QString loadAfter;
-
-    // Scrolling the delivered view down until scrollRows rows are loaded.
-    int scrolledRows = 0;
-    QList<double> scrollPageMs; // scroll to the bottom -> next page's rows painted
-    double rssAfterScrollMb = 0;
 
     QStringList notes; // problems in phases without a target
 
@@ -154,14 +138,10 @@ private:
     std::unique_ptr<console::MainWindow> m_window;
 };
 
-// A window opened on the database, until its rows were painted. Times are
-// milliseconds from the MainWindow constructor call.
+// A window opened on the database, until its rows were painted.
 struct Opened {
-    double ms = 0;      // rows painted
+    double ms = 0;      // from the MainWindow constructor call
     qint64 shownAt = 0; // the same moment, BenchApplication::now()
-    double constructedMs = -1;
-    double firstFrameMs = -1;
-    double connectedMs = -1;
 };
 
 // Opens a MainWindow on `info` showing `status`, the way outbox-console

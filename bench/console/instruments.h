@@ -18,52 +18,28 @@ class EventView;
 // What the console benchmark watches the GUI thread with.
 namespace outbox::consolebench {
 
-// One event the GUI thread spent a long time on, for the stall report.
-struct SlowEvent {
-    double ms = 0;
-    double cpuMs = 0; // GUI-thread CPU time within it
-    QString what;     // "Timer -> QTimer (parent EventTableModel)"
-};
-
 // The benchmark's QApplication. It sees every event the GUI thread handles
-// (notify()), which gives two things an event filter cannot:
-//  - the moment a widget's paint event has been *handled* (the rows are
-//    drawn), not just delivered;
-//  - how long each top-level event took, so a stall can be traced to the
-//    object and event type that caused it.
+// (notify()), which gives what an event filter cannot: the moment a widget's
+// paint event has been *handled* (the rows are drawn), not just delivered.
 class BenchApplication final : public QApplication {
     Q_OBJECT
 
 public:
     BenchApplication(int &argc, char **argv);
-    ~BenchApplication() override;
     Q_DISABLE_COPY_MOVE(BenchApplication)
 
     // Called after a QEvent::Paint of any widget was handled.
     using PaintHook = std::function<void(QWidget *widget)>;
     void setPaintHook(PaintHook hook) { m_paintHook = std::move(hook); }
 
-    // Records the slowest top-level events from now on (keeps `keep`).
-    void startEventProfile(int keep = 8);
-    QList<SlowEvent> stopEventProfile();
-
     // Nanoseconds on one monotonic clock for the whole run.
     qint64 now() const { return m_clock.nsecsElapsed(); }
 
     bool notify(QObject *receiver, QEvent *event) override;
 
-    struct Receiver; // what the slow-event report says about a receiver
-
 private:
-    void recordSlow(qint64 nanos, qint64 cpuNanos, const Receiver &receiver, int eventType);
-
-    QThread *m_guiThread;
     QElapsedTimer m_clock;
     PaintHook m_paintHook;
-    int m_depth = 0;
-    bool m_profiling = false;
-    int m_keep = 8;
-    QList<SlowEvent> m_slowest; // sorted, slowest first
 };
 
 struct StallFigures {
@@ -124,8 +100,6 @@ public:
     Q_DISABLE_COPY_MOVE(RowsProbe)
 
     std::optional<qint64> shownAt() const { return m_shownAt; }
-    // The first paint of any widget after t0 (the window's first frame).
-    std::optional<qint64> firstFrameAt() const { return m_firstFrameAt; }
     std::optional<qint64> freshAt() const;
     bool done() const { return freshAt().has_value(); }
     // Milliseconds from t0; -1 when it did not happen.
@@ -142,7 +116,6 @@ private:
     console::EventView *m_view;
     qint64 m_t0;
     std::optional<qint64> m_shownAt;
-    std::optional<qint64> m_firstFrameAt;
     std::optional<qint64> m_refreshedAt;
     std::optional<qint64> m_paintAfterRefresh;
     bool m_dirty = false;          // rows changed since t0 (before refreshed)

@@ -1,11 +1,9 @@
-#include "console/model/storeclient.h"
 #include "console/widgets/mainwindow.h"
 #include "consolebench.h"
 
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
-#include <QScopeGuard>
 
 #include <cstdio>
 
@@ -42,9 +40,6 @@ core::Result<StartRun> startChild(const BenchOptions &options, const core::ConnI
     run.processMs = json.value(QLatin1String("process_to_rows_ms")).toDouble();
     run.windowMs = json.value(QLatin1String("window_to_rows_ms")).toDouble();
     run.rssMb = json.value(QLatin1String("rss_peak_mb")).toDouble();
-    run.constructedMs = json.value(QLatin1String("constructed_ms")).toDouble(-1);
-    run.firstFrameMs = json.value(QLatin1String("first_frame_ms")).toDouble(-1);
-    run.connectedMs = json.value(QLatin1String("connected_ms")).toDouble(-1);
     return run;
 }
 
@@ -54,18 +49,9 @@ core::Result<Opened> openWindow(BenchApplication &app, BenchWindow &window,
                                 const core::ConnInfo &info, Status status) {
     const qint64 t0 = app.now();
     console::MainWindow *w = window.create();
-    const qint64 constructed = app.now();
     if (status != Status::Pending)
         w->showStatus(status);
     w->connectTo(info, QStringLiteral("bench"));
-    qint64 connected = 0;
-    const QMetaObject::Connection connection =
-        QObject::connect(w->client(), &console::StoreClient::connectionStateChanged, w,
-                         [&connected, &app](console::ConnectionState state) {
-                             if (state == console::ConnectionState::Connected && connected == 0)
-                                 connected = app.now();
-                         });
-    const auto disconnect = qScopeGuard([&connection] { QObject::disconnect(connection); });
     w->show();
     RowsProbe probe(&app, w->view(status), t0);
     if (!waitUntil([&] { return probe.shownAt().has_value() || !probe.loadError().isEmpty(); },
@@ -78,9 +64,7 @@ core::Result<Opened> openWindow(BenchApplication &app, BenchWindow &window,
         return failure(QStringLiteral("the %1 view could not load: %2")
                            .arg(core::statusName(status), probe.loadError()));
     }
-    const auto since = [t0](qint64 at) { return at > 0 ? double(at - t0) / 1e6 : -1.0; };
-    return Opened{probe.shownMs(), *probe.shownAt(), since(constructed),
-                  since(probe.firstFrameAt().value_or(0)), since(connected)};
+    return Opened{probe.shownMs(), *probe.shownAt()};
 }
 
 core::Result<void> measureStarts(BenchApplication &app, const BenchOptions &options,
@@ -108,9 +92,6 @@ core::Result<void> measureStarts(BenchApplication &app, const BenchOptions &opti
             StartRun run;
             run.status = status;
             run.windowMs = ms->ms;
-            run.constructedMs = ms->constructedMs;
-            run.firstFrameMs = ms->firstFrameMs;
-            run.connectedMs = ms->connectedMs;
             results.windowStarts << run;
             window.destroy();
             runFor(100); // let deferred deletions and the closed connection settle
@@ -135,9 +116,6 @@ int runChildStart(BenchApplication &app, const core::ConnInfo &info, Status stat
     const QJsonObject json{
         {QStringLiteral("process_to_rows_ms"), double(paintedNs - t0Ns) / 1e6},
         {QStringLiteral("window_to_rows_ms"), opened->ms},
-        {QStringLiteral("constructed_ms"), opened->constructedMs},
-        {QStringLiteral("first_frame_ms"), opened->firstFrameMs},
-        {QStringLiteral("connected_ms"), opened->connectedMs},
         {QStringLiteral("rss_peak_mb"), peakResidentMb()},
     };
     std::fprintf(stdout, "%s\n", QJsonDocument(json).toJson(QJsonDocument::Compact).constData());

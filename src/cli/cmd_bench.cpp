@@ -180,9 +180,6 @@ int runBench(CommandContext &context) {
         option("flush-delay",
                "Longest an ack waits to be written with others (default: the dispatcher's).",
                "duration"),
-        option("runner",
-               "Where the runner runs: process (a child outboxctl runner, default) or thread.",
-               "where"),
         option("durable", "fsync and synchronous_commit on (default off, like the tests)."),
         option("only",
                "Run only these measurements, comma-separated: db, http, latency, burn-down.",
@@ -233,16 +230,6 @@ int runBench(CommandContext &context) {
     options.flushDelay = flushDelay.value();
     if (options.latencyInterval.count() < 1)
         return parser.usageError(QStringLiteral("--latency-interval must be at least 1ms"));
-    if (parser.isSet(QStringLiteral("runner"))) {
-        const QString where = parser.value(QStringLiteral("runner")).trimmed().toLower();
-        if (where == QLatin1String("process"))
-            options.runner = bench::RunnerPlacement::Process;
-        else if (where == QLatin1String("thread"))
-            options.runner = bench::RunnerPlacement::Thread;
-        else
-            return parser.usageError(
-                QStringLiteral("--runner '%1' is unknown; use process or thread").arg(where));
-    }
     if (parser.isSet(QStringLiteral("only"))) {
         const QStringList known = options.phases;
         options.phases.clear();
