@@ -128,7 +128,8 @@ DispatchPlan Benchmark::plan(bool http, qint64 target) const {
     if (http)
         plan.config.secrets = {runner.secret()};
     plan.config.batchSize = o.batchSize;
-    plan.config.concurrency = http ? o.concurrency : o.dbConcurrency;
+    // The in-process publisher's slots in the database-only phases.
+    plan.config.concurrency = http ? o.concurrency : 100;
     plan.config.lease = core::Millis(30000);
     plan.config.pollInterval = core::Millis(1000);
     plan.config.requestTimeout = core::Millis(10000);
@@ -136,8 +137,6 @@ DispatchPlan Benchmark::plan(bool http, qint64 target) const {
         plan.publisherFactory = [] { return std::make_unique<devtools::InProcessPublisher>(); };
     plan.options.statsInterval = core::Millis(10); // the end of a run is seen within 10 ms
     plan.options.notifyDebounce = o.notifyDebounce;
-    if (o.flushDelay)
-        plan.options.flushDelay = *o.flushDelay;
     plan.options.applicationName = QStringLiteral("outboxctl-bench");
     plan.target = target;
     return plan;
@@ -263,10 +262,7 @@ core::Result<BenchResults::BurnDown> Benchmark::burnDown(const QString &vacuumSe
     if (!vacuumsBefore)
         return vacuumsBefore.error();
     progress(QStringLiteral("burn-down: dispatching (database only)..."));
-    DispatchPlan burn = plan(false, o.burnDown);
-    burn.sampleEvery = core::Millis(100);
-    burn.timeout = core::Millis(1800000);
-    auto run = runDispatcher(burn);
+    auto run = runDispatcher(plan(false, o.burnDown));
     if (!run)
         return run.error();
     QThread::msleep(1100); // pg_stat counters are flushed about once a second
@@ -298,21 +294,19 @@ core::Result<BenchResults::BurnDown> Benchmark::burnDown(const QString &vacuumSe
 }
 
 QJsonObject Benchmark::environment() const {
-    return machineJson(
-        database.serverVersion(),
-        {
-            {QStringLiteral("durable"), o.durable},
-            {QStringLiteral("events"), o.events},
-            {QStringLiteral("repeat"), o.repeat},
-            {QStringLiteral("batch_size"), o.batchSize},
-            {QStringLiteral("concurrency"), o.concurrency},
-            {QStringLiteral("db_concurrency"), o.dbConcurrency},
-            {QStringLiteral("notify_debounce_ms"), qint64(o.notifyDebounce.count())},
-            {QStringLiteral("flush_delay_ms"),
-             qint64(o.flushDelay.value_or(dispatch::DispatcherOptions().flushDelay).count())},
-            {QStringLiteral("payload_bytes"), o.payloadBytes},
-            {QStringLiteral("phases"), QJsonArray::fromStringList(o.phases)},
-        });
+    return machineJson(database.serverVersion(),
+                       {
+                           {QStringLiteral("durable"), o.durable},
+                           {QStringLiteral("events"), o.events},
+                           {QStringLiteral("repeat"), o.repeat},
+                           {QStringLiteral("batch_size"), o.batchSize},
+                           {QStringLiteral("concurrency"), o.concurrency},
+                           {QStringLiteral("notify_debounce_ms"), qint64(o.notifyDebounce.count())},
+                           {QStringLiteral("flush_delay_ms"),
+                            qint64(dispatch::DispatcherOptions().flushDelay.count())},
+                           {QStringLiteral("payload_bytes"), o.payloadBytes},
+                           {QStringLiteral("phases"), QJsonArray::fromStringList(o.phases)},
+                       });
 }
 
 core::Result<BenchResults> Benchmark::run() {
@@ -369,15 +363,13 @@ core::Result<BenchResults> Benchmark::run() {
         if (!tuned)
             return tuned.error();
         r.burnDown = tuned.value();
-        if (o.compareVacuum) {
-            const QString phase = QStringLiteral("burn-down without vacuum settings");
-            if (auto reset = in(phase, database.sql().resetVacuumSettings()); !reset)
-                return reset.error();
-            auto untuned = in(phase, burnDown(QStringLiteral("reset")));
-            if (!untuned)
-                return untuned.error();
-            r.burnDownNoVacuumSettings = untuned.value();
-        }
+        const QString phase = QStringLiteral("burn-down without vacuum settings");
+        if (auto reset = in(phase, database.sql().resetVacuumSettings()); !reset)
+            return reset.error();
+        auto untuned = in(phase, burnDown(QStringLiteral("reset")));
+        if (!untuned)
+            return untuned.error();
+        r.burnDownNoVacuumSettings = untuned.value();
     }
     r.rssMbMax = r.burnDown.ran ? r.burnDown.rssMbMax : residentMb();
     return r;

@@ -12,24 +12,20 @@
 #include <QStringList>
 
 #include <functional>
-#include <optional>
 
 // `outboxctl bench`: every figure of the dispatcher's performance targets,
 // measured in one run on a throwaway cluster and a development runner.
 namespace outbox::bench {
 
 struct BenchOptions {
-    int events = 50000;        // per throughput phase (ceilings, db-only, end to end)
-    int repeat = 1;            // rounds of the throughput phases (medians are reported)
-    int burnDown = 1000000;    // backlog for the burn-down; 0 = skip it
-    bool compareVacuum = true; // a second burn-down without the table's vacuum settings
+    int events = 50000;     // per throughput phase (ceilings, db-only, end to end)
+    int repeat = 1;         // rounds of the throughput phases (medians are reported)
+    int burnDown = 1000000; // backlog for the burn-down; 0 = skip it
     int latencyEvents = 1000;
     core::Millis latencyInterval{10};
     int batchSize = 100;
     int concurrency = 64;           // HTTP requests in flight (HTTP ceiling and end to end)
-    int dbConcurrency = 100;        // in-process publisher slots for the database-only phases
     core::Millis notifyDebounce{0}; // DispatcherOptions::notifyDebounce (as outboxctl dispatch)
-    std::optional<core::Millis> flushDelay; // DispatcherOptions::flushDelay; unset = its default
     // outboxctl, started as the runner in a process of its own: its CPU
     // work is then not counted in the dispatcher's process.
     QString runnerProgram;

@@ -9,12 +9,10 @@
 #include <QList>
 #include <QSqlDatabase>
 #include <QString>
-#include <QThread>
 #include <QtGlobal>
 
 #include <atomic>
-
-class QTimer;
+#include <thread>
 
 // What both benchmarks stand on: a throwaway cluster with the outbox schema,
 // a producer, and the clocks and meters of this process and machine.
@@ -31,8 +29,6 @@ QString loadAverage();
 QString cpuModel();
 // CLOCK_MONOTONIC in nanoseconds: the same clock in every process.
 qint64 steadyNowNs();
-// CPU time of the calling thread, nanoseconds.
-qint64 threadCpuNs();
 
 double median(QList<double> values);
 // Nearest-rank percentile (q in [0, 1]); -1 when empty.
@@ -113,8 +109,12 @@ private:
 class Producer final {
 public:
     Producer(core::ConnInfo info, store::ProduceBatch batch, core::Millis interval,
-             qint64 limit = -1);
-    ~Producer();
+             qint64 limit = -1)
+        : m_info(std::move(info))
+        , m_batch(std::move(batch))
+        , m_interval(interval)
+        , m_limit(limit) {}
+    ~Producer() { stop(); }
     Q_DISABLE_COPY_MOVE(Producer)
 
     void start();
@@ -125,20 +125,14 @@ public:
     const QString &lastError() const { return m_lastError; }
 
 private:
-    void open();
-    void tick();
-    void close();
+    void run();
 
     core::ConnInfo m_info;
     store::ProduceBatch m_batch;
     core::Millis m_interval;
     qint64 m_limit; // events in all; -1 = until stopped
-    QThread m_thread;
-    QObject *m_context; // lives in m_thread
-    bool m_started = false;
-    QTimer *m_timer = nullptr;
-    QString m_connectionName;
-    store::BenchQueries m_sql;
+    std::thread m_thread;
+    std::atomic<bool> m_stop{false};
     std::atomic<qint64> m_produced{0};
     QList<store::ProducedEvent> m_events;
     QString m_lastError;

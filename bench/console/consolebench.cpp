@@ -35,18 +35,12 @@ core::Result<void> measureSwitches(BenchApplication &app, const BenchOptions &op
             const qint64 t0 = app.now();
             RowsProbe probe(&app, w->view(to), t0);
             w->showStatus(to);
-            if (!waitUntil([&] { return probe.done() || !probe.loadError().isEmpty(); },
-                           kLoadTimeoutMs)) {
-                return failure(QStringLiteral("switching to %1: no rows within %2 s")
-                                   .arg(core::statusName(to))
-                                   .arg(kLoadTimeoutMs / 1000));
-            }
-            if (!probe.loadError().isEmpty()) {
-                return failure(QStringLiteral("switching to %1: %2")
-                                   .arg(core::statusName(to), probe.loadError()));
-            }
+            auto fresh = probe.wait(
+                true, QStringLiteral("switching to %1").arg(core::statusName(to)), kLoadTimeoutMs);
+            if (!fresh)
+                return fresh.error();
             run.shownMs = probe.shownMs();
-            run.freshMs = probe.freshMs();
+            run.freshMs = fresh.value();
             results.switches << run;
             visited << to;
             from = to;
@@ -67,21 +61,13 @@ core::Result<void> measureRefreshes(BenchApplication &app, const BenchOptions &o
         if (auto added = cluster.sql().addDelivered(20); !added)
             return added;
         runFor(300);
-        const qint64 t0 = app.now();
-        RowsProbe probe(&app, view, t0);
-        qint64 refreshedAt = 0;
-        const auto connection =
-            QObject::connect(view->model(), &console::EventTableModel::refreshed, &probe, [&] {
-                if (refreshedAt == 0)
-                    refreshedAt = app.now();
-            });
+        RowsProbe probe(&app, view, app.now());
         w->refreshNow(); // what the live tick does
-        if (!waitUntil([&] { return probe.done() || !probe.loadError().isEmpty(); },
-                       kLoadTimeoutMs))
-            return failure(QStringLiteral("refresh of the delivered view did not finish"));
-        QObject::disconnect(connection);
-        results.refreshMs << probe.freshMs();
-        results.refreshWorkerMs << double(refreshedAt - t0) / 1e6;
+        auto fresh =
+            probe.wait(true, QStringLiteral("refreshing the delivered view"), kLoadTimeoutMs);
+        if (!fresh)
+            return fresh.error();
+        results.refreshMs << fresh.value();
     }
     return {};
 }
@@ -114,8 +100,11 @@ core::Result<void> measureStall(const BenchOptions &options, BenchCluster &clust
     runFor(2000);
     if (auto reset = cluster.sql().resetStatementStats(); !reset)
         return reset;
-    if (auto pending = cluster.sql().count(QStringLiteral("pending")); pending)
-        results.backlogBefore = pending.value();
+    const auto pending = [&] {
+        auto count = cluster.sql().count(QStringLiteral("pending"));
+        return count ? count.value() : -1;
+    };
+    const qint64 pendingBefore = pending();
     results.rssBeforeStallMb = residentMb();
 
     console::DispatcherPanel *panel = w->dispatcherPanel();
@@ -166,16 +155,21 @@ core::Result<void> measureStall(const BenchOptions &options, BenchCluster &clust
     runFor(options.stallSeconds * 1000);
     switcher.stop();
     meter.stop();
-    results.stallSeconds = double(clock.elapsed()) / 1000.0;
-    results.stall = meter.figures();
+    const double seconds = double(clock.elapsed()) / 1000.0;
     const dispatch::DispatcherStats stats = panel->lastStats();
-    results.stallDelivered = stats.delivered;
-    results.stallRetried = stats.retried;
-    results.stallCountsRefreshes = countsRefreshes;
-    results.stallPageRefreshes = pageRefreshes;
-    results.stallViewSwitches = next;
     producer.stop();
-    results.stallProduced = producer.produced();
+    QJsonObject stall = meter.figures();
+    for (const auto &[key, value] :
+         {std::pair{"seconds", QJsonValue(bench::rounded(seconds, 2))},
+          {"delivered", stats.delivered},
+          {"delivered_per_s", qRound64(double(stats.delivered) / std::max(0.001, seconds))},
+          {"retried", stats.retried},
+          {"produced", producer.produced()},
+          {"pending_before", pendingBefore},
+          {"counts_refreshes", countsRefreshes},
+          {"page_refreshes", pageRefreshes},
+          {"view_switches", next}})
+        stall.insert(QLatin1String(key), value);
     if (!producer.lastError().isEmpty())
         results.notes << QStringLiteral("producer: ") + producer.lastError();
     if (panel->state() != dispatch::DispatcherState::Running &&
@@ -193,8 +187,8 @@ core::Result<void> measureStall(const BenchOptions &options, BenchCluster &clust
     }
     w->refreshNow();
     runFor(1000);
-    if (auto pending = cluster.sql().count(QStringLiteral("pending")); pending)
-        results.pendingAfter = pending.value();
+    stall.insert(QStringLiteral("pending_after"), pending());
+    results.stall = stall;
     return {};
 }
 } // namespace

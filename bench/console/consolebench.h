@@ -33,6 +33,9 @@ using bench::residentMb;
 constexpr int kLoadTimeoutMs = 60000;
 constexpr int kIdleTimeoutMs = 120000;
 
+// Not the dispatcher benchmark's bench::BenchOptions: of its fields only the
+// batch size and the concurrency mean something here, and none of these
+// (data set, start runs, switch rounds, GUI stall phase) means anything there.
 struct BenchOptions {
     store::DatasetSize size;
     qint64 backlog = 200000; // due pending events for the dispatcher phase
@@ -69,18 +72,12 @@ struct BenchResults {
     QList<StartRun> windowStarts;  // new window in this process each
     QList<SwitchRun> switches;
     QList<double> refreshMs;
-    QList<double> refreshWorkerMs; // refreshed() only (query + diff), for diagnosis
 
-    StallFigures stall;
-    double stallSeconds = 0;
-    qint64 stallDelivered = 0;
-    qint64 stallRetried = 0;
-    qint64 stallProduced = 0;
-    int stallCountsRefreshes = 0;
-    int stallPageRefreshes = 0;
-    int stallViewSwitches = 0;
-    qint64 backlogBefore = 0;
-    qint64 pendingAfter = 0;
+    // The dispatcher phase: StallMeter::figures() and the phase's counts
+    // (seconds, delivered and delivered_per_s, retried, produced,
+    // pending_before and pending_after, counts_refreshes, page_refreshes,
+    // view_switches); empty when it did not run.
+    QJsonObject stall;
 
     // Database work by statement (pg_stat_statements): during the start,
     // switch and refresh phases, and during the dispatcher phase.
@@ -138,15 +135,10 @@ private:
     std::unique_ptr<console::MainWindow> m_window;
 };
 
-// A window opened on the database, until its rows were painted.
-struct Opened {
-    double ms = 0;      // from the MainWindow constructor call
-    qint64 shownAt = 0; // the same moment, BenchApplication::now()
-};
-
 // Opens a MainWindow on `info` showing `status`, the way outbox-console
-// --db does (connectTo, then show), and waits for its rows on screen.
-core::Result<Opened> openWindow(BenchApplication &app, BenchWindow &window,
+// --db does (connectTo, then show), and waits for its rows on screen:
+// milliseconds from the MainWindow constructor call.
+core::Result<double> openWindow(BenchApplication &app, BenchWindow &window,
                                 const core::ConnInfo &info, core::Status status);
 
 // Start to first painted rows: new processes (this program again, in

@@ -1,6 +1,7 @@
 #include "instruments.h"
 
 #include "bench/harness.h"
+#include "bench/report.h"
 #include "console/model/eventtablemodel.h"
 #include "console/widgets/eventview.h"
 
@@ -12,8 +13,6 @@
 #include <algorithm>
 
 namespace outbox::consolebench {
-
-using bench::threadCpuNs;
 
 BenchApplication::BenchApplication(int &argc, char **argv)
     : QApplication(argc, argv) {
@@ -43,10 +42,6 @@ void StallMeter::start() {
     m_gaps.reserve(100000);
     m_clock.start();
     m_last = 0;
-    m_lastCpu = threadCpuNs();
-    m_maxGap = 0;
-    m_cpuInMaxGap = 0;
-    m_maxCpuInGap = 0;
     m_timer.start();
 }
 
@@ -57,40 +52,27 @@ void StallMeter::stop() {
 
 void StallMeter::tick() {
     const qint64 now = m_clock.nsecsElapsed();
-    const qint64 cpu = threadCpuNs();
-    const qint64 gap = now - m_last;
-    const qint64 used = cpu - m_lastCpu;
-    m_gaps.push_back(gap);
-    if (gap > m_maxGap) {
-        m_maxGap = gap;
-        m_cpuInMaxGap = used;
-    }
-    m_maxCpuInGap = std::max(m_maxCpuInGap, used);
+    m_gaps.push_back(now - m_last);
     m_last = now;
-    m_lastCpu = cpu;
 }
 
-StallFigures StallMeter::figures() const {
-    StallFigures f;
+QJsonObject StallMeter::figures() const {
     if (m_gaps.empty())
-        return f;
+        return {};
     std::vector<qint64> sorted = m_gaps;
     std::sort(sorted.begin(), sorted.end());
     const auto at = [&sorted](double q) {
-        const auto index = std::size_t(q * double(sorted.size() - 1));
-        return double(sorted[index]) / 1e6;
+        return bench::rounded(double(sorted[std::size_t(q * double(sorted.size() - 1))]) / 1e6, 2);
     };
-    f.ticks = qint64(sorted.size());
-    f.maxGapMs = double(sorted.back()) / 1e6;
-    f.p99GapMs = at(0.99);
-    f.p50GapMs = at(0.50);
-    f.cpuInMaxGapMs = double(m_cpuInMaxGap) / 1e6;
-    f.maxCpuInGapMs = double(m_maxCpuInGap) / 1e6;
-    for (qint64 gap : sorted) {
-        f.gapsOver16Ms += gap > 16'000'000 ? 1 : 0;
-        f.gapsOver50Ms += gap > 50'000'000 ? 1 : 0;
-    }
-    return f;
+    const auto over = [&sorted](qint64 ns) {
+        return qint64(sorted.end() - std::upper_bound(sorted.begin(), sorted.end(), ns));
+    };
+    return QJsonObject{{QStringLiteral("ticks"), qint64(sorted.size())},
+                       {QStringLiteral("max_gap_ms"), at(1.0)},
+                       {QStringLiteral("p99_gap_ms"), at(0.99)},
+                       {QStringLiteral("p50_gap_ms"), at(0.50)},
+                       {QStringLiteral("gaps_over_16ms"), over(16'000'000)},
+                       {QStringLiteral("gaps_over_50ms"), over(50'000'000)}};
 }
 
 RowsProbe::RowsProbe(BenchApplication *app, console::EventView *view, qint64 t0)
@@ -164,6 +146,16 @@ double RowsProbe::shownMs() const {
 double RowsProbe::freshMs() const {
     const auto at = freshAt();
     return at ? double(*at - m_t0) / 1e6 : -1.0;
+}
+
+core::Result<double> RowsProbe::wait(bool fresh, const QString &what, int timeoutMs) {
+    const auto reached = [&] { return fresh ? done() : m_shownAt.has_value(); };
+    if (!waitUntil([&] { return reached() || !m_loadError.isEmpty(); }, timeoutMs))
+        return bench::failure(
+            QStringLiteral("%1: no rows within %2 s").arg(what).arg(timeoutMs / 1000));
+    if (!m_loadError.isEmpty())
+        return bench::failure(what + QStringLiteral(": ") + m_loadError);
+    return fresh ? freshMs() : shownMs();
 }
 
 bool waitUntil(const std::function<bool()> &done, int timeoutMs) {

@@ -1,7 +1,10 @@
 #pragma once
 
+#include "core/result.h"
+
 #include <QApplication>
 #include <QElapsedTimer>
+#include <QJsonObject>
 #include <QList>
 #include <QObject>
 #include <QString>
@@ -42,19 +45,6 @@ private:
     PaintHook m_paintHook;
 };
 
-struct StallFigures {
-    qint64 ticks = 0;
-    double maxGapMs = 0;
-    double p99GapMs = 0;
-    double p50GapMs = 0;
-    qint64 gapsOver16Ms = 0; // a dropped frame at 60 Hz
-    qint64 gapsOver50Ms = 0;
-    // GUI-thread CPU time spent within the longest gap: far below the gap
-    // means the thread was waiting (for a CPU, or blocked), not working.
-    double cpuInMaxGapMs = 0;
-    double maxCpuInGapMs = 0; // the most CPU time the GUI thread used within any one gap
-};
-
 // A 1 ms timer on the GUI thread: the gap between two ticks is how long
 // the event loop could not run a timer, i.e. how long the GUI was frozen.
 class StallMeter final : public QObject {
@@ -66,7 +56,9 @@ public:
 
     void start();
     void stop();
-    StallFigures figures() const;
+    // ticks, max_gap_ms, p99_gap_ms, p50_gap_ms, and the gaps over 16 ms (a
+    // dropped frame at 60 Hz) and over 50 ms: gaps_over_16ms, gaps_over_50ms.
+    QJsonObject figures() const;
 
 private:
     void tick();
@@ -75,10 +67,6 @@ private:
     QElapsedTimer m_clock;
     qint64 m_last = 0;
     std::vector<qint64> m_gaps; // nanoseconds
-    qint64 m_lastCpu = 0;
-    qint64 m_maxGap = 0;
-    qint64 m_cpuInMaxGap = 0;
-    qint64 m_maxCpuInGap = 0;
 };
 
 // Watches one event view from a start time t0 and records when the user
@@ -105,8 +93,10 @@ public:
     // Milliseconds from t0; -1 when it did not happen.
     double shownMs() const;
     double freshMs() const;
-    // Ends the run before freshAt(): a failed load, with its message.
-    const QString &loadError() const { return m_loadError; }
+    // Runs the event loop until the rows are on screen (fresh: freshAt(),
+    // else shownAt()) and returns that time in milliseconds from t0. Fails,
+    // naming `what`, on a failed load or when nothing came within timeoutMs.
+    core::Result<double> wait(bool fresh, const QString &what, int timeoutMs);
 
 private:
     void onPaint(QWidget *widget);

@@ -131,25 +131,22 @@ int main(int argc, char **argv) {
         }
     }
 
-    const bool json = parser.isSet(QStringLiteral("json"));
     auto results = runBench(app, options, [](const QString &step) {
         std::fputs(qPrintable(QStringLiteral("... ") + step + QLatin1Char('\n')), stderr);
     });
     if (!results)
         return fail(results.errorMessage());
+    const QByteArray json =
+        QJsonDocument(toJson(options, results.value())).toJson(QJsonDocument::Indented);
     if (parser.isSet(QStringLiteral("json-file"))) {
         QFile file(parser.value(QStringLiteral("json-file")));
-        if (!file.open(QIODevice::WriteOnly | QIODevice::Truncate) ||
-            file.write(
-                QJsonDocument(toJson(options, results.value())).toJson(QJsonDocument::Indented)) <
-                0) {
+        if (!file.open(QIODevice::WriteOnly | QIODevice::Truncate) || file.write(json) < 0)
             return fail(QStringLiteral("cannot write the JSON to %1: %2")
                             .arg(file.fileName(), file.errorString()));
-        }
     }
     QTextStream out(stdout);
-    if (json)
-        out << QJsonDocument(toJson(options, results.value())).toJson(QJsonDocument::Indented);
+    if (parser.isSet(QStringLiteral("json")))
+        out << json;
     else
         printHuman(out, options, results.value());
     out.flush();

@@ -45,7 +45,7 @@ core::Result<StartRun> startChild(const BenchOptions &options, const core::ConnI
 
 } // namespace
 
-core::Result<Opened> openWindow(BenchApplication &app, BenchWindow &window,
+core::Result<double> openWindow(BenchApplication &app, BenchWindow &window,
                                 const core::ConnInfo &info, Status status) {
     const qint64 t0 = app.now();
     console::MainWindow *w = window.create();
@@ -54,17 +54,8 @@ core::Result<Opened> openWindow(BenchApplication &app, BenchWindow &window,
     w->connectTo(info, QStringLiteral("bench"));
     w->show();
     RowsProbe probe(&app, w->view(status), t0);
-    if (!waitUntil([&] { return probe.shownAt().has_value() || !probe.loadError().isEmpty(); },
-                   kLoadTimeoutMs)) {
-        return failure(QStringLiteral("the %1 view showed no rows within %2 s")
-                           .arg(core::statusName(status))
-                           .arg(kLoadTimeoutMs / 1000));
-    }
-    if (!probe.loadError().isEmpty()) {
-        return failure(QStringLiteral("the %1 view could not load: %2")
-                           .arg(core::statusName(status), probe.loadError()));
-    }
-    return Opened{probe.shownMs(), *probe.shownAt()};
+    return probe.wait(false, QStringLiteral("the %1 view").arg(core::statusName(status)),
+                      kLoadTimeoutMs);
 }
 
 core::Result<void> measureStarts(BenchApplication &app, const BenchOptions &options,
@@ -91,7 +82,7 @@ core::Result<void> measureStarts(BenchApplication &app, const BenchOptions &opti
                 return ms.error();
             StartRun run;
             run.status = status;
-            run.windowMs = ms->ms;
+            run.windowMs = ms.value();
             results.windowStarts << run;
             window.destroy();
             runFor(100); // let deferred deletions and the closed connection settle
@@ -101,26 +92,21 @@ core::Result<void> measureStarts(BenchApplication &app, const BenchOptions &opti
 }
 int runChildStart(BenchApplication &app, const core::ConnInfo &info, Status status, qint64 t0Ns) {
     BenchWindow window;
+    const qint64 opening = app.now();
     auto opened = openWindow(app, window, info, status);
-    if (!opened) {
-        const QJsonObject error{{QStringLiteral("error"), opened.errorMessage()}};
-        std::fprintf(stdout, "%s\n",
-                     QJsonDocument(error).toJson(QJsonDocument::Compact).constData());
-        return 1;
+    QJsonObject json{{QStringLiteral("error"), opened ? QString() : opened.errorMessage()}};
+    if (opened) {
+        // The same instant on both clocks, to put the paint on the steady
+        // clock the parent read before starting this process.
+        const qint64 paintedNs =
+            bench::steadyNowNs() - (app.now() - opening - qint64(opened.value() * 1e6));
+        json = QJsonObject{{QStringLiteral("process_to_rows_ms"), double(paintedNs - t0Ns) / 1e6},
+                           {QStringLiteral("window_to_rows_ms"), opened.value()},
+                           {QStringLiteral("rss_peak_mb"), peakResidentMb()}};
     }
-    // The same instant on both clocks, to put the paint on the steady clock
-    // the parent read before starting this process.
-    const qint64 steadyNow = bench::steadyNowNs();
-    const qint64 appNow = app.now();
-    const qint64 paintedNs = steadyNow - (appNow - opened->shownAt);
-    const QJsonObject json{
-        {QStringLiteral("process_to_rows_ms"), double(paintedNs - t0Ns) / 1e6},
-        {QStringLiteral("window_to_rows_ms"), opened->ms},
-        {QStringLiteral("rss_peak_mb"), peakResidentMb()},
-    };
     std::fprintf(stdout, "%s\n", QJsonDocument(json).toJson(QJsonDocument::Compact).constData());
     std::fflush(stdout);
     window.destroy();
-    return 0;
+    return opened ? 0 : 1;
 }
 } // namespace outbox::consolebench

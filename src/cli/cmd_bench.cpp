@@ -136,11 +136,8 @@ void printHuman(QTextStream &out, const bench::BenchResults &r) {
         out, bench::checkTargets(r),
         {QStringLiteral("target"), QStringLiteral("measured"), QStringLiteral("goal"), QString()});
     const QJsonObject env = r.environment;
-    out << "\n"
-        << env.value(QStringLiteral("cpus")).toInt() << " CPUs ("
-        << env.value(QStringLiteral("cpu_model")).toString() << "), PostgreSQL "
-        << env.value(QStringLiteral("postgresql")).toString() << ", Qt "
-        << env.value(QStringLiteral("qt")).toString() << ", load average at start "
+    out << '\n'
+        << bench::describeMachine(env) << ", load average at start "
         << env.value(QStringLiteral("load_average_at_start")).toString() << ", "
         << env.value(QStringLiteral("date")).toString() << '\n';
 }
@@ -168,18 +165,11 @@ int runBench(CommandContext &context) {
         option("events", "Events per throughput phase (default 50000).", "n"),
         option("repeat", "Rounds of the throughput phases; medians are reported (default 1).", "n"),
         option("burn-down", "Backlog for the burn-down (default 1000000; 0 skips it).", "n"),
-        option("no-vacuum-compare",
-               "Skip the second burn-down without the table's vacuum settings."),
         option("latency-events", "Events in the latency phase (default 1000).", "n"),
         option("latency-interval", "Time between latency events (default 10ms).", "duration"),
         option("concurrency", "HTTP requests in flight (default 64).", "n"),
-        option("db-concurrency",
-               "In-process publisher slots in the database-only phases (default 100).", "n"),
         option("batch-size", "Rows per claim (default 100).", "n"),
         option("notify-debounce", "The dispatcher's NOTIFY debounce (default 0ms).", "duration"),
-        option("flush-delay",
-               "Longest an ack waits to be written with others (default: the dispatcher's).",
-               "duration"),
         option("durable", "fsync and synchronous_commit on (default off, like the tests)."),
         option("only",
                "Run only these measurements, comma-separated: db, http, latency, burn-down.",
@@ -208,7 +198,6 @@ int runBench(CommandContext &context) {
           std::tuple{QStringLiteral("burn-down"), &options.burnDown, 0},
           std::tuple{QStringLiteral("latency-events"), &options.latencyEvents, 10},
           std::tuple{QStringLiteral("concurrency"), &options.concurrency, 1},
-          std::tuple{QStringLiteral("db-concurrency"), &options.dbConcurrency, 1},
           std::tuple{QStringLiteral("batch-size"), &options.batchSize, 1}}) {
         auto value = parser.integer(name, *target, min, 100000000);
         if (!value)
@@ -224,10 +213,6 @@ int runBench(CommandContext &context) {
         if (value.value())
             *target = *value.value();
     }
-    auto flushDelay = parser.duration(QStringLiteral("flush-delay"));
-    if (!flushDelay)
-        return parser.fail(flushDelay.error());
-    options.flushDelay = flushDelay.value();
     if (options.latencyInterval.count() < 1)
         return parser.usageError(QStringLiteral("--latency-interval must be at least 1ms"));
     if (parser.isSet(QStringLiteral("only"))) {
@@ -244,7 +229,6 @@ int runBench(CommandContext &context) {
             options.phases.append(name);
         }
     }
-    options.compareVacuum = !parser.isSet(QStringLiteral("no-vacuum-compare"));
     options.durable = parser.isSet(QStringLiteral("durable"));
 
     // The library's per-event debug lines would drown the figures.
