@@ -6,11 +6,9 @@
 #include "devtools/inprocesspublisher.h"
 #include "store/outboxstore.h"
 
-#include <QDateTime>
 #include <QElapsedTimer>
 #include <QJsonArray>
 #include <QScopeGuard>
-#include <QSysInfo>
 #include <QThread>
 
 #include <algorithm>
@@ -110,7 +108,7 @@ private:
     core::Result<void> databasePair(const QString &suffix);
     core::Result<void> httpPair(const QString &suffix);
     core::Result<void> latency();
-    core::Result<BenchResults::BurnDown> burnDown(const QString &vacuumSettings);
+    core::Result<QJsonObject> burnDown(const QString &vacuumSettings);
     QJsonObject environment() const;
 
     const BenchOptions &o;
@@ -249,10 +247,7 @@ core::Result<void> Benchmark::latency() {
 }
 
 // A large backlog, database only: does the rate hold, does memory stay flat?
-core::Result<BenchResults::BurnDown> Benchmark::burnDown(const QString &vacuumSettings) {
-    BenchResults::BurnDown result;
-    result.vacuumSettings = vacuumSettings;
-    result.events = o.burnDown;
+core::Result<QJsonObject> Benchmark::burnDown(const QString &vacuumSettings) {
     progress(QStringLiteral("burn-down (%1 vacuum settings): loading %2 events...")
                  .arg(vacuumSettings)
                  .arg(o.burnDown));
@@ -272,25 +267,32 @@ core::Result<BenchResults::BurnDown> Benchmark::burnDown(const QString &vacuumSe
 
     const double total = run->seconds;
     const double window = std::min(10.0, total / 4.0);
-    result.ran = true;
-    result.seconds = total;
-    result.windowSeconds = window;
-    result.averageRate = rate(o.burnDown, total);
+    double first = 0;
+    double last = 0;
+    QList<double> windows; // the whole run in windows of one length, to see where it slows
     if (window > 0) {
-        result.firstRate = deliveredAt(run->samples, window) / window;
-        result.lastRate = (double(o.burnDown) - deliveredAt(run->samples, total - window)) / window;
-        // The whole run in windows of the same length, to see where it slows.
-        for (double from = 0; from + window <= total + 1e-9; from += window) {
-            result.windowRates.append(
+        first = deliveredAt(run->samples, window) / window;
+        last = (double(o.burnDown) - deliveredAt(run->samples, total - window)) / window;
+        for (double from = 0; from + window <= total + 1e-9; from += window)
+            windows.append(
                 (deliveredAt(run->samples, from + window) - deliveredAt(run->samples, from)) /
                 window);
-        }
     }
-    result.rssMbStart = run->rssMbStart;
-    result.rssMbMax = run->rssMbMax;
-    result.rssMbEnd = run->rssMbEnd;
-    result.autovacuums = vacuumsAfter.value() - vacuumsBefore.value();
-    return result;
+    return QJsonObject{
+        {QStringLiteral("events"), o.burnDown},
+        {QStringLiteral("vacuum_settings"), vacuumSettings},
+        {QStringLiteral("seconds"), rounded(total, 2)},
+        {QStringLiteral("window_s"), rounded(window, 2)},
+        {QStringLiteral("first_window_events_per_s"), rounded(first, 0)},
+        {QStringLiteral("last_window_events_per_s"), rounded(last, 0)},
+        {QStringLiteral("average_events_per_s"), rounded(rate(o.burnDown, total), 0)},
+        {QStringLiteral("ratio"), rounded(first > 0 ? last / first : 0.0, 3)},
+        {QStringLiteral("rss_mb_start"), rounded(run->rssMbStart, 1)},
+        {QStringLiteral("rss_mb_max"), rounded(run->rssMbMax, 1)},
+        {QStringLiteral("rss_mb_end"), rounded(run->rssMbEnd, 1)},
+        {QStringLiteral("autovacuum_runs"), vacuumsAfter.value() - vacuumsBefore.value()},
+        {QStringLiteral("window_rates"), roundedArray(windows, 0)},
+    };
 }
 
 QJsonObject Benchmark::environment() const {
@@ -371,7 +373,8 @@ core::Result<BenchResults> Benchmark::run() {
             return untuned.error();
         r.burnDownNoVacuumSettings = untuned.value();
     }
-    r.rssMbMax = r.burnDown.ran ? r.burnDown.rssMbMax : residentMb();
+    r.rssMbMax = r.burnDown.isEmpty() ? residentMb()
+                                      : r.burnDown.value(QStringLiteral("rss_mb_max")).toDouble();
     return r;
 }
 

@@ -62,23 +62,15 @@ struct BenchResults {
     double httpP50 = 0; // request duration inside the dispatcher, low load
     double httpP99 = 0;
 
-    struct BurnDown {
-        bool ran = false;
-        int events = 0;
-        double seconds = 0;
-        double windowSeconds = 0; // length of the first/last windows
-        double firstRate = 0;
-        double lastRate = 0;
-        double averageRate = 0;
-        double rssMbStart = 0;
-        double rssMbMax = 0;
-        double rssMbEnd = 0;
-        QString vacuumSettings;    // "table" or "reset"
-        qint64 autovacuums = 0;    // autovacuum runs on outbox_events during the burn-down
-        QList<double> windowRates; // events/s in consecutive windows of windowSeconds
-    };
-    BurnDown burnDown;
-    BurnDown burnDownNoVacuumSettings;
+    // The burn-downs' figures under their JSON keys: events,
+    // vacuum_settings ("table" or "reset"), seconds, window_s (the length of
+    // the first and last windows), first_window_events_per_s,
+    // last_window_events_per_s, average_events_per_s, ratio (last / first),
+    // rss_mb_start, rss_mb_max, rss_mb_end, autovacuum_runs (on
+    // outbox_events during the burn-down) and window_rates (events/s in
+    // consecutive windows of window_s). Empty when it did not run.
+    QJsonObject burnDown;
+    QJsonObject burnDownNoVacuumSettings;
     double rssMbMax = 0; // the benchmark process over the whole run
 
     QJsonObject environment; // cpus, PostgreSQL version, Qt version, options...

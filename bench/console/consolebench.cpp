@@ -10,7 +10,6 @@
 #include <QDockWidget>
 #include <QElapsedTimer>
 #include <QIcon>
-#include <QTableView>
 #include <QTimer>
 
 namespace outbox::consolebench {

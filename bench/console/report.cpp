@@ -4,6 +4,8 @@
 #include <QJsonArray>
 
 #include <algorithm>
+#include <optional>
+#include <tuple>
 
 namespace outbox::consolebench {
 

@@ -103,28 +103,31 @@ void printHuman(QTextStream &out, const bench::BenchResults &r) {
          ms(r.latency.fromStartP50) + QStringLiteral(" / ") + ms(r.latency.fromStartP99)});
     figures.addRow({QStringLiteral("HTTP request p50 / p99 (low load)"),
                     ms(r.httpP50) + QStringLiteral(" / ") + ms(r.httpP99)});
-    const auto burnDownRows = [&](const bench::BenchResults::BurnDown &b, const QString &label) {
-        if (!b.ran)
+    const auto burnDownRows = [&](const QJsonObject &b, const QString &label) {
+        if (b.isEmpty())
             return;
+        const auto at = [&b](const char *key) { return b.value(QLatin1String(key)).toDouble(); };
         figures.addRow({QStringLiteral("burn-down %1 (%2 events, %3 s): first / last %4 s")
                             .arg(label)
-                            .arg(b.events)
-                            .arg(b.seconds, 0, 'f', 1)
-                            .arg(b.windowSeconds, 0, 'f', 1),
-                        rate(b.firstRate) + QStringLiteral(" / ") + rate(b.lastRate)});
+                            .arg(qint64(at("events")))
+                            .arg(at("seconds"), 0, 'f', 1)
+                            .arg(at("window_s"), 0, 'f', 1),
+                        rate(at("first_window_events_per_s")) + QStringLiteral(" / ") +
+                            rate(at("last_window_events_per_s"))});
         figures.addRow(
             {QStringLiteral("burn-down %1: RSS start / max / end, autovacuums").arg(label),
              QStringLiteral("%1 / %2 / %3 MB, %4")
-                 .arg(b.rssMbStart, 0, 'f', 1)
-                 .arg(b.rssMbMax, 0, 'f', 1)
-                 .arg(b.rssMbEnd, 0, 'f', 1)
-                 .arg(b.autovacuums)});
+                 .arg(at("rss_mb_start"), 0, 'f', 1)
+                 .arg(at("rss_mb_max"), 0, 'f', 1)
+                 .arg(at("rss_mb_end"), 0, 'f', 1)
+                 .arg(qint64(at("autovacuum_runs")))});
         QStringList rates;
-        for (double value : b.windowRates)
-            rates.append(QString::number(value, 'f', 0));
+        const QJsonArray windows = b.value(QStringLiteral("window_rates")).toArray();
+        for (const QJsonValue &value : windows)
+            rates.append(QString::number(value.toDouble(), 'f', 0));
         figures.addRow({QStringLiteral("burn-down %1: events/s per %2 s")
                             .arg(label)
-                            .arg(b.windowSeconds, 0, 'f', 1),
+                            .arg(at("window_s"), 0, 'f', 1),
                         rates.join(QLatin1Char(' '))});
     };
     burnDownRows(r.burnDown, QStringLiteral("(table vacuum settings)"));
