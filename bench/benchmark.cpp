@@ -298,6 +298,7 @@ core::Result<QJsonObject> Benchmark::burnDown(const QString &vacuumSettings) {
 QJsonObject Benchmark::environment() const {
     return machineJson(database.serverVersion(),
                        {
+                           {QStringLiteral("load_average_at_start"), loadAverage()},
                            {QStringLiteral("durable"), o.durable},
                            {QStringLiteral("events"), o.events},
                            {QStringLiteral("repeat"), o.repeat},

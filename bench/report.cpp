@@ -49,7 +49,6 @@ QJsonObject machineJson(const QString &serverVersion, QJsonObject run) {
     run.insert(QStringLiteral("date"), QDateTime::currentDateTimeUtc().toString(Qt::ISODate));
     run.insert(QStringLiteral("cpus"), QThread::idealThreadCount());
     run.insert(QStringLiteral("cpu_model"), cpuModel());
-    run.insert(QStringLiteral("load_average_at_start"), loadAverage());
     run.insert(QStringLiteral("kernel"), QSysInfo::kernelVersion());
     run.insert(QStringLiteral("os"), QSysInfo::prettyProductName());
     run.insert(QStringLiteral("qt"), QString::fromLatin1(qVersion()));

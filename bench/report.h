@@ -25,7 +25,7 @@ void printChecks(QTextStream &out, const QList<Check> &checks, const QStringList
 QJsonArray checksJson(const QList<Check> &checks, const QString &nameKey, const QString &valueKey);
 
 // `run` (the run's settings) with the machine and versions it measured on:
-// date, cpus, cpu_model, load_average_at_start, kernel, os, qt, postgresql.
+// date, cpus, cpu_model, kernel, os, qt, postgresql.
 // describeMachine() is the line a printed report starts with:
 // "2 CPUs (AMD EPYC 7B13), Debian GNU/Linux 12, Qt 6.4.2, PostgreSQL 15.18".
 QJsonObject machineJson(const QString &serverVersion, QJsonObject run);
