@@ -27,10 +27,6 @@ core::Result<void> measureSwitches(BenchApplication &app, const BenchOptions &op
     for (int round = 0; round < options.switchRounds; ++round) {
         for (Status to : order) {
             runFor(500); // an operator's pace: earlier work has a moment to finish
-            SwitchRun run;
-            run.from = from;
-            run.to = to;
-            run.firstVisit = !visited.contains(to);
             const qint64 t0 = app.now();
             RowsProbe probe(&app, w->view(to), t0);
             w->showStatus(to);
@@ -38,9 +34,8 @@ core::Result<void> measureSwitches(BenchApplication &app, const BenchOptions &op
                 true, QStringLiteral("switching to %1").arg(core::statusName(to)), kLoadTimeoutMs);
             if (!fresh)
                 return fresh.error();
-            run.shownMs = probe.shownMs();
-            run.freshMs = fresh.value();
-            results.switches << run;
+            results.switches << SwitchRun{from, to, !visited.contains(to), probe.shownMs(),
+                                          fresh.value()};
             visited << to;
             from = to;
         }

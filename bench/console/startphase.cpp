@@ -35,12 +35,11 @@ core::Result<StartRun> startChild(const BenchOptions &options, const core::ConnI
                            .arg(child.exitCode())
                            .arg(QString::fromUtf8(lines.constLast())));
     }
-    StartRun run;
-    run.status = status;
-    run.processMs = json.value(QLatin1String("process_to_rows_ms")).toDouble();
-    run.windowMs = json.value(QLatin1String("window_to_rows_ms")).toDouble();
-    run.rssMb = json.value(QLatin1String("rss_peak_mb")).toDouble();
-    return run;
+    const auto figure = [&json](const char *key) {
+        return json.value(QLatin1String(key)).toDouble();
+    };
+    return StartRun{status, figure("process_to_rows_ms"), figure("window_to_rows_ms"),
+                    figure("rss_peak_mb")};
 }
 
 } // namespace
@@ -80,10 +79,7 @@ core::Result<void> measureStarts(BenchApplication &app, const BenchOptions &opti
             auto ms = openWindow(app, window, info, status);
             if (!ms)
                 return ms.error();
-            StartRun run;
-            run.status = status;
-            run.windowMs = ms.value();
-            results.windowStarts << run;
+            results.windowStarts << StartRun{status, -1, ms.value(), 0};
             window.destroy();
             runFor(100); // let deferred deletions and the closed connection settle
         }
