@@ -79,11 +79,11 @@ struct BenchResults {
 // The dispatcher's targets, checked against one run's figures.
 QList<Check> checkTargets(const BenchResults &results);
 
-// The medians over the rounds of where the CPU went, per event (request).
-// Since events/s = busy fraction x CPUs / CPU per event, end to end /
-// ceiling = (ceiling's CPU per request / end to end's CPU per event) x (end
-// to end's busy fraction / ceiling's).
-CpuFigures medianCpu(const QList<CpuUsage> &rounds, qint64 events);
+// The medians over the rounds of where the CPU went, per event (request),
+// under CpuUsage::perEvent()'s keys. Since events/s = busy fraction x CPUs /
+// CPU per event, end to end / ceiling = (ceiling's CPU per request / end to
+// end's CPU per event) x (end to end's busy fraction / ceiling's).
+QJsonObject medianCpu(const QList<CpuUsage> &rounds, qint64 events);
 // One JSON object with every figure (keys in snake_case, e.g.
 // db_only_events_per_s, latency_p99_ms) and the verdicts.
 QJsonObject resultsJson(const BenchResults &results);

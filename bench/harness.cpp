@@ -1,5 +1,6 @@
 #include "bench/harness.h"
 
+#include "bench/report.h"
 #include "store/database.h"
 #include "store/migrator.h"
 
@@ -168,22 +169,21 @@ core::Result<void> BenchCluster::start(const devtools::EmbeddedPostgres::Options
     return {};
 }
 
-CpuFigures CpuUsage::perEvent(qint64 events) const {
-    CpuFigures figures;
+QJsonObject CpuUsage::perEvent(qint64 events) const {
     const double available = busySeconds + idleSeconds + stealSeconds;
     if (!valid || events <= 0 || available <= 0)
-        return figures;
-    const double us = 1e6 / double(events);
-    figures.valid = true;
-    figures.totalUs = busySeconds * us;
-    figures.selfUs = selfSeconds * us;
-    figures.runnerUs = runnerSeconds * us;
-    figures.databaseUs = databaseSeconds * us;
-    figures.restUs =
-        std::max(busySeconds - selfSeconds - runnerSeconds - databaseSeconds, 0.0) * us;
-    figures.busy = busySeconds / available;
-    figures.steal = stealSeconds / available;
-    return figures;
+        return {};
+    const auto us = [events](double seconds) { return rounded(seconds * 1e6 / double(events), 1); };
+    const double rest = std::max(busySeconds - selfSeconds - runnerSeconds - databaseSeconds, 0.0);
+    return QJsonObject{
+        {QStringLiteral("busy_pct"), rounded(busySeconds / available * 100.0, 1)},
+        {QStringLiteral("steal_pct"), rounded(stealSeconds / available * 100.0, 1)},
+        {QStringLiteral("total_us_per_event"), us(busySeconds)},
+        {QStringLiteral("self_us_per_event"), us(selfSeconds)},
+        {QStringLiteral("runner_us_per_event"), us(runnerSeconds)},
+        {QStringLiteral("database_us_per_event"), us(databaseSeconds)},
+        {QStringLiteral("rest_us_per_event"), us(rest)},
+    };
 }
 
 CpuMeter::CpuMeter(qint64 runnerPid, qint64 databasePid)

@@ -6,6 +6,7 @@
 #include "devtools/embeddedpostgres.h"
 #include "store/benchqueries.h"
 
+#include <QJsonObject>
 #include <QList>
 #include <QSqlDatabase>
 #include <QString>
@@ -58,20 +59,6 @@ private:
     QString m_serverVersion;
 };
 
-// Per event (request): microseconds of CPU by party, and how busy the
-// machine was. Rates follow from these: events/s = busy fraction x CPUs /
-// CPU per event.
-struct CpuFigures {
-    bool valid = false;
-    double totalUs = 0;
-    double selfUs = 0;     // this process: the client, or the dispatcher and its HTTP
-    double runnerUs = 0;   // the runner's process (0 when it runs in this one)
-    double databaseUs = 0; // PostgreSQL's processes
-    double restUs = 0;     // anything else on the machine
-    double busy = 0;       // fraction of the CPU time available
-    double steal = 0;      // fraction taken by the hypervisor
-};
-
 // Where the CPU time went, in seconds: the machine as a whole (/proc/stat),
 // this process (all threads), the runner's process when it has its own,
 // PostgreSQL (the postmaster and its children, running and reaped), and the
@@ -85,7 +72,14 @@ struct CpuUsage {
     double runnerSeconds = 0;
     double databaseSeconds = 0;
 
-    CpuFigures perEvent(qint64 events) const;
+    // Per event (request), under their JSON keys: microseconds of CPU in
+    // all (total_us_per_event) and by party (self_, runner_, database_ and
+    // rest_us_per_event; self is this process: the client, or the dispatcher
+    // and its HTTP), and how busy the machine was (busy_pct, of the CPU time
+    // available; steal_pct, taken by the hypervisor). Rates follow from
+    // these: events/s = busy fraction x CPUs / CPU per event. Empty when
+    // the sample is not valid.
+    QJsonObject perEvent(qint64 events) const;
 };
 
 class CpuMeter final {

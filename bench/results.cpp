@@ -7,43 +7,29 @@ namespace outbox::bench {
 
 namespace {
 
-QJsonObject cpuJson(const CpuFigures &f) {
-    return QJsonObject{
-        {QStringLiteral("busy_pct"), rounded(f.busy * 100.0, 1)},
-        {QStringLiteral("steal_pct"), rounded(f.steal * 100.0, 1)},
-        {QStringLiteral("total_us_per_event"), rounded(f.totalUs, 1)},
-        {QStringLiteral("self_us_per_event"), rounded(f.selfUs, 1)},
-        {QStringLiteral("runner_us_per_event"), rounded(f.runnerUs, 1)},
-        {QStringLiteral("database_us_per_event"), rounded(f.databaseUs, 1)},
-        {QStringLiteral("rest_us_per_event"), rounded(f.restUs, 1)},
-    };
-}
-
 QJsonArray cpuRoundsJson(const QList<CpuUsage> &rounds, qint64 events) {
     QJsonArray array;
     for (const CpuUsage &usage : rounds)
-        array.append(cpuJson(usage.perEvent(events)));
+        array.append(usage.perEvent(events));
     return array;
 }
 
 } // namespace
 
-CpuFigures medianCpu(const QList<CpuUsage> &rounds, qint64 events) {
-    QList<CpuFigures> valid;
+QJsonObject medianCpu(const QList<CpuUsage> &rounds, qint64 events) {
+    QList<QJsonObject> valid;
     for (const CpuUsage &usage : rounds) {
-        if (const CpuFigures round = usage.perEvent(events); round.valid)
+        if (const QJsonObject round = usage.perEvent(events); !round.isEmpty())
             valid.append(round);
     }
-    const auto at = [&valid](double CpuFigures::*field) {
+    QJsonObject medians;
+    for (const QString &key : valid.value(0).keys()) {
         QList<double> values;
-        for (const CpuFigures &round : valid)
-            values.append(round.*field);
-        return median(values);
-    };
-    return CpuFigures{
-        !valid.isEmpty(),          at(&CpuFigures::totalUs),    at(&CpuFigures::selfUs),
-        at(&CpuFigures::runnerUs), at(&CpuFigures::databaseUs), at(&CpuFigures::restUs),
-        at(&CpuFigures::busy),     at(&CpuFigures::steal)};
+        for (const QJsonObject &round : valid)
+            values.append(round.value(key).toDouble());
+        medians.insert(key, rounded(median(values), 1));
+    }
+    return medians;
 }
 
 QList<Check> checkTargets(const BenchResults &r) {
@@ -110,8 +96,8 @@ QJsonObject resultsJson(const BenchResults &r) {
     json.insert(QStringLiteral("e2e_rounds"), roundedArray(r.e2eRounds, 0));
     if (r.httpRan) {
         json.insert(QStringLiteral("http_ceiling_cpu"),
-                    cpuJson(medianCpu(r.httpCeilingCpu, r.eventsPerPhase)));
-        json.insert(QStringLiteral("e2e_cpu"), cpuJson(medianCpu(r.e2eCpu, r.eventsPerPhase)));
+                    medianCpu(r.httpCeilingCpu, r.eventsPerPhase));
+        json.insert(QStringLiteral("e2e_cpu"), medianCpu(r.e2eCpu, r.eventsPerPhase));
         json.insert(QStringLiteral("http_ceiling_cpu_rounds"),
                     cpuRoundsJson(r.httpCeilingCpu, r.eventsPerPhase));
         json.insert(QStringLiteral("e2e_cpu_rounds"), cpuRoundsJson(r.e2eCpu, r.eventsPerPhase));

@@ -58,39 +58,41 @@ void printHuman(QTextStream &out, const bench::BenchResults &r) {
         figures.addRow({QStringLiteral("  events/s per round (dispatcher/ceiling)"),
                         ratesPerRound(r.httpCeilingRounds, r.e2eRounds)});
     }
-    const bench::CpuFigures ceilingCpu = bench::medianCpu(r.httpCeilingCpu, r.eventsPerPhase);
-    const bench::CpuFigures e2eCpu = bench::medianCpu(r.e2eCpu, r.eventsPerPhase);
-    if (ceilingCpu.valid && e2eCpu.valid) {
+    const QJsonObject ceilingCpu = bench::medianCpu(r.httpCeilingCpu, r.eventsPerPhase);
+    const QJsonObject e2eCpu = bench::medianCpu(r.e2eCpu, r.eventsPerPhase);
+    if (!ceilingCpu.isEmpty() && !e2eCpu.isEmpty()) {
         // Where the time went: the ratio is the product of the two lines below.
-        const auto us = [](double a, double b) -> QString {
-            return QString::number(a, 'f', 0) + QStringLiteral(" / ") + QString::number(b, 'f', 0) +
-                   QStringLiteral(" us");
+        const auto ceiling = [&](const char *key) {
+            return ceilingCpu.value(QLatin1String(key)).toDouble();
         };
-        const auto pct = [](double value) -> QString {
-            return QString::number(value * 100.0, 'f', 0);
+        const auto e2e = [&](const char *key) {
+            return e2eCpu.value(QLatin1String(key)).toDouble();
+        };
+        const auto us = [&](const char *key) -> QString {
+            return QString::number(ceiling(key), 'f', 0) + QStringLiteral(" / ") +
+                   QString::number(e2e(key), 'f', 0) + QStringLiteral(" us");
+        };
+        const auto pct = [&](const char *key) -> QString {
+            return QString::number(ceiling(key), 'f', 0) + QStringLiteral("% / ") +
+                   QString::number(e2e(key), 'f', 0) + QLatin1Char('%');
         };
         figures.addRow({QStringLiteral("CPU per request / event (HTTP ceiling / end to end)"),
-                        us(ceilingCpu.totalUs, e2eCpu.totalUs)});
+                        us("total_us_per_event")});
         figures.addRow({QStringLiteral("  this process (client / dispatcher and its HTTP)"),
-                        us(ceilingCpu.selfUs, e2eCpu.selfUs)});
-        figures.addRow(
-            {QStringLiteral("  runner process"), us(ceilingCpu.runnerUs, e2eCpu.runnerUs)});
-        figures.addRow(
-            {QStringLiteral("  PostgreSQL"), us(ceilingCpu.databaseUs, e2eCpu.databaseUs)});
-        figures.addRow(
-            {QStringLiteral("  the rest of the machine"), us(ceilingCpu.restUs, e2eCpu.restUs)});
+                        us("self_us_per_event")});
+        figures.addRow({QStringLiteral("  runner process"), us("runner_us_per_event")});
+        figures.addRow({QStringLiteral("  PostgreSQL"), us("database_us_per_event")});
+        figures.addRow({QStringLiteral("  the rest of the machine"), us("rest_us_per_event")});
         figures.addRow({QStringLiteral("CPU busy, stolen (HTTP ceiling / end to end)"),
-                        pct(ceilingCpu.busy) + QStringLiteral("% / ") + pct(e2eCpu.busy) +
-                            QStringLiteral("%, ") + pct(ceilingCpu.steal) + QStringLiteral("% / ") +
-                            pct(e2eCpu.steal) + QLatin1Char('%')});
-        if (e2eCpu.totalUs > 0 && ceilingCpu.busy > 0)
-            figures.addRow(
-                {QStringLiteral("  end to end / ceiling = CPU ratio x busy ratio"),
-                 QStringLiteral("%1 x %2 = %3")
-                     .arg(ceilingCpu.totalUs / e2eCpu.totalUs, 0, 'f', 2)
-                     .arg(e2eCpu.busy / ceilingCpu.busy, 0, 'f', 2)
-                     .arg(ceilingCpu.totalUs / e2eCpu.totalUs * e2eCpu.busy / ceilingCpu.busy, 0,
-                          'f', 2)});
+                        pct("busy_pct") + QStringLiteral(", ") + pct("steal_pct")});
+        const double cpuRatio = ceiling("total_us_per_event") / e2e("total_us_per_event");
+        const double busyRatio = e2e("busy_pct") / ceiling("busy_pct");
+        if (e2e("total_us_per_event") > 0 && ceiling("busy_pct") > 0)
+            figures.addRow({QStringLiteral("  end to end / ceiling = CPU ratio x busy ratio"),
+                            QStringLiteral("%1 x %2 = %3")
+                                .arg(cpuRatio, 0, 'f', 2)
+                                .arg(busyRatio, 0, 'f', 2)
+                                .arg(cpuRatio * busyRatio, 0, 'f', 2)});
     }
     figures.addRow(
         {QStringLiteral("end to end duplicates at the runner"), QString::number(r.e2eDuplicates)});
