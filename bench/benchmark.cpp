@@ -6,11 +6,9 @@
 #include "devtools/inprocesspublisher.h"
 #include "store/outboxstore.h"
 
-#include <QDateTime>
 #include <QElapsedTimer>
 #include <QJsonArray>
 #include <QScopeGuard>
-#include <QSysInfo>
 #include <QThread>
 
 #include <algorithm>
@@ -110,7 +108,7 @@ private:
     core::Result<void> databasePair(const QString &suffix);
     core::Result<void> httpPair(const QString &suffix);
     core::Result<void> latency();
-    core::Result<BenchResults::BurnDown> burnDown(const QString &vacuumSettings);
+    core::Result<QJsonObject> burnDown(const QString &vacuumSettings);
     QJsonObject environment() const;
 
     const BenchOptions &o;
@@ -128,7 +126,8 @@ DispatchPlan Benchmark::plan(bool http, qint64 target) const {
     if (http)
         plan.config.secrets = {runner.secret()};
     plan.config.batchSize = o.batchSize;
-    plan.config.concurrency = http ? o.concurrency : o.dbConcurrency;
+    // The in-process publisher's slots in the database-only phases.
+    plan.config.concurrency = http ? o.concurrency : 100;
     plan.config.lease = core::Millis(30000);
     plan.config.pollInterval = core::Millis(1000);
     plan.config.requestTimeout = core::Millis(10000);
@@ -136,8 +135,6 @@ DispatchPlan Benchmark::plan(bool http, qint64 target) const {
         plan.publisherFactory = [] { return std::make_unique<devtools::InProcessPublisher>(); };
     plan.options.statsInterval = core::Millis(10); // the end of a run is seen within 10 ms
     plan.options.notifyDebounce = o.notifyDebounce;
-    if (o.flushDelay)
-        plan.options.flushDelay = *o.flushDelay;
     plan.options.applicationName = QStringLiteral("outboxctl-bench");
     plan.target = target;
     return plan;
@@ -250,10 +247,7 @@ core::Result<void> Benchmark::latency() {
 }
 
 // A large backlog, database only: does the rate hold, does memory stay flat?
-core::Result<BenchResults::BurnDown> Benchmark::burnDown(const QString &vacuumSettings) {
-    BenchResults::BurnDown result;
-    result.vacuumSettings = vacuumSettings;
-    result.events = o.burnDown;
+core::Result<QJsonObject> Benchmark::burnDown(const QString &vacuumSettings) {
     progress(QStringLiteral("burn-down (%1 vacuum settings): loading %2 events...")
                  .arg(vacuumSettings)
                  .arg(o.burnDown));
@@ -263,10 +257,7 @@ core::Result<BenchResults::BurnDown> Benchmark::burnDown(const QString &vacuumSe
     if (!vacuumsBefore)
         return vacuumsBefore.error();
     progress(QStringLiteral("burn-down: dispatching (database only)..."));
-    DispatchPlan burn = plan(false, o.burnDown);
-    burn.sampleEvery = core::Millis(100);
-    burn.timeout = core::Millis(1800000);
-    auto run = runDispatcher(burn);
+    auto run = runDispatcher(plan(false, o.burnDown));
     if (!run)
         return run.error();
     QThread::msleep(1100); // pg_stat counters are flushed about once a second
@@ -276,51 +267,49 @@ core::Result<BenchResults::BurnDown> Benchmark::burnDown(const QString &vacuumSe
 
     const double total = run->seconds;
     const double window = std::min(10.0, total / 4.0);
-    result.ran = true;
-    result.seconds = total;
-    result.windowSeconds = window;
-    result.averageRate = rate(o.burnDown, total);
+    double first = 0;
+    double last = 0;
+    QList<double> windows; // the whole run in windows of one length, to see where it slows
     if (window > 0) {
-        result.firstRate = deliveredAt(run->samples, window) / window;
-        result.lastRate = (double(o.burnDown) - deliveredAt(run->samples, total - window)) / window;
-        // The whole run in windows of the same length, to see where it slows.
-        for (double from = 0; from + window <= total + 1e-9; from += window) {
-            result.windowRates.append(
+        first = deliveredAt(run->samples, window) / window;
+        last = (double(o.burnDown) - deliveredAt(run->samples, total - window)) / window;
+        for (double from = 0; from + window <= total + 1e-9; from += window)
+            windows.append(
                 (deliveredAt(run->samples, from + window) - deliveredAt(run->samples, from)) /
                 window);
-        }
     }
-    result.rssMbStart = run->rssMbStart;
-    result.rssMbMax = run->rssMbMax;
-    result.rssMbEnd = run->rssMbEnd;
-    result.autovacuums = vacuumsAfter.value() - vacuumsBefore.value();
-    return result;
+    return QJsonObject{
+        {QStringLiteral("events"), o.burnDown},
+        {QStringLiteral("vacuum_settings"), vacuumSettings},
+        {QStringLiteral("seconds"), rounded(total, 2)},
+        {QStringLiteral("window_s"), rounded(window, 2)},
+        {QStringLiteral("first_window_events_per_s"), rounded(first, 0)},
+        {QStringLiteral("last_window_events_per_s"), rounded(last, 0)},
+        {QStringLiteral("average_events_per_s"), rounded(rate(o.burnDown, total), 0)},
+        {QStringLiteral("ratio"), rounded(first > 0 ? last / first : 0.0, 3)},
+        {QStringLiteral("rss_mb_start"), rounded(run->rssMbStart, 1)},
+        {QStringLiteral("rss_mb_max"), rounded(run->rssMbMax, 1)},
+        {QStringLiteral("rss_mb_end"), rounded(run->rssMbEnd, 1)},
+        {QStringLiteral("autovacuum_runs"), vacuumsAfter.value() - vacuumsBefore.value()},
+        {QStringLiteral("window_rates"), roundedArray(windows, 0)},
+    };
 }
 
 QJsonObject Benchmark::environment() const {
-    return QJsonObject{
-        {QStringLiteral("date"), QDateTime::currentDateTimeUtc().toString(Qt::ISODate)},
-        {QStringLiteral("cpus"), QThread::idealThreadCount()},
-        {QStringLiteral("cpu_model"), cpuModel()},
-        {QStringLiteral("load_average_at_start"), loadAverage()},
-        {QStringLiteral("kernel"), QSysInfo::kernelVersion()},
-        {QStringLiteral("os"), QSysInfo::prettyProductName()},
-        {QStringLiteral("qt"), QString::fromLatin1(qVersion())},
-        {QStringLiteral("postgresql"), database.serverVersion()},
-        {QStringLiteral("durable"), o.durable},
-        {QStringLiteral("events"), o.events},
-        {QStringLiteral("repeat"), o.repeat},
-        {QStringLiteral("batch_size"), o.batchSize},
-        {QStringLiteral("concurrency"), o.concurrency},
-        {QStringLiteral("db_concurrency"), o.dbConcurrency},
-        {QStringLiteral("notify_debounce_ms"), qint64(o.notifyDebounce.count())},
-        {QStringLiteral("flush_delay_ms"),
-         qint64(o.flushDelay.value_or(dispatch::DispatcherOptions().flushDelay).count())},
-        {QStringLiteral("runner"), o.runner == RunnerPlacement::Process ? QStringLiteral("process")
-                                                                        : QStringLiteral("thread")},
-        {QStringLiteral("payload_bytes"), o.payloadBytes},
-        {QStringLiteral("phases"), QJsonArray::fromStringList(o.phases)},
-    };
+    return machineJson(database.serverVersion(),
+                       {
+                           {QStringLiteral("load_average_at_start"), loadAverage()},
+                           {QStringLiteral("durable"), o.durable},
+                           {QStringLiteral("events"), o.events},
+                           {QStringLiteral("repeat"), o.repeat},
+                           {QStringLiteral("batch_size"), o.batchSize},
+                           {QStringLiteral("concurrency"), o.concurrency},
+                           {QStringLiteral("notify_debounce_ms"), qint64(o.notifyDebounce.count())},
+                           {QStringLiteral("flush_delay_ms"),
+                            qint64(dispatch::DispatcherOptions().flushDelay.count())},
+                           {QStringLiteral("payload_bytes"), o.payloadBytes},
+                           {QStringLiteral("phases"), QJsonArray::fromStringList(o.phases)},
+                       });
 }
 
 core::Result<BenchResults> Benchmark::run() {
@@ -335,8 +324,7 @@ core::Result<BenchResults> Benchmark::run() {
     r.environment = environment();
 
     progress(QStringLiteral("starting the development runner..."));
-    if (auto started = in(QStringLiteral("runner"), runner.start(o.runner, o.runnerProgram));
-        !started)
+    if (auto started = in(QStringLiteral("runner"), runner.start(o.runnerProgram)); !started)
         return started.error();
 
     // Warm-up: the claim/ack loop on a few thousand rows, so that the first
@@ -378,17 +366,16 @@ core::Result<BenchResults> Benchmark::run() {
         if (!tuned)
             return tuned.error();
         r.burnDown = tuned.value();
-        if (o.compareVacuum) {
-            const QString phase = QStringLiteral("burn-down without vacuum settings");
-            if (auto reset = in(phase, database.sql().resetVacuumSettings()); !reset)
-                return reset.error();
-            auto untuned = in(phase, burnDown(QStringLiteral("reset")));
-            if (!untuned)
-                return untuned.error();
-            r.burnDownNoVacuumSettings = untuned.value();
-        }
+        const QString phase = QStringLiteral("burn-down without vacuum settings");
+        if (auto reset = in(phase, database.sql().resetVacuumSettings()); !reset)
+            return reset.error();
+        auto untuned = in(phase, burnDown(QStringLiteral("reset")));
+        if (!untuned)
+            return untuned.error();
+        r.burnDownNoVacuumSettings = untuned.value();
     }
-    r.rssMbMax = r.burnDown.ran ? r.burnDown.rssMbMax : residentMb();
+    r.rssMbMax = r.burnDown.isEmpty() ? residentMb()
+                                      : r.burnDown.value(QStringLiteral("rss_mb_max")).toDouble();
     return r;
 }
 

@@ -12,32 +12,24 @@
 #include <QStringList>
 
 #include <functional>
-#include <optional>
 
 // `outboxctl bench`: every figure of the dispatcher's performance targets,
 // measured in one run on a throwaway cluster and a development runner.
 namespace outbox::bench {
 
-enum class RunnerPlacement {
-    Process, // a child `outboxctl runner` (its CPU work is not in the dispatcher's process)
-    Thread,  // a DevRunner in a thread of the benchmark process
-};
-
 struct BenchOptions {
-    int events = 50000;        // per throughput phase (ceilings, db-only, end to end)
-    int repeat = 1;            // rounds of the throughput phases (medians are reported)
-    int burnDown = 1000000;    // backlog for the burn-down; 0 = skip it
-    bool compareVacuum = true; // a second burn-down without the table's vacuum settings
+    int events = 50000;     // per throughput phase (ceilings, db-only, end to end)
+    int repeat = 1;         // rounds of the throughput phases (medians are reported)
+    int burnDown = 1000000; // backlog for the burn-down; 0 = skip it
     int latencyEvents = 1000;
     core::Millis latencyInterval{10};
     int batchSize = 100;
     int concurrency = 64;           // HTTP requests in flight (HTTP ceiling and end to end)
-    int dbConcurrency = 100;        // in-process publisher slots for the database-only phases
     core::Millis notifyDebounce{0}; // DispatcherOptions::notifyDebounce (as outboxctl dispatch)
-    std::optional<core::Millis> flushDelay; // DispatcherOptions::flushDelay; unset = its default
-    RunnerPlacement runner = RunnerPlacement::Process;
-    QString runnerProgram; // outboxctl, for RunnerPlacement::Process
-    bool durable = false;  // fsync and synchronous_commit on (default: off, like the tests)
+    // outboxctl, started as the runner in a process of its own: its CPU
+    // work is then not counted in the dispatcher's process.
+    QString runnerProgram;
+    bool durable = false; // fsync and synchronous_commit on (default: off, like the tests)
     int payloadBytes = 256;
     // Which measurements to run: "db", "http", "latency", "burn-down".
     QStringList phases{QStringLiteral("db"), QStringLiteral("http"), QStringLiteral("latency"),
@@ -70,23 +62,15 @@ struct BenchResults {
     double httpP50 = 0; // request duration inside the dispatcher, low load
     double httpP99 = 0;
 
-    struct BurnDown {
-        bool ran = false;
-        int events = 0;
-        double seconds = 0;
-        double windowSeconds = 0; // length of the first/last windows
-        double firstRate = 0;
-        double lastRate = 0;
-        double averageRate = 0;
-        double rssMbStart = 0;
-        double rssMbMax = 0;
-        double rssMbEnd = 0;
-        QString vacuumSettings;    // "table" or "reset"
-        qint64 autovacuums = 0;    // autovacuum runs on outbox_events during the burn-down
-        QList<double> windowRates; // events/s in consecutive windows of windowSeconds
-    };
-    BurnDown burnDown;
-    BurnDown burnDownNoVacuumSettings;
+    // The burn-downs' figures under their JSON keys: events,
+    // vacuum_settings ("table" or "reset"), seconds, window_s (the length of
+    // the first and last windows), first_window_events_per_s,
+    // last_window_events_per_s, average_events_per_s, ratio (last / first),
+    // rss_mb_start, rss_mb_max, rss_mb_end, autovacuum_runs (on
+    // outbox_events during the burn-down) and window_rates (events/s in
+    // consecutive windows of window_s). Empty when it did not run.
+    QJsonObject burnDown;
+    QJsonObject burnDownNoVacuumSettings;
     double rssMbMax = 0; // the benchmark process over the whole run
 
     QJsonObject environment; // cpus, PostgreSQL version, Qt version, options...
@@ -95,11 +79,11 @@ struct BenchResults {
 // The dispatcher's targets, checked against one run's figures.
 QList<Check> checkTargets(const BenchResults &results);
 
-// The medians over the rounds of where the CPU went, per event (request).
-// Since events/s = busy fraction x CPUs / CPU per event, end to end /
-// ceiling = (ceiling's CPU per request / end to end's CPU per event) x (end
-// to end's busy fraction / ceiling's).
-CpuFigures medianCpu(const QList<CpuUsage> &rounds, qint64 events);
+// The medians over the rounds of where the CPU went, per event (request),
+// under CpuUsage::perEvent()'s keys. Since events/s = busy fraction x CPUs /
+// CPU per event, end to end / ceiling = (ceiling's CPU per request / end to
+// end's CPU per event) x (end to end's busy fraction / ceiling's).
+QJsonObject medianCpu(const QList<CpuUsage> &rounds, qint64 events);
 // One JSON object with every figure (keys in snake_case, e.g.
 // db_only_events_per_s, latency_p99_ms) and the verdicts.
 QJsonObject resultsJson(const BenchResults &results);

@@ -2,18 +2,16 @@
 
 #include "bench/harness.h"
 #include "core/webhooksigner.h"
-#include "devtools/devrunner.h"
 #include "dispatch/dispatcherhost.h"
 
 #include <QDateTime>
 #include <QElapsedTimer>
 #include <QEventLoop>
-#include <QFile>
-#include <QHash>
 #include <QNetworkAccessManager>
 #include <QNetworkReply>
 #include <QRandomGenerator>
 #include <QTimer>
+#include <QUrlQuery>
 #include <QUuid>
 
 #include <algorithm>
@@ -24,6 +22,7 @@
 namespace outbox::bench {
 
 core::Result<DispatchRun> runDispatcher(const DispatchPlan &plan) {
+    constexpr core::Millis sampleEvery{100}, timeout{1800000}, stallTimeout{60000};
     dispatch::DispatcherHost host(plan.connInfo, plan.config, plan.publisherFactory, plan.options);
     DispatchRun run;
     QEventLoop loop;
@@ -61,7 +60,7 @@ core::Result<DispatchRun> runDispatcher(const DispatchPlan &plan) {
                              host.stop();
                              return;
                          }
-                         if ((seconds - lastSample) * 1000.0 >= double(plan.sampleEvery.count())) {
+                         if ((seconds - lastSample) * 1000.0 >= double(sampleEvery.count())) {
                              lastSample = seconds;
                              run.samples.append(DeliverySample{seconds, stats.delivered});
                              run.rssMbMax = std::max(run.rssMbMax, residentMb());
@@ -81,18 +80,18 @@ core::Result<DispatchRun> runDispatcher(const DispatchPlan &plan) {
     QObject::connect(&check, &QTimer::timeout, &loop, [&] {
         if (!error.isEmpty() || reached)
             return;
-        if (sinceStart.elapsed() >= plan.timeout.count()) {
+        if (sinceStart.elapsed() >= timeout.count()) {
             error = QStringLiteral("only %1 of %2 events were delivered within %3")
                         .arg(run.stats.delivered)
                         .arg(plan.target)
-                        .arg(core::formatDuration(plan.timeout));
+                        .arg(core::formatDuration(timeout));
             host.stop();
         } else if (run.stats.delivered != lastDelivered) {
             lastDelivered = run.stats.delivered;
             sinceProgress.restart();
-        } else if (sinceProgress.elapsed() >= plan.stallTimeout.count()) {
+        } else if (sinceProgress.elapsed() >= stallTimeout.count()) {
             error = QStringLiteral("no progress for %1: %2 of %3 events delivered (state %4%5)")
-                        .arg(core::formatDuration(plan.stallTimeout))
+                        .arg(core::formatDuration(stallTimeout))
                         .arg(run.stats.delivered)
                         .arg(plan.target)
                         .arg(dispatch::stateName(run.stats.state),
@@ -117,21 +116,17 @@ namespace {
 
 constexpr int ConnectionsPerManager = 6; // Qt's HTTP/1.1 limit per host and manager
 
-QByteArray payload(int bytes, int n) {
-    const QByteArray head = "{\"n\": " + QByteArray::number(n) + ", \"pad\": \"";
-    const qsizetype padding = std::max<qsizetype>(bytes - head.size() - 2, 0);
-    return head + QByteArray(padding, 'x') + "\"}";
-}
-
 class Load final {
 public:
     Load(const QUrl &url, core::WebhookSigner signer, int concurrency, int payloadBytes)
         : m_url(url)
         , m_signer(std::move(signer))
-        , m_concurrency(concurrency)
-        , m_body(payload(payloadBytes, 1)) {
-        const int managers = (concurrency + ConnectionsPerManager - 1) / ConnectionsPerManager;
-        for (int i = 0; i < managers; ++i) {
+        , m_concurrency(concurrency) {
+        const QByteArray head = "{\"n\": 1, \"pad\": \"";
+        m_body =
+            head + QByteArray(std::max<qsizetype>(payloadBytes - head.size() - 2, 0), 'x') + "\"}";
+        for (int i = 0; i < (concurrency + ConnectionsPerManager - 1) / ConnectionsPerManager;
+             ++i) {
             auto manager = std::make_unique<QNetworkAccessManager>();
             manager->setRedirectPolicy(QNetworkRequest::ManualRedirectPolicy);
             manager->setAutoDeleteReplies(false);
@@ -142,13 +137,13 @@ public:
 
     int managers() const { return int(m_managers.size()); }
 
-    // Sends `total` requests keeping `concurrency` in flight; false on timeout.
-    bool run(int total, qint64 &failures, qint64 &elapsedNs) {
+    // Sends `total` requests keeping `concurrency` in flight; false on
+    // timeout. Sets failures and elapsedNs.
+    bool run(int total) {
         m_total = total;
-        m_started = 0;
-        m_finished = 0;
-        m_failures = 0;
-        QTimer timeout;
+        m_started = m_finished = 0;
+        failures = 0;
+        QTimer timeout; // this run's only
         timeout.setSingleShot(true);
         QObject::connect(&timeout, &QTimer::timeout, &m_loop, [this] { m_loop.exit(1); });
         timeout.start(300000);
@@ -158,9 +153,11 @@ public:
             send();
         const int code = m_total > 0 ? m_loop.exec() : 0;
         elapsedNs = clock.nsecsElapsed();
-        failures = m_failures;
         return code == 0;
     }
+
+    qint64 failures = 0; // non-2xx answers or transport errors
+    qint64 elapsedNs = 0;
 
 private:
     // The same request the dispatcher's HttpPublisher makes.
@@ -192,22 +189,20 @@ private:
     void send() {
         // The least busy manager, as HttpPublisher picks it.
         const auto chosen = size_t(std::min_element(m_load.begin(), m_load.end()) - m_load.begin());
-        QNetworkAccessManager *manager = m_managers[chosen].get();
         ++m_load[chosen];
-        const QByteArray id = QUuid::createUuid().toByteArray(QUuid::WithoutBraces);
-        QNetworkReply *reply = manager->post(request(id), m_body);
         ++m_started;
+        const QByteArray id = QUuid::createUuid().toByteArray(QUuid::WithoutBraces);
+        QNetworkReply *reply = m_managers[chosen]->post(request(id), m_body);
         QObject::connect(reply, &QNetworkReply::finished, &m_loop, [this, reply, chosen] {
             --m_load[chosen];
             const int status = reply->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt();
             if (reply->error() != QNetworkReply::NoError || status < 200 || status >= 300)
-                ++m_failures;
+                ++failures;
             reply->deleteLater();
-            ++m_finished;
-            if (m_started < m_total)
-                send();
-            else if (m_finished == m_total)
+            if (++m_finished == m_total)
                 m_loop.quit();
+            else if (m_started < m_total)
+                send();
         });
     }
 
@@ -216,12 +211,11 @@ private:
     int m_concurrency = 1;
     QByteArray m_body;
     std::vector<std::unique_ptr<QNetworkAccessManager>> m_managers;
-    QEventLoop m_loop;
     std::vector<int> m_load; // requests in flight per manager
+    QEventLoop m_loop;
     int m_total = 0;
     int m_started = 0;
     int m_finished = 0;
-    qint64 m_failures = 0;
 };
 
 } // namespace
@@ -233,26 +227,20 @@ core::Result<HttpCeiling> measureHttpCeiling(const QUrl &url, const QString &sec
     if (!signer)
         return signer.error();
     Load load(url, std::move(signer).value(), std::max(concurrency, 1), payloadBytes);
-    qint64 failures = 0;
-    qint64 elapsedNs = 0;
+    const QString late = QStringLiteral("HTTP ceiling: the runner did not answer in time");
     // Warm-up: open the connections (the dispatcher keeps its own open too).
-    if (!load.run(std::min(requests, 2000), failures, elapsedNs))
-        return core::Error{core::ErrorKind::Failed,
-                           QStringLiteral("HTTP ceiling: the runner did not answer in time")};
+    if (!load.run(std::min(requests, 2000)))
+        return failure(late);
     const CpuUsage before = meter.sample();
-    if (!load.run(requests, failures, elapsedNs))
-        return core::Error{core::ErrorKind::Failed,
-                           QStringLiteral("HTTP ceiling: the runner did not answer in time")};
+    if (!load.run(requests))
+        return failure(late);
     HttpCeiling result;
     result.cpu = meter.between(before, meter.sample());
     result.managers = load.managers();
-    result.failures = failures;
-    result.requestsPerSecond = elapsedNs > 0 ? double(requests) * 1e9 / double(elapsedNs) : 0.0;
+    result.failures = load.failures;
+    result.requestsPerSecond =
+        load.elapsedNs > 0 ? double(requests) * 1e9 / double(load.elapsedNs) : 0.0;
     return result;
-}
-
-qint64 BenchRunner::processId() const {
-    return m_process ? m_process->processId() : 0;
 }
 
 namespace {
@@ -273,28 +261,14 @@ BenchRunner::~BenchRunner() {
     stop();
 }
 
-core::Result<void> BenchRunner::start(RunnerPlacement placement, const QString &program) {
-    return placement == RunnerPlacement::Process ? startProcess(program) : startThread();
-}
-
-core::Result<void> BenchRunner::startProcess(const QString &program) {
-    if (!m_dir.isValid())
-        return failure(QStringLiteral("cannot create a temporary directory for the runner's "
-                                      "secret: ") +
-                       m_dir.errorString());
-    const QString secretPath = m_dir.filePath(QStringLiteral("runner-secret"));
-    QFile secretFile(secretPath);
-    if (!secretFile.open(QIODevice::WriteOnly) || secretFile.write(m_secret.toLatin1()) < 0)
-        return failure(QStringLiteral("cannot write the runner's secret file: ") +
-                       secretFile.errorString());
-    secretFile.close();
-
+core::Result<void> BenchRunner::start(const QString &program) {
     m_process = std::make_unique<QProcess>();
     m_process->setStandardErrorFile(QProcess::nullDevice());
-    m_process->start(program,
-                     {QStringLiteral("runner"), QStringLiteral("--listen"),
-                      QStringLiteral("127.0.0.1:0"), QStringLiteral("--secret-file"), secretPath,
-                      QStringLiteral("--stats-interval"), QStringLiteral("0s")});
+    // The secret is made up for this run and guards nothing after it, so it
+    // may be seen on the command line.
+    m_process->start(program, {QStringLiteral("runner"), QStringLiteral("--listen"),
+                               QStringLiteral("127.0.0.1:0"), QStringLiteral("--secret"), m_secret,
+                               QStringLiteral("--stats-interval"), QStringLiteral("0s")});
     if (!m_process->waitForStarted(10000))
         return failure(QStringLiteral("cannot start the runner (%1 runner): %2")
                            .arg(program, m_process->errorString()));
@@ -313,32 +287,7 @@ core::Result<void> BenchRunner::startProcess(const QString &program) {
     return {};
 }
 
-core::Result<void> BenchRunner::startThread() {
-    m_thread.setObjectName(QStringLiteral("bench-runner"));
-    m_runner = new devtools::DevRunner();
-    m_runner->moveToThread(&m_thread);
-    QObject::connect(&m_thread, &QThread::finished, m_runner, &QObject::deleteLater);
-    m_thread.start();
-    core::Result<void> listening;
-    devtools::DevRunnerSettings settings;
-    settings.secrets = {m_secret};
-    QMetaObject::invokeMethod(
-        m_runner,
-        [&] {
-            listening = m_runner->setSettings(settings);
-            if (listening)
-                listening = m_runner->listen();
-            m_url = m_runner->url();
-        },
-        Qt::BlockingQueuedConnection);
-    return listening;
-}
-
 core::Result<RunnerCounts> BenchRunner::counts() {
-    if (m_runner) {
-        const devtools::DevRunnerStats stats = m_runner->stats();
-        return RunnerCounts{stats.duplicates, stats.badSignatures};
-    }
     // The child answers GET with its counters: "received=1 delivered=1 ...".
     QNetworkAccessManager manager;
     QNetworkRequest request(m_url);
@@ -352,36 +301,26 @@ core::Result<RunnerCounts> BenchRunner::counts() {
     if (reply->error() != QNetworkReply::NoError)
         return failure(QStringLiteral("cannot read the runner's counters: ") +
                        reply->errorString());
-    QHash<QByteArray, qint64> values;
-    const QList<QByteArray> words = reply->readAll().simplified().split(' ');
-    for (const QByteArray &word : words) {
-        const qsizetype equals = word.indexOf('=');
-        if (equals > 0)
-            values.insert(word.left(equals), word.mid(equals + 1).toLongLong());
-    }
-    if (!values.contains("received") || !values.contains("duplicates"))
+    const QUrlQuery values(QString::fromLatin1(reply->readAll().simplified().replace(' ', '&')));
+    const auto value = [&values](const char *key) {
+        return values.queryItemValue(QLatin1String(key)).toLongLong();
+    };
+    if (!values.hasQueryItem(QStringLiteral("received")))
         return failure(QStringLiteral("the runner's counters are not in the expected form"));
-    return RunnerCounts{values.value("duplicates"), values.value("bad_signatures")};
+    return RunnerCounts{value("duplicates"), value("bad_signatures")};
 }
 
 void BenchRunner::stop() {
-    if (m_process) {
-        if (m_process->state() != QProcess::NotRunning) {
-            m_process->terminate();
-            if (!m_process->waitForFinished(5000)) {
-                m_process->kill();
-                m_process->waitForFinished(5000);
-            }
+    if (!m_process)
+        return;
+    if (m_process->state() != QProcess::NotRunning) {
+        m_process->terminate();
+        if (!m_process->waitForFinished(5000)) {
+            m_process->kill();
+            m_process->waitForFinished(5000);
         }
-        m_process.reset();
     }
-    if (m_thread.isRunning()) {
-        QMetaObject::invokeMethod(
-            m_runner, [runner = m_runner] { runner->close(); }, Qt::BlockingQueuedConnection);
-        m_thread.quit();
-        m_thread.wait();
-        m_runner = nullptr;
-    }
+    m_process.reset();
 }
 
 } // namespace outbox::bench

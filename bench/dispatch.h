@@ -11,16 +11,10 @@
 #include <QList>
 #include <QProcess>
 #include <QString>
-#include <QTemporaryDir>
-#include <QThread>
 #include <QUrl>
 
 #include <functional>
 #include <memory>
-
-namespace outbox::devtools {
-class DevRunner;
-}
 
 namespace outbox::bench {
 
@@ -44,17 +38,15 @@ struct DispatchPlan {
     core::DispatcherConfig config;
     dispatch::PublisherFactory publisherFactory; // empty = HTTP
     dispatch::DispatcherOptions options;
-    qint64 target = 0;             // stop once this many were delivered
-    core::Millis sampleEvery{100}; // delivered-count and RSS samples
-    core::Millis timeout{1800000};
-    core::Millis stallTimeout{60000}; // give up when nothing was delivered for this long
-    std::function<void()> onStarted;  // e.g. start a producer (called in this thread)
-    const CpuMeter *meter = nullptr;  // measure where the CPU time went
+    qint64 target = 0;               // stop once this many were delivered
+    std::function<void()> onStarted; // e.g. start a producer (called in this thread)
+    const CpuMeter *meter = nullptr; // measure where the CPU time went
 };
 
 // Runs a dispatcher (DispatcherHost: its own thread and connections) until
-// `target` events are delivered, then stops it gracefully. Runs an event
-// loop in the calling thread.
+// `target` events are delivered, then stops it gracefully, sampling the
+// delivered count and RSS every 100 ms. Fails after 30 minutes, or after a
+// minute without a delivery. Runs an event loop in the calling thread.
 core::Result<DispatchRun> runDispatcher(const DispatchPlan &plan);
 
 struct HttpCeiling {
@@ -79,33 +71,25 @@ struct RunnerCounts {
 };
 
 // The development runner the HTTP phases post to: a child `outboxctl runner`
-// process, or a DevRunner in its own thread of this process. It verifies
-// signatures with a secret made up for the run.
+// process. It verifies signatures with a secret made up for the run.
 class BenchRunner final {
 public:
     BenchRunner();
     ~BenchRunner();
     Q_DISABLE_COPY_MOVE(BenchRunner)
 
-    core::Result<void> start(RunnerPlacement placement, const QString &program);
+    core::Result<void> start(const QString &program);
     QUrl url() const { return m_url; }
     QString secret() const { return m_secret; }
-    // The runner's process, 0 when it runs in a thread of this one.
-    qint64 processId() const;
+    qint64 processId() const { return m_process ? m_process->processId() : 0; }
     // Cumulative since start (compare before/after a phase).
     core::Result<RunnerCounts> counts();
     void stop();
 
 private:
-    core::Result<void> startProcess(const QString &program);
-    core::Result<void> startThread();
-
     QString m_secret;
     QUrl m_url;
-    QTemporaryDir m_dir;
     std::unique_ptr<QProcess> m_process;
-    QThread m_thread;
-    devtools::DevRunner *m_runner = nullptr; // lives in m_thread
 };
 
 } // namespace outbox::bench

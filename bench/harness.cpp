@@ -1,17 +1,16 @@
 #include "bench/harness.h"
 
+#include "bench/report.h"
 #include "store/database.h"
 #include "store/migrator.h"
 
 #include <QDir>
 #include <QFile>
 #include <QList>
-#include <QTimer>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <time.h>
 #include <unistd.h>
 
 namespace outbox::bench {
@@ -117,12 +116,6 @@ qint64 steadyNowNs() {
         .count();
 }
 
-qint64 threadCpuNs() {
-    timespec ts{};
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return qint64(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
-}
-
 double median(QList<double> values) {
     if (values.isEmpty())
         return 0.0;
@@ -176,22 +169,21 @@ core::Result<void> BenchCluster::start(const devtools::EmbeddedPostgres::Options
     return {};
 }
 
-CpuFigures CpuUsage::perEvent(qint64 events) const {
-    CpuFigures figures;
+QJsonObject CpuUsage::perEvent(qint64 events) const {
     const double available = busySeconds + idleSeconds + stealSeconds;
     if (!valid || events <= 0 || available <= 0)
-        return figures;
-    const double us = 1e6 / double(events);
-    figures.valid = true;
-    figures.totalUs = busySeconds * us;
-    figures.selfUs = selfSeconds * us;
-    figures.runnerUs = runnerSeconds * us;
-    figures.databaseUs = databaseSeconds * us;
-    figures.restUs =
-        std::max(busySeconds - selfSeconds - runnerSeconds - databaseSeconds, 0.0) * us;
-    figures.busy = busySeconds / available;
-    figures.steal = stealSeconds / available;
-    return figures;
+        return {};
+    const auto us = [events](double seconds) { return rounded(seconds * 1e6 / double(events), 1); };
+    const double rest = std::max(busySeconds - selfSeconds - runnerSeconds - databaseSeconds, 0.0);
+    return QJsonObject{
+        {QStringLiteral("busy_pct"), rounded(busySeconds / available * 100.0, 1)},
+        {QStringLiteral("steal_pct"), rounded(stealSeconds / available * 100.0, 1)},
+        {QStringLiteral("total_us_per_event"), us(busySeconds)},
+        {QStringLiteral("self_us_per_event"), us(selfSeconds)},
+        {QStringLiteral("runner_us_per_event"), us(runnerSeconds)},
+        {QStringLiteral("database_us_per_event"), us(databaseSeconds)},
+        {QStringLiteral("rest_us_per_event"), us(rest)},
+    };
 }
 
 CpuMeter::CpuMeter(qint64 runnerPid, qint64 databasePid)
@@ -237,81 +229,40 @@ CpuUsage CpuMeter::between(const CpuUsage &from, const CpuUsage &to) {
     return usage;
 }
 
-Producer::Producer(core::ConnInfo info, store::ProduceBatch batch, core::Millis interval,
-                   qint64 limit)
-    : m_info(std::move(info))
-    , m_batch(std::move(batch))
-    , m_interval(interval)
-    , m_limit(limit)
-    , m_context(new QObject) {
-    m_thread.setObjectName(QStringLiteral("bench-producer"));
-    m_context->moveToThread(&m_thread);
-    QObject::connect(&m_thread, &QThread::finished, m_context, &QObject::deleteLater);
-}
-
-Producer::~Producer() {
-    stop();
-    if (!m_started)
-        delete m_context; // never moved into a running thread
-}
-
 void Producer::start() {
-    if (m_thread.isRunning())
-        return;
-    m_started = true;
-    m_thread.start();
-    QMetaObject::invokeMethod(
-        m_context, [this] { open(); }, Qt::QueuedConnection);
+    if (!m_thread.joinable())
+        m_thread = std::thread([this] { run(); });
 }
 
 void Producer::stop() {
-    if (!m_thread.isRunning())
-        return;
-    // The timer and the connection belong to the producer's thread: end them there.
-    QMetaObject::invokeMethod(
-        m_context, [this] { close(); }, Qt::BlockingQueuedConnection);
-    m_thread.quit();
-    m_thread.wait();
+    m_stop = true;
+    if (m_thread.joinable())
+        m_thread.join();
 }
 
-void Producer::open() {
-    m_connectionName = store::uniqueConnectionName(QStringLiteral("bench-producer"));
-    auto db = store::openDatabase(m_info, m_connectionName);
-    if (!db) {
+void Producer::run() {
+    const QString name = store::uniqueConnectionName(QStringLiteral("bench-producer"));
+    if (auto db = store::openDatabase(m_info, name); !db) {
         m_lastError = db.errorMessage();
-        return;
+    } else {
+        store::BenchQueries sql(db.value());
+        // A fixed schedule: a tick that ran late is not made up with a burst.
+        auto next = std::chrono::steady_clock::now();
+        while (!m_stop && (m_limit < 0 || m_produced < m_limit)) {
+            auto events = sql.produce(m_batch);
+            ++m_batch.tick;
+            if (events) {
+                m_events.append(events.value());
+                m_produced += events->size();
+            } else if (m_lastError.isEmpty()) {
+                // The first error is the one to report; later ticks may recover.
+                m_lastError = events.errorMessage();
+            }
+            next = std::max(next + m_interval, std::chrono::steady_clock::now());
+            std::this_thread::sleep_until(next);
+        }
     }
-    m_sql = store::BenchQueries(db.value());
-    m_timer = new QTimer(m_context);
-    m_timer->setTimerType(Qt::PreciseTimer);
-    QObject::connect(m_timer, &QTimer::timeout, m_context, [this] { tick(); });
-    m_timer->start(m_interval);
-}
-
-void Producer::tick() {
-    if (m_limit >= 0 && m_produced.load() >= m_limit) {
-        m_timer->stop();
-        return;
-    }
-    auto events = m_sql.produce(m_batch);
-    ++m_batch.tick;
-    if (!events) {
-        // The first error is the one to report; later ticks may recover.
-        if (m_lastError.isEmpty())
-            m_lastError = events.errorMessage();
-        return;
-    }
-    m_events.append(events.value());
-    m_produced.fetch_add(events->size());
-}
-
-void Producer::close() {
-    delete m_timer;
-    m_timer = nullptr;
-    m_sql = store::BenchQueries();
-    if (!m_connectionName.isEmpty())
-        store::closeDatabase(m_connectionName);
-    m_connectionName.clear();
+    store::closeDatabase(name);
 }
 
 } // namespace outbox::bench

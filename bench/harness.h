@@ -6,15 +6,14 @@
 #include "devtools/embeddedpostgres.h"
 #include "store/benchqueries.h"
 
+#include <QJsonObject>
 #include <QList>
 #include <QSqlDatabase>
 #include <QString>
-#include <QThread>
 #include <QtGlobal>
 
 #include <atomic>
-
-class QTimer;
+#include <thread>
 
 // What both benchmarks stand on: a throwaway cluster with the outbox schema,
 // a producer, and the clocks and meters of this process and machine.
@@ -31,8 +30,6 @@ QString loadAverage();
 QString cpuModel();
 // CLOCK_MONOTONIC in nanoseconds: the same clock in every process.
 qint64 steadyNowNs();
-// CPU time of the calling thread, nanoseconds.
-qint64 threadCpuNs();
 
 double median(QList<double> values);
 // Nearest-rank percentile (q in [0, 1]); -1 when empty.
@@ -62,20 +59,6 @@ private:
     QString m_serverVersion;
 };
 
-// Per event (request): microseconds of CPU by party, and how busy the
-// machine was. Rates follow from these: events/s = busy fraction x CPUs /
-// CPU per event.
-struct CpuFigures {
-    bool valid = false;
-    double totalUs = 0;
-    double selfUs = 0;     // this process: the client, or the dispatcher and its HTTP
-    double runnerUs = 0;   // the runner's process (0 when it runs in this one)
-    double databaseUs = 0; // PostgreSQL's processes
-    double restUs = 0;     // anything else on the machine
-    double busy = 0;       // fraction of the CPU time available
-    double steal = 0;      // fraction taken by the hypervisor
-};
-
 // Where the CPU time went, in seconds: the machine as a whole (/proc/stat),
 // this process (all threads), the runner's process when it has its own,
 // PostgreSQL (the postmaster and its children, running and reaped), and the
@@ -89,7 +72,14 @@ struct CpuUsage {
     double runnerSeconds = 0;
     double databaseSeconds = 0;
 
-    CpuFigures perEvent(qint64 events) const;
+    // Per event (request), under their JSON keys: microseconds of CPU in
+    // all (total_us_per_event) and by party (self_, runner_, database_ and
+    // rest_us_per_event; self is this process: the client, or the dispatcher
+    // and its HTTP), and how busy the machine was (busy_pct, of the CPU time
+    // available; steal_pct, taken by the hypervisor). Rates follow from
+    // these: events/s = busy fraction x CPUs / CPU per event. Empty when
+    // the sample is not valid.
+    QJsonObject perEvent(qint64 events) const;
 };
 
 class CpuMeter final {
@@ -113,8 +103,12 @@ private:
 class Producer final {
 public:
     Producer(core::ConnInfo info, store::ProduceBatch batch, core::Millis interval,
-             qint64 limit = -1);
-    ~Producer();
+             qint64 limit = -1)
+        : m_info(std::move(info))
+        , m_batch(std::move(batch))
+        , m_interval(interval)
+        , m_limit(limit) {}
+    ~Producer() { stop(); }
     Q_DISABLE_COPY_MOVE(Producer)
 
     void start();
@@ -125,20 +119,14 @@ public:
     const QString &lastError() const { return m_lastError; }
 
 private:
-    void open();
-    void tick();
-    void close();
+    void run();
 
     core::ConnInfo m_info;
     store::ProduceBatch m_batch;
     core::Millis m_interval;
     qint64 m_limit; // events in all; -1 = until stopped
-    QThread m_thread;
-    QObject *m_context; // lives in m_thread
-    bool m_started = false;
-    QTimer *m_timer = nullptr;
-    QString m_connectionName;
-    store::BenchQueries m_sql;
+    std::thread m_thread;
+    std::atomic<bool> m_stop{false};
     std::atomic<qint64> m_produced{0};
     QList<store::ProducedEvent> m_events;
     QString m_lastError;

@@ -1,6 +1,10 @@
 #include "bench/report.h"
 
-#include <QJsonObject>
+#include "bench/harness.h"
+
+#include <QDateTime>
+#include <QSysInfo>
+#include <QThread>
 
 #include <algorithm>
 #include <cmath>
@@ -39,6 +43,26 @@ QJsonArray checksJson(const QList<Check> &checks, const QString &nameKey, const 
                                  {QStringLiteral("pass"), c.pass}});
     }
     return array;
+}
+
+QJsonObject machineJson(const QString &serverVersion, QJsonObject run) {
+    run.insert(QStringLiteral("date"), QDateTime::currentDateTimeUtc().toString(Qt::ISODate));
+    run.insert(QStringLiteral("cpus"), QThread::idealThreadCount());
+    run.insert(QStringLiteral("cpu_model"), cpuModel());
+    run.insert(QStringLiteral("kernel"), QSysInfo::kernelVersion());
+    run.insert(QStringLiteral("os"), QSysInfo::prettyProductName());
+    run.insert(QStringLiteral("qt"), QString::fromLatin1(qVersion()));
+    run.insert(QStringLiteral("postgresql"), serverVersion);
+    return run;
+}
+
+QString describeMachine(const QJsonObject &machine) {
+    const auto text = [&machine](const char *key) {
+        return machine.value(QLatin1String(key)).toString();
+    };
+    return QStringLiteral("%1 CPUs (%2), %3, Qt %4, PostgreSQL %5")
+        .arg(QString::number(machine.value(QLatin1String("cpus")).toInt()), text("cpu_model"),
+             text("os"), text("qt"), text("postgresql"));
 }
 
 double rounded(double value, int decimals) {

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <QJsonArray>
+#include <QJsonObject>
 #include <QList>
 #include <QString>
 #include <QStringList>
@@ -22,6 +23,13 @@ bool allPass(const QList<Check> &checks);
 void printChecks(QTextStream &out, const QList<Check> &checks, const QStringList &header);
 // [{nameKey, valueKey, "target", "pass"}, ...]
 QJsonArray checksJson(const QList<Check> &checks, const QString &nameKey, const QString &valueKey);
+
+// `run` (the run's settings) with the machine and versions it measured on:
+// date, cpus, cpu_model, kernel, os, qt, postgresql.
+// describeMachine() is the line a printed report starts with:
+// "2 CPUs (AMD EPYC 7B13), Debian GNU/Linux 12, Qt 6.4.2, PostgreSQL 15.18".
+QJsonObject machineJson(const QString &serverVersion, QJsonObject run);
+QString describeMachine(const QJsonObject &machine);
 
 double rounded(double value, int decimals);
 QJsonArray roundedArray(const QList<double> &values, int decimals);

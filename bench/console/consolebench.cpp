@@ -10,10 +10,7 @@
 #include <QDockWidget>
 #include <QElapsedTimer>
 #include <QIcon>
-#include <QTableView>
 #include <QTimer>
-
-#include <cstdio>
 
 namespace outbox::consolebench {
 
@@ -30,26 +27,15 @@ core::Result<void> measureSwitches(BenchApplication &app, const BenchOptions &op
     for (int round = 0; round < options.switchRounds; ++round) {
         for (Status to : order) {
             runFor(500); // an operator's pace: earlier work has a moment to finish
-            SwitchRun run;
-            run.from = from;
-            run.to = to;
-            run.firstVisit = !visited.contains(to);
             const qint64 t0 = app.now();
             RowsProbe probe(&app, w->view(to), t0);
             w->showStatus(to);
-            if (!waitUntil([&] { return probe.done() || !probe.loadError().isEmpty(); },
-                           kLoadTimeoutMs)) {
-                return failure(QStringLiteral("switching to %1: no rows within %2 s")
-                                   .arg(core::statusName(to))
-                                   .arg(kLoadTimeoutMs / 1000));
-            }
-            if (!probe.loadError().isEmpty()) {
-                return failure(QStringLiteral("switching to %1: %2")
-                                   .arg(core::statusName(to), probe.loadError()));
-            }
-            run.shownMs = probe.shownMs();
-            run.freshMs = probe.freshMs();
-            results.switches << run;
+            auto fresh = probe.wait(
+                true, QStringLiteral("switching to %1").arg(core::statusName(to)), kLoadTimeoutMs);
+            if (!fresh)
+                return fresh.error();
+            results.switches << SwitchRun{from, to, !visited.contains(to), probe.shownMs(),
+                                          fresh.value()};
             visited << to;
             from = to;
         }
@@ -69,68 +55,14 @@ core::Result<void> measureRefreshes(BenchApplication &app, const BenchOptions &o
         if (auto added = cluster.sql().addDelivered(20); !added)
             return added;
         runFor(300);
-        const qint64 t0 = app.now();
-        RowsProbe probe(&app, view, t0);
-        qint64 refreshedAt = 0;
-        const auto connection =
-            QObject::connect(view->model(), &console::EventTableModel::refreshed, &probe, [&] {
-                if (refreshedAt == 0)
-                    refreshedAt = app.now();
-            });
+        RowsProbe probe(&app, view, app.now());
         w->refreshNow(); // what the live tick does
-        if (!waitUntil([&] { return probe.done() || !probe.loadError().isEmpty(); },
-                       kLoadTimeoutMs))
-            return failure(QStringLiteral("refresh of the delivered view did not finish"));
-        QObject::disconnect(connection);
-        results.refreshMs << probe.freshMs();
-        results.refreshWorkerMs << double(refreshedAt - t0) / 1e6;
+        auto fresh =
+            probe.wait(true, QStringLiteral("refreshing the delivered view"), kLoadTimeoutMs);
+        if (!fresh)
+            return fresh.error();
+        results.refreshMs << fresh.value();
     }
-    return {};
-}
-
-// An operator scrolling far down the delivered view: each time the view
-// reaches the bottom it fetches the next page (keyset), until `rows` rows
-// are loaded. Shows what paging costs and what many loaded rows weigh.
-core::Result<void> measureScroll(BenchApplication &app, int rows, console::MainWindow *w,
-                                 BenchResults &results) {
-    w->setLive(false);
-    w->showStatus(Status::Delivered);
-    console::EventView *view = w->view(Status::Delivered);
-    runFor(1000);
-    while (view->model()->rowCount() < rows) {
-        // A refresh in flight makes canFetchMore() false and the view would
-        // not ask for more; a person would just scroll again a moment later.
-        if (!waitUntil([&] { return !view->model()->isLoading(); }, kLoadTimeoutMs)) {
-            return failure(QStringLiteral("scrolling the delivered view: still loading after "
-                                          "%1 s")
-                               .arg(kLoadTimeoutMs / 1000));
-        }
-        if (!view->model()->canFetchMore({}))
-            break; // the end of the data
-        const int before = view->model()->rowCount();
-        const qint64 t0 = app.now();
-        std::optional<qint64> painted;
-        app.setPaintHook([&](QWidget *widget) {
-            if (widget == view->table()->viewport() && view->model()->rowCount() > before &&
-                !painted)
-                painted = app.now();
-        });
-        // From the top to the bottom: the scroll bar reaching its end is
-        // what makes the view call fetchMore().
-        view->table()->scrollToTop();
-        view->table()->scrollToBottom();
-        const bool grew = waitUntil([&] { return painted.has_value(); }, kLoadTimeoutMs);
-        app.setPaintHook({});
-        if (!grew) {
-            return failure(QStringLiteral("scrolling the delivered view: no new rows after "
-                                          "%1 rows")
-                               .arg(before));
-        }
-        results.scrollPageMs << double(*painted - t0) / 1e6;
-    }
-    results.scrolledRows = view->model()->rowCount();
-    runFor(500);
-    results.rssAfterScrollMb = residentMb();
     return {};
 }
 
@@ -148,9 +80,9 @@ dispatch::PublisherFactory benchPublisher() {
     };
 }
 
-core::Result<void> measureStall(BenchApplication &app, const BenchOptions &options,
-                                BenchCluster &cluster, console::MainWindow *w,
-                                BenchResults &results, const Progress &progress) {
+core::Result<void> measureStall(const BenchOptions &options, BenchCluster &cluster,
+                                console::MainWindow *w, BenchResults &results,
+                                const Progress &progress) {
     progress(QStringLiteral("adding a backlog of %1 due events").arg(options.backlog));
     if (auto added = cluster.sql().addBacklog(options.backlog); !added)
         return added;
@@ -162,8 +94,11 @@ core::Result<void> measureStall(BenchApplication &app, const BenchOptions &optio
     runFor(2000);
     if (auto reset = cluster.sql().resetStatementStats(); !reset)
         return reset;
-    if (auto pending = cluster.sql().count(QStringLiteral("pending")); pending)
-        results.backlogBefore = pending.value();
+    const auto pending = [&] {
+        auto count = cluster.sql().count(QStringLiteral("pending"));
+        return count ? count.value() : -1;
+    };
+    const qint64 pendingBefore = pending();
     results.rssBeforeStallMb = residentMb();
 
     console::DispatcherPanel *panel = w->dispatcherPanel();
@@ -197,7 +132,6 @@ core::Result<void> measureStall(BenchApplication &app, const BenchOptions &optio
          100},
         core::Millis(100));
     StallMeter meter;
-    app.startEventProfile(8);
     meter.start();
     QElapsedTimer clock;
     clock.start();
@@ -215,17 +149,21 @@ core::Result<void> measureStall(BenchApplication &app, const BenchOptions &optio
     runFor(options.stallSeconds * 1000);
     switcher.stop();
     meter.stop();
-    results.stallSeconds = double(clock.elapsed()) / 1000.0;
-    results.slowest = app.stopEventProfile();
-    results.stall = meter.figures();
+    const double seconds = double(clock.elapsed()) / 1000.0;
     const dispatch::DispatcherStats stats = panel->lastStats();
-    results.stallDelivered = stats.delivered;
-    results.stallRetried = stats.retried;
-    results.stallCountsRefreshes = countsRefreshes;
-    results.stallPageRefreshes = pageRefreshes;
-    results.stallViewSwitches = next;
     producer.stop();
-    results.stallProduced = producer.produced();
+    QJsonObject stall = meter.figures();
+    for (const auto &[key, value] :
+         {std::pair{"seconds", QJsonValue(bench::rounded(seconds, 2))},
+          {"delivered", stats.delivered},
+          {"delivered_per_s", qRound64(double(stats.delivered) / std::max(0.001, seconds))},
+          {"retried", stats.retried},
+          {"produced", producer.produced()},
+          {"pending_before", pendingBefore},
+          {"counts_refreshes", countsRefreshes},
+          {"page_refreshes", pageRefreshes},
+          {"view_switches", next}})
+        stall.insert(QLatin1String(key), value);
     if (!producer.lastError().isEmpty())
         results.notes << QStringLiteral("producer: ") + producer.lastError();
     if (panel->state() != dispatch::DispatcherState::Running &&
@@ -243,8 +181,8 @@ core::Result<void> measureStall(BenchApplication &app, const BenchOptions &optio
     }
     w->refreshNow();
     runFor(1000);
-    if (auto pending = cluster.sql().count(QStringLiteral("pending")); pending)
-        results.pendingAfter = pending.value();
+    stall.insert(QStringLiteral("pending_after"), pending());
+    results.stall = stall;
     return {};
 }
 } // namespace
@@ -280,16 +218,6 @@ core::Result<BenchResults> runBench(BenchApplication &app, const BenchOptions &o
     results.data = facts.value();
     results.loadSeconds = double(loading.elapsed()) / 1000.0;
     const core::ConnInfo info = cluster.connInfo();
-    for (const QString &sql : options.afterLoadSql) {
-        progress(QStringLiteral("running: %1").arg(sql));
-        if (auto done = cluster.sql().exec(sql, QStringLiteral("--after-load-sql")); !done)
-            return done.error();
-    }
-    if (options.pauseAfterLoad) {
-        std::fprintf(stderr, "loaded; connect with: psql \"%s\"\npress Enter to go on\n",
-                     qPrintable(info.toKeyValue()));
-        std::fgetc(stdin);
-    }
 
     results.loadBefore = bench::loadAverage();
     if (auto reset = cluster.sql().resetStatementStats(); !reset)
@@ -315,18 +243,10 @@ core::Result<BenchResults> runBench(BenchApplication &app, const BenchOptions &o
     if (auto stats = cluster.sql().statementStats(8); stats)
         results.consoleStatements = stats.value();
     if (options.stallSeconds > 0) {
-        if (auto done = measureStall(app, options, cluster, w, results, progress); !done)
+        if (auto done = measureStall(options, cluster, w, results, progress); !done)
             return done.error();
-    }
-    if (options.stallSeconds > 0) {
         if (auto stats = cluster.sql().statementStats(8); stats)
             results.stallStatements = stats.value();
-    }
-    if (options.scrollRows > 0) {
-        progress(QStringLiteral("scrolling the delivered view to %1 rows").arg(options.scrollRows));
-        // Informational (no target): a failure here is reported, not fatal.
-        if (auto done = measureScroll(app, options.scrollRows, w, results); !done)
-            results.notes << done.errorMessage();
     }
     results.loadAfter = bench::loadAverage();
     results.rssEndMb = residentMb();

@@ -33,6 +33,9 @@ using bench::residentMb;
 constexpr int kLoadTimeoutMs = 60000;
 constexpr int kIdleTimeoutMs = 120000;
 
+// Not the dispatcher benchmark's bench::BenchOptions: of its fields only the
+// batch size and the concurrency mean something here, and none of these
+// (data set, start runs, switch rounds, GUI stall phase) means anything there.
 struct BenchOptions {
     store::DatasetSize size;
     qint64 backlog = 200000; // due pending events for the dispatcher phase
@@ -40,27 +43,17 @@ struct BenchOptions {
     int switchRounds = 5;    // rounds through the four status pages
     int refreshRuns = 20;
     int stallSeconds = 20;
-    int scrollRows = 10000; // rows to load into the delivered view by scrolling (0 = skip)
     int producerRate = 500; // events/s enqueued during the dispatcher phase
     int concurrency = 64;
     int batchSize = 100;
     QString childProgram; // this executable, started for the cold-start runs
-    // Investigation aid: after loading, print the connection string and wait
-    // for a line on stdin (so the data can be examined with psql).
-    bool pauseAfterLoad = false;
-    // Statements run after loading, e.g. an index to try (--after-load-sql).
-    QStringList afterLoadSql;
 };
 
 struct StartRun {
     core::Status status = core::Status::Pending;
     double processMs = -1; // fork/exec of a new process -> rows painted
     double windowMs = -1;  // MainWindow constructor -> rows painted, same process
-    // Where the window's time went (from the constructor call):
-    double constructedMs = -1; // constructor returned
-    double firstFrameMs = -1;  // first paint of anything
-    double connectedMs = -1;   // the store worker's connection is up
-    double rssMb = 0;          // peak resident set size of that process
+    double rssMb = 0;      // peak resident set size of that process
 };
 
 struct SwitchRun {
@@ -79,19 +72,12 @@ struct BenchResults {
     QList<StartRun> windowStarts;  // new window in this process each
     QList<SwitchRun> switches;
     QList<double> refreshMs;
-    QList<double> refreshWorkerMs; // refreshed() only (query + diff), for diagnosis
 
-    StallFigures stall;
-    QList<SlowEvent> slowest;
-    double stallSeconds = 0;
-    qint64 stallDelivered = 0;
-    qint64 stallRetried = 0;
-    qint64 stallProduced = 0;
-    int stallCountsRefreshes = 0;
-    int stallPageRefreshes = 0;
-    int stallViewSwitches = 0;
-    qint64 backlogBefore = 0;
-    qint64 pendingAfter = 0;
+    // The dispatcher phase: StallMeter::figures() and the phase's counts
+    // (seconds, delivered and delivered_per_s, retried, produced,
+    // pending_before and pending_after, counts_refreshes, page_refreshes,
+    // view_switches); empty when it did not run.
+    QJsonObject stall;
 
     // Database work by statement (pg_stat_statements): during the start,
     // switch and refresh phases, and during the dispatcher phase.
@@ -99,11 +85,6 @@ struct BenchResults {
     QList<store::StatementStat> stallStatements;
     QString loadBefore; // /proc/loadavg: other work on the machine
     QString loadAfter;
-
-    // Scrolling the delivered view down until scrollRows rows are loaded.
-    int scrolledRows = 0;
-    QList<double> scrollPageMs; // scroll to the bottom -> next page's rows painted
-    double rssAfterScrollMb = 0;
 
     QStringList notes; // problems in phases without a target
 
@@ -154,19 +135,10 @@ private:
     std::unique_ptr<console::MainWindow> m_window;
 };
 
-// A window opened on the database, until its rows were painted. Times are
-// milliseconds from the MainWindow constructor call.
-struct Opened {
-    double ms = 0;      // rows painted
-    qint64 shownAt = 0; // the same moment, BenchApplication::now()
-    double constructedMs = -1;
-    double firstFrameMs = -1;
-    double connectedMs = -1;
-};
-
 // Opens a MainWindow on `info` showing `status`, the way outbox-console
-// --db does (connectTo, then show), and waits for its rows on screen.
-core::Result<Opened> openWindow(BenchApplication &app, BenchWindow &window,
+// --db does (connectTo, then show), and waits for its rows on screen:
+// milliseconds from the MainWindow constructor call.
+core::Result<double> openWindow(BenchApplication &app, BenchWindow &window,
                                 const core::ConnInfo &info, core::Status status);
 
 // Start to first painted rows: new processes (this program again, in

@@ -1,107 +1,33 @@
 #include "instruments.h"
 
 #include "bench/harness.h"
+#include "bench/report.h"
 #include "console/model/eventtablemodel.h"
 #include "console/widgets/eventview.h"
 
 #include <QEvent>
 #include <QEventLoop>
-#include <QMetaEnum>
 #include <QTableView>
-#include <QThread>
 #include <QWidget>
 
 #include <algorithm>
-#include <utility>
 
 namespace outbox::consolebench {
 
-using bench::threadCpuNs;
-
-// Taken before the event is handled: the receiver may be gone afterwards
-// (DeferredDelete).
-struct BenchApplication::Receiver {
-    const char *className = nullptr;
-    const char *parentClassName = nullptr;
-    QString name;
-
-    explicit Receiver(QObject *receiver)
-        : className(receiver->metaObject()->className())
-        , parentClassName(receiver->parent() ? receiver->parent()->metaObject()->className()
-                                             : nullptr)
-        , name(receiver->objectName()) {}
-};
-
-namespace {
-
-QString describe(const BenchApplication::Receiver &receiver, int eventType) {
-    const char *key = QMetaEnum::fromType<QEvent::Type>().valueToKey(eventType);
-    QString text = (key ? QString::fromLatin1(key) : QString::number(eventType)) +
-                   QStringLiteral(" -> ") + QString::fromLatin1(receiver.className);
-    if (!receiver.name.isEmpty())
-        text += QLatin1Char(' ') + receiver.name;
-    if (receiver.parentClassName) {
-        text += QStringLiteral(" (in ") + QString::fromLatin1(receiver.parentClassName) +
-                QLatin1Char(')');
-    }
-    return text;
-}
-
-} // namespace
-
 BenchApplication::BenchApplication(int &argc, char **argv)
-    : QApplication(argc, argv)
-    , m_guiThread(QThread::currentThread()) {
+    : QApplication(argc, argv) {
     m_clock.start();
 }
 
-BenchApplication::~BenchApplication() = default;
-
-void BenchApplication::startEventProfile(int keep) {
-    m_keep = std::max(1, keep);
-    m_slowest.clear();
-    m_profiling = true;
-}
-
-QList<SlowEvent> BenchApplication::stopEventProfile() {
-    m_profiling = false;
-    return std::exchange(m_slowest, {});
-}
-
 bool BenchApplication::notify(QObject *receiver, QEvent *event) {
-    // Worker threads (store worker, dispatcher, producer) deliver their
-    // events through here too; only the GUI thread's are of interest, and
-    // the bookkeeping below is not thread-safe.
-    if (QThread::currentThread() != m_guiThread)
-        return QApplication::notify(receiver, event);
-    const int type = event->type();
-    const bool timed = m_profiling && m_depth == 0;
-    const std::optional<Receiver> who = timed ? std::optional<Receiver>(receiver) : std::nullopt;
-    const qint64 start = timed ? m_clock.nsecsElapsed() : 0;
-    const qint64 startCpu = timed ? threadCpuNs() : 0;
-    ++m_depth;
+    // Paint events are the GUI thread's only: worker threads (store worker,
+    // dispatcher, producer) that deliver their events through here never
+    // touch the hook, which is not thread-safe.
+    const bool paint = event->type() == QEvent::Paint && receiver->isWidgetType();
     const bool result = QApplication::notify(receiver, event);
-    --m_depth;
-    if (type == QEvent::Paint && m_paintHook && receiver->isWidgetType())
+    if (paint && m_paintHook)
         m_paintHook(static_cast<QWidget *>(receiver));
-    if (timed)
-        recordSlow(m_clock.nsecsElapsed() - start, threadCpuNs() - startCpu, *who, type);
     return result;
-}
-
-void BenchApplication::recordSlow(qint64 nanos, qint64 cpuNanos, const Receiver &receiver,
-                                  int eventType) {
-    const double ms = double(nanos) / 1e6;
-    if (m_slowest.size() >= m_keep && ms <= m_slowest.constLast().ms)
-        return;
-    // Only the cheap comparison above runs for the many fast events.
-    SlowEvent slow{ms, double(cpuNanos) / 1e6, describe(receiver, eventType)};
-    const auto at =
-        std::upper_bound(m_slowest.begin(), m_slowest.end(), slow,
-                         [](const SlowEvent &a, const SlowEvent &b) { return a.ms > b.ms; });
-    m_slowest.insert(at, slow);
-    if (m_slowest.size() > m_keep)
-        m_slowest.removeLast();
 }
 
 StallMeter::StallMeter(QObject *parent)
@@ -116,10 +42,6 @@ void StallMeter::start() {
     m_gaps.reserve(100000);
     m_clock.start();
     m_last = 0;
-    m_lastCpu = threadCpuNs();
-    m_maxGap = 0;
-    m_cpuInMaxGap = 0;
-    m_maxCpuInGap = 0;
     m_timer.start();
 }
 
@@ -130,40 +52,27 @@ void StallMeter::stop() {
 
 void StallMeter::tick() {
     const qint64 now = m_clock.nsecsElapsed();
-    const qint64 cpu = threadCpuNs();
-    const qint64 gap = now - m_last;
-    const qint64 used = cpu - m_lastCpu;
-    m_gaps.push_back(gap);
-    if (gap > m_maxGap) {
-        m_maxGap = gap;
-        m_cpuInMaxGap = used;
-    }
-    m_maxCpuInGap = std::max(m_maxCpuInGap, used);
+    m_gaps.push_back(now - m_last);
     m_last = now;
-    m_lastCpu = cpu;
 }
 
-StallFigures StallMeter::figures() const {
-    StallFigures f;
+QJsonObject StallMeter::figures() const {
     if (m_gaps.empty())
-        return f;
+        return {};
     std::vector<qint64> sorted = m_gaps;
     std::sort(sorted.begin(), sorted.end());
     const auto at = [&sorted](double q) {
-        const auto index = std::size_t(q * double(sorted.size() - 1));
-        return double(sorted[index]) / 1e6;
+        return bench::rounded(double(sorted[std::size_t(q * double(sorted.size() - 1))]) / 1e6, 2);
     };
-    f.ticks = qint64(sorted.size());
-    f.maxGapMs = double(sorted.back()) / 1e6;
-    f.p99GapMs = at(0.99);
-    f.p50GapMs = at(0.50);
-    f.cpuInMaxGapMs = double(m_cpuInMaxGap) / 1e6;
-    f.maxCpuInGapMs = double(m_maxCpuInGap) / 1e6;
-    for (qint64 gap : sorted) {
-        f.gapsOver16Ms += gap > 16'000'000 ? 1 : 0;
-        f.gapsOver50Ms += gap > 50'000'000 ? 1 : 0;
-    }
-    return f;
+    const auto over = [&sorted](qint64 ns) {
+        return qint64(sorted.end() - std::upper_bound(sorted.begin(), sorted.end(), ns));
+    };
+    return QJsonObject{{QStringLiteral("ticks"), qint64(sorted.size())},
+                       {QStringLiteral("max_gap_ms"), at(1.0)},
+                       {QStringLiteral("p99_gap_ms"), at(0.99)},
+                       {QStringLiteral("p50_gap_ms"), at(0.50)},
+                       {QStringLiteral("gaps_over_16ms"), over(16'000'000)},
+                       {QStringLiteral("gaps_over_50ms"), over(50'000'000)}};
 }
 
 RowsProbe::RowsProbe(BenchApplication *app, console::EventView *view, qint64 t0)
@@ -202,11 +111,9 @@ void RowsProbe::markDirty() {
 }
 
 void RowsProbe::onPaint(QWidget *widget) {
-    const qint64 at = m_app->now();
-    if (!m_firstFrameAt)
-        m_firstFrameAt = at;
     if (widget != m_view->table()->viewport())
         return;
+    const qint64 at = m_app->now();
     const bool hasRows = m_view->model()->rowCount() > 0;
     if (hasRows && !m_shownAt)
         m_shownAt = at;
@@ -239,6 +146,16 @@ double RowsProbe::shownMs() const {
 double RowsProbe::freshMs() const {
     const auto at = freshAt();
     return at ? double(*at - m_t0) / 1e6 : -1.0;
+}
+
+core::Result<double> RowsProbe::wait(bool fresh, const QString &what, int timeoutMs) {
+    const auto reached = [&] { return fresh ? done() : m_shownAt.has_value(); };
+    if (!waitUntil([&] { return reached() || !m_loadError.isEmpty(); }, timeoutMs))
+        return bench::failure(
+            QStringLiteral("%1: no rows within %2 s").arg(what).arg(timeoutMs / 1000));
+    if (!m_loadError.isEmpty())
+        return bench::failure(what + QStringLiteral(": ") + m_loadError);
+    return fresh ? freshMs() : shownMs();
 }
 
 bool waitUntil(const std::function<bool()> &done, int timeoutMs) {

@@ -1,7 +1,10 @@
 #pragma once
 
+#include "core/result.h"
+
 #include <QApplication>
 #include <QElapsedTimer>
+#include <QJsonObject>
 #include <QList>
 #include <QObject>
 #include <QString>
@@ -18,65 +21,28 @@ class EventView;
 // What the console benchmark watches the GUI thread with.
 namespace outbox::consolebench {
 
-// One event the GUI thread spent a long time on, for the stall report.
-struct SlowEvent {
-    double ms = 0;
-    double cpuMs = 0; // GUI-thread CPU time within it
-    QString what;     // "Timer -> QTimer (parent EventTableModel)"
-};
-
 // The benchmark's QApplication. It sees every event the GUI thread handles
-// (notify()), which gives two things an event filter cannot:
-//  - the moment a widget's paint event has been *handled* (the rows are
-//    drawn), not just delivered;
-//  - how long each top-level event took, so a stall can be traced to the
-//    object and event type that caused it.
+// (notify()), which gives what an event filter cannot: the moment a widget's
+// paint event has been *handled* (the rows are drawn), not just delivered.
 class BenchApplication final : public QApplication {
     Q_OBJECT
 
 public:
     BenchApplication(int &argc, char **argv);
-    ~BenchApplication() override;
     Q_DISABLE_COPY_MOVE(BenchApplication)
 
     // Called after a QEvent::Paint of any widget was handled.
     using PaintHook = std::function<void(QWidget *widget)>;
     void setPaintHook(PaintHook hook) { m_paintHook = std::move(hook); }
 
-    // Records the slowest top-level events from now on (keeps `keep`).
-    void startEventProfile(int keep = 8);
-    QList<SlowEvent> stopEventProfile();
-
     // Nanoseconds on one monotonic clock for the whole run.
     qint64 now() const { return m_clock.nsecsElapsed(); }
 
     bool notify(QObject *receiver, QEvent *event) override;
 
-    struct Receiver; // what the slow-event report says about a receiver
-
 private:
-    void recordSlow(qint64 nanos, qint64 cpuNanos, const Receiver &receiver, int eventType);
-
-    QThread *m_guiThread;
     QElapsedTimer m_clock;
     PaintHook m_paintHook;
-    int m_depth = 0;
-    bool m_profiling = false;
-    int m_keep = 8;
-    QList<SlowEvent> m_slowest; // sorted, slowest first
-};
-
-struct StallFigures {
-    qint64 ticks = 0;
-    double maxGapMs = 0;
-    double p99GapMs = 0;
-    double p50GapMs = 0;
-    qint64 gapsOver16Ms = 0; // a dropped frame at 60 Hz
-    qint64 gapsOver50Ms = 0;
-    // GUI-thread CPU time spent within the longest gap: far below the gap
-    // means the thread was waiting (for a CPU, or blocked), not working.
-    double cpuInMaxGapMs = 0;
-    double maxCpuInGapMs = 0; // the most CPU time the GUI thread used within any one gap
 };
 
 // A 1 ms timer on the GUI thread: the gap between two ticks is how long
@@ -90,7 +56,9 @@ public:
 
     void start();
     void stop();
-    StallFigures figures() const;
+    // ticks, max_gap_ms, p99_gap_ms, p50_gap_ms, and the gaps over 16 ms (a
+    // dropped frame at 60 Hz) and over 50 ms: gaps_over_16ms, gaps_over_50ms.
+    QJsonObject figures() const;
 
 private:
     void tick();
@@ -99,10 +67,6 @@ private:
     QElapsedTimer m_clock;
     qint64 m_last = 0;
     std::vector<qint64> m_gaps; // nanoseconds
-    qint64 m_lastCpu = 0;
-    qint64 m_maxGap = 0;
-    qint64 m_cpuInMaxGap = 0;
-    qint64 m_maxCpuInGap = 0;
 };
 
 // Watches one event view from a start time t0 and records when the user
@@ -124,15 +88,15 @@ public:
     Q_DISABLE_COPY_MOVE(RowsProbe)
 
     std::optional<qint64> shownAt() const { return m_shownAt; }
-    // The first paint of any widget after t0 (the window's first frame).
-    std::optional<qint64> firstFrameAt() const { return m_firstFrameAt; }
     std::optional<qint64> freshAt() const;
     bool done() const { return freshAt().has_value(); }
     // Milliseconds from t0; -1 when it did not happen.
     double shownMs() const;
     double freshMs() const;
-    // Ends the run before freshAt(): a failed load, with its message.
-    const QString &loadError() const { return m_loadError; }
+    // Runs the event loop until the rows are on screen (fresh: freshAt(),
+    // else shownAt()) and returns that time in milliseconds from t0. Fails,
+    // naming `what`, on a failed load or when nothing came within timeoutMs.
+    core::Result<double> wait(bool fresh, const QString &what, int timeoutMs);
 
 private:
     void onPaint(QWidget *widget);
@@ -142,7 +106,6 @@ private:
     console::EventView *m_view;
     qint64 m_t0;
     std::optional<qint64> m_shownAt;
-    std::optional<qint64> m_firstFrameAt;
     std::optional<qint64> m_refreshedAt;
     std::optional<qint64> m_paintAfterRefresh;
     bool m_dirty = false;          // rows changed since t0 (before refreshed)

@@ -12,7 +12,8 @@
 #include <QTextStream>
 
 #include <cstdio>
-#include <optional>
+#include <functional>
+#include <type_traits>
 
 using namespace outbox;
 using namespace outbox::consolebench;
@@ -29,20 +30,15 @@ int fail(const QString &message) {
     return kExitError;
 }
 
-// A positive count from an option, or an error naming the option.
-std::optional<qint64> count(const QCommandLineParser &parser, const QString &name, qint64 min,
-                            QString *error) {
-    bool ok = false;
-    const qint64 value = parser.value(name).toLongLong(&ok);
-    if (!ok || value < min) {
-        *error = QStringLiteral("--%1 needs a whole number of at least %2 (got \"%3\")")
-                     .arg(name)
-                     .arg(min)
-                     .arg(parser.value(name));
-        return std::nullopt;
-    }
-    return value;
-}
+// A whole-number option: its name, help, least value, the --quick run's
+// value (-1: the same as the full run's) and where it goes.
+struct Count {
+    const char *name;
+    const char *help;
+    qint64 min;
+    qint64 quick;
+    std::function<void(qint64)> set;
+};
 
 } // namespace
 
@@ -62,45 +58,47 @@ int main(int argc, char **argv) {
         "embedded dispatcher runs, and memory. Prints each figure with its target and "
         "PASS/FAIL."));
     parser.addHelpOption();
-    const auto option = [&parser](const char *name, const char *help, const char *value = nullptr,
-                                  const char *defaultValue = nullptr) {
-        QCommandLineOption o{QLatin1String(name), QLatin1String(help)};
-        if (value)
-            o.setValueName(QLatin1String(value));
-        if (defaultValue)
-            o.setDefaultValue(QLatin1String(defaultValue));
-        parser.addOption(o);
+    BenchOptions options;
+    options.childProgram = QCoreApplication::applicationFilePath();
+    const auto to = [](auto &field) {
+        return [&field](qint64 value) { field = std::remove_reference_t<decltype(field)>(value); };
     };
-    option("quick", "Smoke run: 100k delivered, 10k dead, 20k backlog, 5 s dispatcher phase, 2k "
-                    "rows scrolled, "
-                    "fewer repetitions. Figures are not comparable with the full run.");
-    option("delivered", "Delivered events to load.", "N", "1000000");
-    option("dead", "Dead events to load.", "N", "100000");
-    option("backlog", "Due pending events for the dispatcher phase.", "N", "200000");
-    option("stall-seconds", "Length of the dispatcher phase (0 = skip it).", "S", "20");
-    option("scroll-rows", "Rows to load into the delivered view by scrolling (0 = skip).", "N",
-           "10000");
-    option("runs", "Starts per view, for new processes and for new windows each.", "N", "5");
-    option("switch-rounds", "Rounds through the four status views.", "N", "5");
-    option("refreshes", "Refreshes of the delivered view.", "N", "20");
-    option("producer-rate", "Events/s enqueued during the dispatcher phase.", "N", "500");
-    option("concurrency", "Dispatcher concurrency.", "N", "64");
-    option("batch-size", "Dispatcher batch size.", "N", "100");
-    option("after-load-sql", "Run this statement after loading (repeatable), e.g. an index to try.",
-           "SQL");
-    option("json", "Print one JSON object instead of the table.");
-    option("json-file", "Also write the JSON object to this file.", "PATH");
-    option("strict", "Exit with status 1 when a figure misses its target.");
+    const Count counts[] = {
+        {"delivered", "Delivered events to load (1000000).", 1, 100000, to(options.size.delivered)},
+        {"dead", "Dead events to load (100000).", 1, 10000, to(options.size.dead)},
+        {"backlog", "Due pending events for the dispatcher phase (200000).", 0, 20000,
+         to(options.backlog)},
+        {"stall-seconds", "Length of the dispatcher phase (20; 0 = skip it).", 0, 5,
+         to(options.stallSeconds)},
+        {"runs", "Starts per view, for new processes and for new windows each (5).", 1, 2,
+         to(options.startRuns)},
+        {"switch-rounds", "Rounds through the four status views (5).", 1, 2,
+         to(options.switchRounds)},
+        {"refreshes", "Refreshes of the delivered view (20).", 1, 5, to(options.refreshRuns)},
+        {"producer-rate", "Events/s enqueued during the dispatcher phase (500).", 0, -1,
+         to(options.producerRate)},
+        {"concurrency", "Dispatcher concurrency (64).", 1, -1, to(options.concurrency)},
+        {"batch-size", "Dispatcher batch size (100).", 1, -1, to(options.batchSize)},
+    };
+    parser.addOption({QStringLiteral("quick"),
+                      QStringLiteral("Smoke run: 100k delivered, 10k dead, 20k backlog, 5 s "
+                                     "dispatcher phase, fewer repetitions. Figures are not "
+                                     "comparable with the full run.")});
+    for (const Count &count : counts)
+        parser.addOption(
+            {QLatin1String(count.name), QLatin1String(count.help), QStringLiteral("N")});
+    parser.addOption(
+        {QStringLiteral("json"), QStringLiteral("Print one JSON object instead of the table.")});
+    parser.addOption({QStringLiteral("json-file"),
+                      QStringLiteral("Also write the JSON object to this file."),
+                      QStringLiteral("PATH")});
+    parser.addOption({QStringLiteral("strict"),
+                      QStringLiteral("Exit with status 1 when a figure misses its target.")});
     // The cold-start child (this program started again by the benchmark).
-    QCommandLineOption childStart(QStringLiteral("child-start"));
-    childStart.setFlags(QCommandLineOption::HiddenFromHelp);
-    parser.addOption(childStart);
-    QCommandLineOption pause(QStringLiteral("pause-after-load"));
-    pause.setFlags(QCommandLineOption::HiddenFromHelp);
-    parser.addOption(pause);
-    for (const char *name : {"db", "view", "t0"}) {
+    for (const char *name : {"child-start", "db", "view", "t0"}) {
         QCommandLineOption o{QLatin1String(name)};
-        o.setValueName(QStringLiteral("value"));
+        if (qstrcmp(name, "child-start") != 0)
+            o.setValueName(QStringLiteral("value"));
         o.setFlags(QCommandLineOption::HiddenFromHelp);
         parser.addOption(o);
     }
@@ -116,61 +114,39 @@ int main(int argc, char **argv) {
         return runChildStart(app, info.value(), *status, t0);
     }
 
-    BenchOptions options;
-    options.childProgram = QCoreApplication::applicationFilePath();
-    options.pauseAfterLoad = parser.isSet(QStringLiteral("pause-after-load"));
-    options.afterLoadSql = parser.values(QStringLiteral("after-load-sql"));
-    if (parser.isSet(QStringLiteral("quick"))) {
-        options.size.delivered = 100000;
-        options.size.dead = 10000;
-        options.backlog = 20000;
-        options.stallSeconds = 5;
-        options.startRuns = 2;
-        options.switchRounds = 2;
-        options.refreshRuns = 5;
-        options.scrollRows = 2000;
+    const bool quick = parser.isSet(QStringLiteral("quick"));
+    for (const Count &count : counts) {
+        const QString name = QLatin1String(count.name);
+        bool ok = true;
+        if (parser.isSet(name)) {
+            const qint64 value = parser.value(name).toLongLong(&ok);
+            if (!ok || value < count.min)
+                return fail(QStringLiteral("--%1 needs a whole number of at least %2 (got \"%3\")")
+                                .arg(name)
+                                .arg(count.min)
+                                .arg(parser.value(name)));
+            count.set(value);
+        } else if (quick && count.quick >= 0) {
+            count.set(count.quick);
+        }
     }
-    QString error;
-    const auto set = [&](const char *name, qint64 min, auto &field) {
-        const QString key = QLatin1String(name);
-        if (!error.isEmpty() || (parser.isSet(QStringLiteral("quick")) && !parser.isSet(key)))
-            return;
-        if (auto value = count(parser, key, min, &error))
-            field = std::remove_reference_t<decltype(field)>(*value);
-    };
-    set("delivered", 1, options.size.delivered);
-    set("dead", 1, options.size.dead);
-    set("backlog", 0, options.backlog);
-    set("stall-seconds", 0, options.stallSeconds);
-    set("scroll-rows", 0, options.scrollRows);
-    set("runs", 1, options.startRuns);
-    set("switch-rounds", 1, options.switchRounds);
-    set("refreshes", 1, options.refreshRuns);
-    set("producer-rate", 0, options.producerRate);
-    set("concurrency", 1, options.concurrency);
-    set("batch-size", 1, options.batchSize);
-    if (!error.isEmpty())
-        return fail(error);
 
-    const bool json = parser.isSet(QStringLiteral("json"));
     auto results = runBench(app, options, [](const QString &step) {
         std::fputs(qPrintable(QStringLiteral("... ") + step + QLatin1Char('\n')), stderr);
     });
     if (!results)
         return fail(results.errorMessage());
+    const QByteArray json =
+        QJsonDocument(toJson(options, results.value())).toJson(QJsonDocument::Indented);
     if (parser.isSet(QStringLiteral("json-file"))) {
         QFile file(parser.value(QStringLiteral("json-file")));
-        if (!file.open(QIODevice::WriteOnly | QIODevice::Truncate) ||
-            file.write(
-                QJsonDocument(toJson(options, results.value())).toJson(QJsonDocument::Indented)) <
-                0) {
+        if (!file.open(QIODevice::WriteOnly | QIODevice::Truncate) || file.write(json) < 0)
             return fail(QStringLiteral("cannot write the JSON to %1: %2")
                             .arg(file.fileName(), file.errorString()));
-        }
     }
     QTextStream out(stdout);
-    if (json)
-        out << QJsonDocument(toJson(options, results.value())).toJson(QJsonDocument::Indented);
+    if (parser.isSet(QStringLiteral("json")))
+        out << json;
     else
         printHuman(out, options, results.value());
     out.flush();

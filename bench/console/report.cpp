@@ -1,15 +1,11 @@
 #include "consolebench.h"
 
-#include <QDateTime>
-#include <QFile>
 #include <QGuiApplication>
 #include <QJsonArray>
-#include <QSysInfo>
-#include <QThread>
 
 #include <algorithm>
-#include <cmath>
-#include <utility>
+#include <optional>
+#include <tuple>
 
 namespace outbox::consolebench {
 
@@ -32,15 +28,15 @@ QString ms(double value) {
     return bench::ms(value, 1);
 }
 
-QString medianMax(const QList<double> &samples) {
-    return QStringLiteral("median %1, max %2 (n=%3)")
-        .arg(ms(percentile(samples, 0.5)), ms(maxOf(samples)))
-        .arg(samples.size());
+QString mb(double value) {
+    return QString::number(value, 'f', 1) + QStringLiteral(" MB");
 }
 
-QString p50Max(const QList<double> &samples) {
-    return QStringLiteral("p50 %1, max %2 (n=%3)")
-        .arg(ms(percentile(samples, 0.5)), ms(maxOf(samples)))
+// "median 130.2 ms, max 146.0 ms (n=5)", with "p50" for `middle` where
+// the samples are not of one kind of run.
+QString middleMax(const QList<double> &samples, const char *middle = "median") {
+    return QStringLiteral("%1 %2, max %3 (n=%4)")
+        .arg(QLatin1String(middle), ms(percentile(samples, 0.5)), ms(maxOf(samples)))
         .arg(samples.size());
 }
 
@@ -50,19 +46,13 @@ bool allBelow(const QList<double> &samples, double limit) {
                                              [limit](double v) { return v >= 0 && v < limit; });
 }
 
-QList<double> processStarts(const BenchResults &r, Status status) {
+// One figure of the start runs on one view: processMs, windowMs or rssMb.
+QList<double> starts(const QList<StartRun> &runs, double StartRun::*field,
+                     std::optional<Status> status = std::nullopt) {
     QList<double> out;
-    for (const StartRun &run : r.processStarts)
-        if (run.status == status)
-            out << run.processMs;
-    return out;
-}
-
-QList<double> windowStarts(const BenchResults &r, Status status) {
-    QList<double> out;
-    for (const StartRun &run : r.windowStarts)
-        if (run.status == status)
-            out << run.windowMs;
+    for (const StartRun &run : runs)
+        if (!status || run.status == *status)
+            out << run.*field;
     return out;
 }
 
@@ -78,33 +68,40 @@ QJsonArray toArray(const QList<double> &samples) {
 }
 
 QJsonObject environment(const BenchOptions &options, const BenchResults &r) {
-    return QJsonObject{
-        {QStringLiteral("date"), QDateTime::currentDateTimeUtc().toString(Qt::ISODate)},
-        {QStringLiteral("cpus"), QThread::idealThreadCount()},
-        {QStringLiteral("cpu"), bench::cpuModel()},
-        {QStringLiteral("os"), QSysInfo::prettyProductName()},
-        {QStringLiteral("qt"), QString::fromLatin1(qVersion())},
-        {QStringLiteral("qpa_platform"), QGuiApplication::platformName()},
-        {QStringLiteral("postgresql"), r.serverVersion},
-        {QStringLiteral("delivered"), r.data.delivered},
-        {QStringLiteral("dead"), r.data.dead},
-        {QStringLiteral("pending"), r.data.pending},
-        {QStringLiteral("processing"), r.data.processing},
-        {QStringLiteral("payload_bytes_avg"), std::round(r.data.payloadBytes)},
-        {QStringLiteral("table_size"), r.data.tableSize},
-        {QStringLiteral("load_s"), std::round(r.loadSeconds * 10.0) / 10.0},
-        {QStringLiteral("backlog"), options.backlog},
-        {QStringLiteral("stall_seconds"), options.stallSeconds},
-        {QStringLiteral("producer_events_per_s"), options.producerRate},
-        {QStringLiteral("dispatcher"),
-         QStringLiteral("embedded (DispatcherPanel -> DispatcherHost), InProcessPublisher, "
-                        "concurrency %1, batch %2")
-             .arg(options.concurrency)
-             .arg(options.batchSize)},
-        {QStringLiteral("window"), QStringLiteral("console::MainWindow (the real one)")},
-        {QStringLiteral("load_average_before"), r.loadBefore},
-        {QStringLiteral("load_average_after"), r.loadAfter},
-    };
+    return bench::machineJson(
+        r.serverVersion,
+        {
+            {QStringLiteral("qpa_platform"), QGuiApplication::platformName()},
+            {QStringLiteral("delivered"), r.data.delivered},
+            {QStringLiteral("dead"), r.data.dead},
+            {QStringLiteral("pending"), r.data.pending},
+            {QStringLiteral("processing"), r.data.processing},
+            {QStringLiteral("payload_bytes_avg"), bench::rounded(r.data.payloadBytes, 0)},
+            {QStringLiteral("table_size"), r.data.tableSize},
+            {QStringLiteral("load_s"), bench::rounded(r.loadSeconds, 1)},
+            {QStringLiteral("backlog"), options.backlog},
+            {QStringLiteral("stall_seconds"), options.stallSeconds},
+            {QStringLiteral("producer_events_per_s"), options.producerRate},
+            {QStringLiteral("dispatcher"),
+             QStringLiteral("embedded (DispatcherPanel -> DispatcherHost), InProcessPublisher, "
+                            "concurrency %1, batch %2")
+                 .arg(options.concurrency)
+                 .arg(options.batchSize)},
+            {QStringLiteral("window"), QStringLiteral("console::MainWindow (the real one)")},
+            {QStringLiteral("load_average_before"), r.loadBefore},
+            {QStringLiteral("load_average_after"), r.loadAfter},
+        });
+}
+
+QJsonArray statementsJson(const QList<store::StatementStat> &list) {
+    QJsonArray array;
+    for (const store::StatementStat &st : list)
+        array.append(QJsonObject{{QStringLiteral("calls"), st.calls},
+                                 {QStringLiteral("total_ms"), bench::rounded(st.totalMs, 0)},
+                                 {QStringLiteral("mean_ms"), bench::rounded(st.meanMs, 1)},
+                                 {QStringLiteral("max_ms"), bench::rounded(st.maxMs, 1)},
+                                 {QStringLiteral("query"), st.query}});
+    return array;
 }
 
 } // namespace
@@ -112,33 +109,34 @@ QJsonObject environment(const BenchOptions &options, const BenchResults &r) {
 QList<Check> checkTargets(const BenchResults &r) {
     QList<Check> checks;
     const QString startTarget = QStringLiteral("< 1000 ms (every run)");
-    for (Status status : {Status::Pending, Status::Delivered}) {
-        const QList<double> process = processStarts(r, status);
-        checks.append({QStringLiteral("start -> rows painted, new process, %1 view")
-                           .arg(core::statusName(status)),
-                       medianMax(process), startTarget, allBelow(process, kStartTargetMs)});
-    }
-    for (Status status : {Status::Pending, Status::Delivered}) {
-        const QList<double> window = windowStarts(r, status);
-        checks.append({QStringLiteral("start -> rows painted, new window, %1 view")
-                           .arg(core::statusName(status)),
-                       medianMax(window), startTarget, allBelow(window, kStartTargetMs)});
+    for (const auto &[kind, runs, field] :
+         {std::tuple{"new process", &r.processStarts, &StartRun::processMs},
+          std::tuple{"new window", &r.windowStarts, &StartRun::windowMs}}) {
+        for (Status status : {Status::Pending, Status::Delivered}) {
+            const QList<double> samples = starts(*runs, field, status);
+            checks.append({QStringLiteral("start -> rows painted, %1, %2 view")
+                               .arg(QLatin1String(kind), core::statusName(status)),
+                           middleMax(samples), startTarget, allBelow(samples, kStartTargetMs)});
+        }
     }
     const QList<double> switches = switchFresh(r);
-    checks.append({QStringLiteral("switch status view -> fresh rows painted"), p50Max(switches),
-                   QStringLiteral("< 200 ms (every switch)"), allBelow(switches, kSwitchTargetMs)});
-    checks.append({QStringLiteral("refresh delivered view -> rows painted"), p50Max(r.refreshMs),
-                   QStringLiteral("< 200 ms (every refresh)"),
+    checks.append({QStringLiteral("switch status view -> fresh rows painted"),
+                   middleMax(switches, "p50"), QStringLiteral("< 200 ms (every switch)"),
+                   allBelow(switches, kSwitchTargetMs)});
+    checks.append({QStringLiteral("refresh delivered view -> rows painted"),
+                   middleMax(r.refreshMs, "p50"), QStringLiteral("< 200 ms (every refresh)"),
                    allBelow(r.refreshMs, kSwitchTargetMs)});
-    if (r.stall.ticks > 0) {
+    if (!r.stall.isEmpty()) {
+        const auto stall = [&r](const char *key) {
+            return r.stall.value(QLatin1String(key)).toDouble();
+        };
         checks.append({QStringLiteral("GUI event-loop stall, dispatcher at full speed"),
                        QStringLiteral("max %1, p99 %2 (%3 s)")
-                           .arg(ms(r.stall.maxGapMs), ms(r.stall.p99GapMs))
-                           .arg(r.stallSeconds, 0, 'f', 1),
-                       QStringLiteral("< 50 ms (longest)"), r.stall.maxGapMs < kStallTargetMs});
+                           .arg(ms(stall("max_gap_ms")), ms(stall("p99_gap_ms")))
+                           .arg(stall("seconds"), 0, 'f', 1),
+                       QStringLiteral("< 50 ms (longest)"), stall("max_gap_ms") < kStallTargetMs});
     }
-    checks.append({QStringLiteral("console memory (peak RSS)"),
-                   QString::number(r.rssPeakMb, 'f', 1) + QStringLiteral(" MB"),
+    checks.append({QStringLiteral("console memory (peak RSS)"), mb(r.rssPeakMb),
                    QStringLiteral("< 200 MB"), r.rssPeakMb > 0 && r.rssPeakMb < kMemoryTargetMb});
     return checks;
 }
@@ -146,12 +144,8 @@ QList<Check> checkTargets(const BenchResults &r) {
 void printHuman(QTextStream &out, const BenchOptions &options, const BenchResults &r) {
     const QJsonObject env = environment(options, r);
     out << "Outbox Console benchmark\n";
-    out << "  machine: " << env.value(QLatin1String("cpus")).toInt() << " CPUs ("
-        << env.value(QLatin1String("cpu")).toString() << "), "
-        << env.value(QLatin1String("os")).toString() << ", Qt "
-        << env.value(QLatin1String("qt")).toString() << " ("
-        << env.value(QLatin1String("qpa_platform")).toString() << "), PostgreSQL "
-        << r.serverVersion << "\n";
+    out << "  machine: " << bench::describeMachine(env) << " ("
+        << env.value(QLatin1String("qpa_platform")).toString() << ")\n";
     out << "  data: " << r.data.delivered << " delivered, " << r.data.dead << " dead, "
         << r.data.pending << " pending, " << r.data.processing << " processing; payload ~"
         << qRound(r.data.payloadBytes) << " bytes; table " << r.data.tableSize << "; loaded in "
@@ -162,79 +156,18 @@ void printHuman(QTextStream &out, const BenchOptions &options, const BenchResult
                        {QStringLiteral("figure"), QStringLiteral("measured"),
                         QStringLiteral("target"), QStringLiteral("result")});
     out << "\nDetails\n";
-    for (Status to : {Status::Pending, Status::Processing, Status::Delivered, Status::Dead}) {
-        QList<double> first;
-        QList<double> again;
-        QList<double> shown;
-        for (const SwitchRun &s : r.switches) {
-            if (s.to == to) {
-                (s.firstVisit ? first : again) << s.freshMs;
-                shown << s.shownMs;
-            }
-        }
-        if (first.isEmpty() && again.isEmpty())
-            continue;
-        out << "  switch to " << core::statusName(to) << ": first visit "
-            << (first.isEmpty() ? QStringLiteral("-") : ms(maxOf(first))) << ", revisits "
-            << p50Max(again) << "; rows on screen (maybe previous) " << p50Max(shown) << "\n";
-    }
-    out << "  refresh, until refreshed() (query + diff, before paint): "
-        << p50Max(r.refreshWorkerMs) << "\n";
-    QList<double> childRss;
-    for (const auto &[kind, runs] :
-         {std::pair{"new process", &r.processStarts}, std::pair{"new window", &r.windowStarts}}) {
-        for (Status status : {Status::Pending, Status::Delivered}) {
-            QList<double> window;
-            QList<double> constructed;
-            QList<double> firstFrame;
-            QList<double> connected;
-            for (const StartRun &run : *runs) {
-                if (run.status == status) {
-                    window << run.windowMs;
-                    constructed << run.constructedMs;
-                    firstFrame << run.firstFrameMs;
-                    connected << run.connectedMs;
-                }
-            }
-            out << "  " << kind << ", " << core::statusName(status)
-                << " view, medians from the MainWindow constructor: constructed "
-                << ms(percentile(constructed, 0.5)) << ", first frame "
-                << ms(percentile(firstFrame, 0.5)) << ", connected "
-                << ms(percentile(connected, 0.5)) << ", rows painted "
-                << ms(percentile(window, 0.5)) << "\n";
-        }
-    }
-    for (const StartRun &run : r.processStarts)
-        childRss << run.rssMb;
-    out << "  new-process console peak RSS: max " << QString::number(maxOf(childRss), 'f', 1)
-        << " MB; bench process RSS ";
-    if (r.stall.ticks > 0) {
-        out << "before the dispatcher phase " << QString::number(r.rssBeforeStallMb, 'f', 1)
-            << " MB, ";
-    }
-    out << "at the end " << QString::number(r.rssEndMb, 'f', 1) << " MB\n";
-    if (r.scrolledRows > 0) {
-        out << "  scrolling the delivered view to " << r.scrolledRows
-            << " rows: bottom reached -> next page painted " << p50Max(r.scrollPageMs)
-            << "; RSS then " << QString::number(r.rssAfterScrollMb, 'f', 1) << " MB\n";
-    }
-    if (r.stall.ticks > 0) {
-        out << "  dispatcher phase: " << r.stallDelivered << " delivered ("
-            << QString::number(double(r.stallDelivered) / std::max(0.001, r.stallSeconds), 'f', 0)
-            << "/s), " << r.stallRetried << " retried, " << r.stallProduced << " produced; pending "
-            << r.backlogBefore << " -> " << r.pendingAfter << "; " << r.stallCountsRefreshes
-            << " count refreshes, " << r.stallPageRefreshes << " page refreshes, "
-            << r.stallViewSwitches << " view switches\n";
-        out << "  timer gaps: " << r.stall.ticks << " ticks, p50 " << ms(r.stall.p50GapMs)
-            << ", p99 " << ms(r.stall.p99GapMs) << ", max " << ms(r.stall.maxGapMs) << "; "
-            << r.stall.gapsOver16Ms << " over 16 ms, " << r.stall.gapsOver50Ms
-            << " over 50 ms; GUI-thread CPU within the longest gap " << ms(r.stall.cpuInMaxGapMs)
-            << ", most CPU within any gap " << ms(r.stall.maxCpuInGapMs) << "\n";
-        out << "  slowest GUI-thread events (wall / CPU):\n";
-        for (const SlowEvent &e : r.slowest) {
-            out << "    " << ms(e.ms).rightJustified(10) << " / " << ms(e.cpuMs).rightJustified(9)
-                << "  " << e.what << "\n";
-        }
+    out << "  new-process console peak RSS: max "
+        << mb(maxOf(starts(r.processStarts, &StartRun::rssMb))) << "; bench process RSS ";
+    if (!r.stall.isEmpty())
+        out << "before the dispatcher phase " << mb(r.rssBeforeStallMb) << ", ";
+    out << "at the end " << mb(r.rssEndMb) << "\n";
+    if (!r.stall.isEmpty()) {
+        // Every figure of the phase by its JSON key ("delivered_per_s 4389").
+        QStringList figures;
+        for (auto it = r.stall.begin(); it != r.stall.end(); ++it)
+            figures << it.key() + QLatin1Char(' ') +
+                           QString::number(it.value().toDouble(), 'g', 10);
+        out << "  dispatcher phase: " << figures.join(QStringLiteral(", ")) << "\n";
     }
     const auto statements = [&out](const char *title, const QList<store::StatementStat> &list) {
         if (list.isEmpty())
@@ -262,62 +195,29 @@ QJsonObject toJson(const BenchOptions &options, const BenchResults &r) {
         switches.append(QJsonObject{{QStringLiteral("from"), core::statusName(s.from)},
                                     {QStringLiteral("to"), core::statusName(s.to)},
                                     {QStringLiteral("first_visit"), s.firstVisit},
-                                    {QStringLiteral("shown_ms"), std::round(s.shownMs * 10) / 10},
-                                    {QStringLiteral("fresh_ms"), std::round(s.freshMs * 10) / 10}});
-    }
-    const auto statementsJson = [](const QList<store::StatementStat> &list) {
-        QJsonArray array;
-        for (const store::StatementStat &st : list)
-            array.append(QJsonObject{{QStringLiteral("calls"), st.calls},
-                                     {QStringLiteral("total_ms"), std::round(st.totalMs)},
-                                     {QStringLiteral("mean_ms"), std::round(st.meanMs * 10) / 10},
-                                     {QStringLiteral("max_ms"), std::round(st.maxMs * 10) / 10},
-                                     {QStringLiteral("query"), st.query}});
-        return array;
-    };
-    QJsonArray slowest;
-    for (const SlowEvent &e : r.slowest) {
-        slowest.append(QJsonObject{{QStringLiteral("ms"), std::round(e.ms * 10) / 10},
-                                   {QStringLiteral("cpu_ms"), std::round(e.cpuMs * 10) / 10},
-                                   {QStringLiteral("event"), e.what}});
+                                    {QStringLiteral("shown_ms"), bench::rounded(s.shownMs, 1)},
+                                    {QStringLiteral("fresh_ms"), bench::rounded(s.freshMs, 1)}});
     }
     return QJsonObject{
         {QStringLiteral("pass"), bench::allPass(checks)},
         {QStringLiteral("figures"),
          bench::checksJson(checks, QStringLiteral("figure"), QStringLiteral("measured"))},
         {QStringLiteral("environment"), environment(options, r)},
-        {QStringLiteral("start_process_pending_ms"), toArray(processStarts(r, Status::Pending))},
+        {QStringLiteral("start_process_pending_ms"),
+         toArray(starts(r.processStarts, &StartRun::processMs, Status::Pending))},
         {QStringLiteral("start_process_delivered_ms"),
-         toArray(processStarts(r, Status::Delivered))},
-        {QStringLiteral("start_window_pending_ms"), toArray(windowStarts(r, Status::Pending))},
-        {QStringLiteral("start_window_delivered_ms"), toArray(windowStarts(r, Status::Delivered))},
+         toArray(starts(r.processStarts, &StartRun::processMs, Status::Delivered))},
+        {QStringLiteral("start_window_pending_ms"),
+         toArray(starts(r.windowStarts, &StartRun::windowMs, Status::Pending))},
+        {QStringLiteral("start_window_delivered_ms"),
+         toArray(starts(r.windowStarts, &StartRun::windowMs, Status::Delivered))},
+        {QStringLiteral("start_process_rss_mb"),
+         toArray(starts(r.processStarts, &StartRun::rssMb))},
         {QStringLiteral("switches"), switches},
         {QStringLiteral("refresh_ms"), toArray(r.refreshMs)},
-        {QStringLiteral("refresh_until_refreshed_ms"), toArray(r.refreshWorkerMs)},
-        {QStringLiteral("stall"),
-         QJsonObject{{QStringLiteral("seconds"), r.stallSeconds},
-                     {QStringLiteral("ticks"), r.stall.ticks},
-                     {QStringLiteral("max_gap_ms"), r.stall.maxGapMs},
-                     {QStringLiteral("p99_gap_ms"), r.stall.p99GapMs},
-                     {QStringLiteral("p50_gap_ms"), r.stall.p50GapMs},
-                     {QStringLiteral("gaps_over_16ms"), r.stall.gapsOver16Ms},
-                     {QStringLiteral("gaps_over_50ms"), r.stall.gapsOver50Ms},
-                     {QStringLiteral("cpu_in_max_gap_ms"), r.stall.cpuInMaxGapMs},
-                     {QStringLiteral("max_cpu_in_gap_ms"), r.stall.maxCpuInGapMs},
-                     {QStringLiteral("delivered"), r.stallDelivered},
-                     {QStringLiteral("retried"), r.stallRetried},
-                     {QStringLiteral("produced"), r.stallProduced},
-                     {QStringLiteral("pending_before"), r.backlogBefore},
-                     {QStringLiteral("pending_after"), r.pendingAfter},
-                     {QStringLiteral("counts_refreshes"), r.stallCountsRefreshes},
-                     {QStringLiteral("page_refreshes"), r.stallPageRefreshes},
-                     {QStringLiteral("view_switches"), r.stallViewSwitches},
-                     {QStringLiteral("slowest_events"), slowest}}},
+        {QStringLiteral("stall"), r.stall},
         {QStringLiteral("statements_console_phases"), statementsJson(r.consoleStatements)},
         {QStringLiteral("statements_dispatcher_phase"), statementsJson(r.stallStatements)},
-        {QStringLiteral("scroll"), QJsonObject{{QStringLiteral("rows"), r.scrolledRows},
-                                               {QStringLiteral("page_ms"), toArray(r.scrollPageMs)},
-                                               {QStringLiteral("rss_mb"), r.rssAfterScrollMb}}},
         {QStringLiteral("notes"), QJsonArray::fromStringList(r.notes)},
         {QStringLiteral("rss_peak_mb"), r.rssPeakMb},
         {QStringLiteral("rss_before_dispatcher_mb"), r.rssBeforeStallMb},

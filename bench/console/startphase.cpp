@@ -1,11 +1,9 @@
-#include "console/model/storeclient.h"
 #include "console/widgets/mainwindow.h"
 #include "consolebench.h"
 
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
-#include <QScopeGuard>
 
 #include <cstdio>
 
@@ -37,50 +35,26 @@ core::Result<StartRun> startChild(const BenchOptions &options, const core::ConnI
                            .arg(child.exitCode())
                            .arg(QString::fromUtf8(lines.constLast())));
     }
-    StartRun run;
-    run.status = status;
-    run.processMs = json.value(QLatin1String("process_to_rows_ms")).toDouble();
-    run.windowMs = json.value(QLatin1String("window_to_rows_ms")).toDouble();
-    run.rssMb = json.value(QLatin1String("rss_peak_mb")).toDouble();
-    run.constructedMs = json.value(QLatin1String("constructed_ms")).toDouble(-1);
-    run.firstFrameMs = json.value(QLatin1String("first_frame_ms")).toDouble(-1);
-    run.connectedMs = json.value(QLatin1String("connected_ms")).toDouble(-1);
-    return run;
+    const auto figure = [&json](const char *key) {
+        return json.value(QLatin1String(key)).toDouble();
+    };
+    return StartRun{status, figure("process_to_rows_ms"), figure("window_to_rows_ms"),
+                    figure("rss_peak_mb")};
 }
 
 } // namespace
 
-core::Result<Opened> openWindow(BenchApplication &app, BenchWindow &window,
+core::Result<double> openWindow(BenchApplication &app, BenchWindow &window,
                                 const core::ConnInfo &info, Status status) {
     const qint64 t0 = app.now();
     console::MainWindow *w = window.create();
-    const qint64 constructed = app.now();
     if (status != Status::Pending)
         w->showStatus(status);
     w->connectTo(info, QStringLiteral("bench"));
-    qint64 connected = 0;
-    const QMetaObject::Connection connection =
-        QObject::connect(w->client(), &console::StoreClient::connectionStateChanged, w,
-                         [&connected, &app](console::ConnectionState state) {
-                             if (state == console::ConnectionState::Connected && connected == 0)
-                                 connected = app.now();
-                         });
-    const auto disconnect = qScopeGuard([&connection] { QObject::disconnect(connection); });
     w->show();
     RowsProbe probe(&app, w->view(status), t0);
-    if (!waitUntil([&] { return probe.shownAt().has_value() || !probe.loadError().isEmpty(); },
-                   kLoadTimeoutMs)) {
-        return failure(QStringLiteral("the %1 view showed no rows within %2 s")
-                           .arg(core::statusName(status))
-                           .arg(kLoadTimeoutMs / 1000));
-    }
-    if (!probe.loadError().isEmpty()) {
-        return failure(QStringLiteral("the %1 view could not load: %2")
-                           .arg(core::statusName(status), probe.loadError()));
-    }
-    const auto since = [t0](qint64 at) { return at > 0 ? double(at - t0) / 1e6 : -1.0; };
-    return Opened{probe.shownMs(), *probe.shownAt(), since(constructed),
-                  since(probe.firstFrameAt().value_or(0)), since(connected)};
+    return probe.wait(false, QStringLiteral("the %1 view").arg(core::statusName(status)),
+                      kLoadTimeoutMs);
 }
 
 core::Result<void> measureStarts(BenchApplication &app, const BenchOptions &options,
@@ -105,13 +79,7 @@ core::Result<void> measureStarts(BenchApplication &app, const BenchOptions &opti
             auto ms = openWindow(app, window, info, status);
             if (!ms)
                 return ms.error();
-            StartRun run;
-            run.status = status;
-            run.windowMs = ms->ms;
-            run.constructedMs = ms->constructedMs;
-            run.firstFrameMs = ms->firstFrameMs;
-            run.connectedMs = ms->connectedMs;
-            results.windowStarts << run;
+            results.windowStarts << StartRun{status, -1, ms.value(), 0};
             window.destroy();
             runFor(100); // let deferred deletions and the closed connection settle
         }
@@ -120,29 +88,21 @@ core::Result<void> measureStarts(BenchApplication &app, const BenchOptions &opti
 }
 int runChildStart(BenchApplication &app, const core::ConnInfo &info, Status status, qint64 t0Ns) {
     BenchWindow window;
+    const qint64 opening = app.now();
     auto opened = openWindow(app, window, info, status);
-    if (!opened) {
-        const QJsonObject error{{QStringLiteral("error"), opened.errorMessage()}};
-        std::fprintf(stdout, "%s\n",
-                     QJsonDocument(error).toJson(QJsonDocument::Compact).constData());
-        return 1;
+    QJsonObject json{{QStringLiteral("error"), opened ? QString() : opened.errorMessage()}};
+    if (opened) {
+        // The same instant on both clocks, to put the paint on the steady
+        // clock the parent read before starting this process.
+        const qint64 paintedNs =
+            bench::steadyNowNs() - (app.now() - opening - qint64(opened.value() * 1e6));
+        json = QJsonObject{{QStringLiteral("process_to_rows_ms"), double(paintedNs - t0Ns) / 1e6},
+                           {QStringLiteral("window_to_rows_ms"), opened.value()},
+                           {QStringLiteral("rss_peak_mb"), peakResidentMb()}};
     }
-    // The same instant on both clocks, to put the paint on the steady clock
-    // the parent read before starting this process.
-    const qint64 steadyNow = bench::steadyNowNs();
-    const qint64 appNow = app.now();
-    const qint64 paintedNs = steadyNow - (appNow - opened->shownAt);
-    const QJsonObject json{
-        {QStringLiteral("process_to_rows_ms"), double(paintedNs - t0Ns) / 1e6},
-        {QStringLiteral("window_to_rows_ms"), opened->ms},
-        {QStringLiteral("constructed_ms"), opened->constructedMs},
-        {QStringLiteral("first_frame_ms"), opened->firstFrameMs},
-        {QStringLiteral("connected_ms"), opened->connectedMs},
-        {QStringLiteral("rss_peak_mb"), peakResidentMb()},
-    };
     std::fprintf(stdout, "%s\n", QJsonDocument(json).toJson(QJsonDocument::Compact).constData());
     std::fflush(stdout);
     window.destroy();
-    return 0;
+    return opened ? 0 : 1;
 }
 } // namespace outbox::consolebench

@@ -58,39 +58,41 @@ void printHuman(QTextStream &out, const bench::BenchResults &r) {
         figures.addRow({QStringLiteral("  events/s per round (dispatcher/ceiling)"),
                         ratesPerRound(r.httpCeilingRounds, r.e2eRounds)});
     }
-    const bench::CpuFigures ceilingCpu = bench::medianCpu(r.httpCeilingCpu, r.eventsPerPhase);
-    const bench::CpuFigures e2eCpu = bench::medianCpu(r.e2eCpu, r.eventsPerPhase);
-    if (ceilingCpu.valid && e2eCpu.valid) {
+    const QJsonObject ceilingCpu = bench::medianCpu(r.httpCeilingCpu, r.eventsPerPhase);
+    const QJsonObject e2eCpu = bench::medianCpu(r.e2eCpu, r.eventsPerPhase);
+    if (!ceilingCpu.isEmpty() && !e2eCpu.isEmpty()) {
         // Where the time went: the ratio is the product of the two lines below.
-        const auto us = [](double a, double b) -> QString {
-            return QString::number(a, 'f', 0) + QStringLiteral(" / ") + QString::number(b, 'f', 0) +
-                   QStringLiteral(" us");
+        const auto ceiling = [&](const char *key) {
+            return ceilingCpu.value(QLatin1String(key)).toDouble();
         };
-        const auto pct = [](double value) -> QString {
-            return QString::number(value * 100.0, 'f', 0);
+        const auto e2e = [&](const char *key) {
+            return e2eCpu.value(QLatin1String(key)).toDouble();
+        };
+        const auto us = [&](const char *key) -> QString {
+            return QString::number(ceiling(key), 'f', 0) + QStringLiteral(" / ") +
+                   QString::number(e2e(key), 'f', 0) + QStringLiteral(" us");
+        };
+        const auto pct = [&](const char *key) -> QString {
+            return QString::number(ceiling(key), 'f', 0) + QStringLiteral("% / ") +
+                   QString::number(e2e(key), 'f', 0) + QLatin1Char('%');
         };
         figures.addRow({QStringLiteral("CPU per request / event (HTTP ceiling / end to end)"),
-                        us(ceilingCpu.totalUs, e2eCpu.totalUs)});
+                        us("total_us_per_event")});
         figures.addRow({QStringLiteral("  this process (client / dispatcher and its HTTP)"),
-                        us(ceilingCpu.selfUs, e2eCpu.selfUs)});
-        figures.addRow(
-            {QStringLiteral("  runner process"), us(ceilingCpu.runnerUs, e2eCpu.runnerUs)});
-        figures.addRow(
-            {QStringLiteral("  PostgreSQL"), us(ceilingCpu.databaseUs, e2eCpu.databaseUs)});
-        figures.addRow(
-            {QStringLiteral("  the rest of the machine"), us(ceilingCpu.restUs, e2eCpu.restUs)});
+                        us("self_us_per_event")});
+        figures.addRow({QStringLiteral("  runner process"), us("runner_us_per_event")});
+        figures.addRow({QStringLiteral("  PostgreSQL"), us("database_us_per_event")});
+        figures.addRow({QStringLiteral("  the rest of the machine"), us("rest_us_per_event")});
         figures.addRow({QStringLiteral("CPU busy, stolen (HTTP ceiling / end to end)"),
-                        pct(ceilingCpu.busy) + QStringLiteral("% / ") + pct(e2eCpu.busy) +
-                            QStringLiteral("%, ") + pct(ceilingCpu.steal) + QStringLiteral("% / ") +
-                            pct(e2eCpu.steal) + QLatin1Char('%')});
-        if (e2eCpu.totalUs > 0 && ceilingCpu.busy > 0)
-            figures.addRow(
-                {QStringLiteral("  end to end / ceiling = CPU ratio x busy ratio"),
-                 QStringLiteral("%1 x %2 = %3")
-                     .arg(ceilingCpu.totalUs / e2eCpu.totalUs, 0, 'f', 2)
-                     .arg(e2eCpu.busy / ceilingCpu.busy, 0, 'f', 2)
-                     .arg(ceilingCpu.totalUs / e2eCpu.totalUs * e2eCpu.busy / ceilingCpu.busy, 0,
-                          'f', 2)});
+                        pct("busy_pct") + QStringLiteral(", ") + pct("steal_pct")});
+        const double cpuRatio = ceiling("total_us_per_event") / e2e("total_us_per_event");
+        const double busyRatio = e2e("busy_pct") / ceiling("busy_pct");
+        if (e2e("total_us_per_event") > 0 && ceiling("busy_pct") > 0)
+            figures.addRow({QStringLiteral("  end to end / ceiling = CPU ratio x busy ratio"),
+                            QStringLiteral("%1 x %2 = %3")
+                                .arg(cpuRatio, 0, 'f', 2)
+                                .arg(busyRatio, 0, 'f', 2)
+                                .arg(cpuRatio * busyRatio, 0, 'f', 2)});
     }
     figures.addRow(
         {QStringLiteral("end to end duplicates at the runner"), QString::number(r.e2eDuplicates)});
@@ -103,28 +105,31 @@ void printHuman(QTextStream &out, const bench::BenchResults &r) {
          ms(r.latency.fromStartP50) + QStringLiteral(" / ") + ms(r.latency.fromStartP99)});
     figures.addRow({QStringLiteral("HTTP request p50 / p99 (low load)"),
                     ms(r.httpP50) + QStringLiteral(" / ") + ms(r.httpP99)});
-    const auto burnDownRows = [&](const bench::BenchResults::BurnDown &b, const QString &label) {
-        if (!b.ran)
+    const auto burnDownRows = [&](const QJsonObject &b, const QString &label) {
+        if (b.isEmpty())
             return;
+        const auto at = [&b](const char *key) { return b.value(QLatin1String(key)).toDouble(); };
         figures.addRow({QStringLiteral("burn-down %1 (%2 events, %3 s): first / last %4 s")
                             .arg(label)
-                            .arg(b.events)
-                            .arg(b.seconds, 0, 'f', 1)
-                            .arg(b.windowSeconds, 0, 'f', 1),
-                        rate(b.firstRate) + QStringLiteral(" / ") + rate(b.lastRate)});
+                            .arg(qint64(at("events")))
+                            .arg(at("seconds"), 0, 'f', 1)
+                            .arg(at("window_s"), 0, 'f', 1),
+                        rate(at("first_window_events_per_s")) + QStringLiteral(" / ") +
+                            rate(at("last_window_events_per_s"))});
         figures.addRow(
             {QStringLiteral("burn-down %1: RSS start / max / end, autovacuums").arg(label),
              QStringLiteral("%1 / %2 / %3 MB, %4")
-                 .arg(b.rssMbStart, 0, 'f', 1)
-                 .arg(b.rssMbMax, 0, 'f', 1)
-                 .arg(b.rssMbEnd, 0, 'f', 1)
-                 .arg(b.autovacuums)});
+                 .arg(at("rss_mb_start"), 0, 'f', 1)
+                 .arg(at("rss_mb_max"), 0, 'f', 1)
+                 .arg(at("rss_mb_end"), 0, 'f', 1)
+                 .arg(qint64(at("autovacuum_runs")))});
         QStringList rates;
-        for (double value : b.windowRates)
-            rates.append(QString::number(value, 'f', 0));
+        const QJsonArray windows = b.value(QStringLiteral("window_rates")).toArray();
+        for (const QJsonValue &value : windows)
+            rates.append(QString::number(value.toDouble(), 'f', 0));
         figures.addRow({QStringLiteral("burn-down %1: events/s per %2 s")
                             .arg(label)
-                            .arg(b.windowSeconds, 0, 'f', 1),
+                            .arg(at("window_s"), 0, 'f', 1),
                         rates.join(QLatin1Char(' '))});
     };
     burnDownRows(r.burnDown, QStringLiteral("(table vacuum settings)"));
@@ -136,11 +141,8 @@ void printHuman(QTextStream &out, const bench::BenchResults &r) {
         out, bench::checkTargets(r),
         {QStringLiteral("target"), QStringLiteral("measured"), QStringLiteral("goal"), QString()});
     const QJsonObject env = r.environment;
-    out << "\n"
-        << env.value(QStringLiteral("cpus")).toInt() << " CPUs ("
-        << env.value(QStringLiteral("cpu_model")).toString() << "), PostgreSQL "
-        << env.value(QStringLiteral("postgresql")).toString() << ", Qt "
-        << env.value(QStringLiteral("qt")).toString() << ", load average at start "
+    out << '\n'
+        << bench::describeMachine(env) << ", load average at start "
         << env.value(QStringLiteral("load_average_at_start")).toString() << ", "
         << env.value(QStringLiteral("date")).toString() << '\n';
 }
@@ -168,21 +170,11 @@ int runBench(CommandContext &context) {
         option("events", "Events per throughput phase (default 50000).", "n"),
         option("repeat", "Rounds of the throughput phases; medians are reported (default 1).", "n"),
         option("burn-down", "Backlog for the burn-down (default 1000000; 0 skips it).", "n"),
-        option("no-vacuum-compare",
-               "Skip the second burn-down without the table's vacuum settings."),
         option("latency-events", "Events in the latency phase (default 1000).", "n"),
         option("latency-interval", "Time between latency events (default 10ms).", "duration"),
         option("concurrency", "HTTP requests in flight (default 64).", "n"),
-        option("db-concurrency",
-               "In-process publisher slots in the database-only phases (default 100).", "n"),
         option("batch-size", "Rows per claim (default 100).", "n"),
         option("notify-debounce", "The dispatcher's NOTIFY debounce (default 0ms).", "duration"),
-        option("flush-delay",
-               "Longest an ack waits to be written with others (default: the dispatcher's).",
-               "duration"),
-        option("runner",
-               "Where the runner runs: process (a child outboxctl runner, default) or thread.",
-               "where"),
         option("durable", "fsync and synchronous_commit on (default off, like the tests)."),
         option("only",
                "Run only these measurements, comma-separated: db, http, latency, burn-down.",
@@ -211,7 +203,6 @@ int runBench(CommandContext &context) {
           std::tuple{QStringLiteral("burn-down"), &options.burnDown, 0},
           std::tuple{QStringLiteral("latency-events"), &options.latencyEvents, 10},
           std::tuple{QStringLiteral("concurrency"), &options.concurrency, 1},
-          std::tuple{QStringLiteral("db-concurrency"), &options.dbConcurrency, 1},
           std::tuple{QStringLiteral("batch-size"), &options.batchSize, 1}}) {
         auto value = parser.integer(name, *target, min, 100000000);
         if (!value)
@@ -227,22 +218,8 @@ int runBench(CommandContext &context) {
         if (value.value())
             *target = *value.value();
     }
-    auto flushDelay = parser.duration(QStringLiteral("flush-delay"));
-    if (!flushDelay)
-        return parser.fail(flushDelay.error());
-    options.flushDelay = flushDelay.value();
     if (options.latencyInterval.count() < 1)
         return parser.usageError(QStringLiteral("--latency-interval must be at least 1ms"));
-    if (parser.isSet(QStringLiteral("runner"))) {
-        const QString where = parser.value(QStringLiteral("runner")).trimmed().toLower();
-        if (where == QLatin1String("process"))
-            options.runner = bench::RunnerPlacement::Process;
-        else if (where == QLatin1String("thread"))
-            options.runner = bench::RunnerPlacement::Thread;
-        else
-            return parser.usageError(
-                QStringLiteral("--runner '%1' is unknown; use process or thread").arg(where));
-    }
     if (parser.isSet(QStringLiteral("only"))) {
         const QStringList known = options.phases;
         options.phases.clear();
@@ -257,7 +234,6 @@ int runBench(CommandContext &context) {
             options.phases.append(name);
         }
     }
-    options.compareVacuum = !parser.isSet(QStringLiteral("no-vacuum-compare"));
     options.durable = parser.isSet(QStringLiteral("durable"));
 
     // The library's per-event debug lines would drown the figures.

@@ -105,10 +105,10 @@ private Q_SLOTS:
         QProcess bench;
         bench.setProcessEnvironment(e2eEnvironment());
         bench.start(QStringLiteral(OUTBOXCTL_PATH),
-                    {QStringLiteral("bench"), QStringLiteral("--runner"), QStringLiteral("moon")});
+                    {QStringLiteral("bench"), QStringLiteral("--only"), QStringLiteral("moon")});
         QVERIFY(bench.waitForFinished(30000));
         QCOMPARE(bench.exitCode(), 2);
-        QVERIFY(bench.readAllStandardError().contains("--runner 'moon'"));
+        QVERIFY(bench.readAllStandardError().contains("--only: 'moon'"));
     }
 };
 
