@@ -142,7 +142,7 @@ int runAction(CommandContext &context, const ActionSpec &spec) {
     std::unique_ptr<Connection> connection;
     if (const int exit = connect(parser, connection); exit != ExitOk)
         return exit;
-    store::OperatorStore operations(connection->db(),
+    store::OperatorStore operations(connection->database(),
                                     store::Actor::fromEnvironment(QStringLiteral("outboxctl")));
     store::BulkOptions options;
     options.batchSize = int(batch.value());

@@ -35,7 +35,7 @@ public:
     QString redacted() const;
     // Full key=value string (with password) for libpq; never log it.
     QString toKeyValue() const;
-    // QSqlDatabase::setConnectOptions() value for the QPSQL driver: every
+    // The QPSQL driver's connect options (setConnectOptions()): every
     // option except host/port/dbname/user/password (which QPSQL takes
     // separately), separated by ';'.
     QString qtConnectOptions() const;

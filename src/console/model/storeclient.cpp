@@ -78,7 +78,6 @@ void StoreClient::wireResults(StoreWorker *worker) {
     forward(worker, &StoreWorker::errorGroupsReady, &StoreClient::errorGroupsReady);
     forward(worker, &StoreWorker::privilegesReady, &StoreClient::privilegesReady);
     forward(worker, &StoreWorker::serverInfoReady, &StoreClient::serverInfoReady);
-    forward(worker, &StoreWorker::executeReady, &StoreClient::executeReady);
     connect(worker, &StoreWorker::requestFailed, this,
             [this](RequestId id, RequestKind kind, const core::Error &error) {
                 if (const auto as = settle(id)) {
@@ -254,11 +253,6 @@ RequestId StoreClient::requestServerInfo() {
                   [](StoreWorker *w, RequestId id) { w->serverInfo(id); });
 }
 
-RequestId StoreClient::requestExecute(const QString &sql, const QVariantList &values) {
-    return submit(RequestKind::Execute, {},
-                  [sql, values](StoreWorker *w, RequestId id) { w->execute(id, sql, values); });
-}
-
 BulkJob *StoreClient::startBulk(store::Action action, const store::EventFilter &filter,
                                 store::BulkOptions options) {
     const RequestId id = m_nextId++;
@@ -271,9 +265,6 @@ BulkJob *StoreClient::startBulk(store::Action action, const store::EventFilter &
     options.progress = nullptr;
     BulkTask task;
     task.connInfo = m_info;
-    if (task.connInfo.option(QStringLiteral("application_name")).isEmpty()) {
-        task.connInfo.setOption(QStringLiteral("application_name"), m_options.application);
-    }
     task.actor = store::Actor::fromEnvironment(m_options.application);
     task.action = action;
     task.filter = filter;
