@@ -57,9 +57,6 @@ public:
     // The server process of this connection (pg_backend_pid()); 0 while closed.
     int backendPid();
 
-    // The connection string with the defaults above applied. It carries the
-    // password: show redacted() only.
-    const core::ConnInfo &connInfo() const { return m_info; }
     // The connection itself, for the store classes' constructors.
     QSqlDatabase database() const { return m_db; }
 

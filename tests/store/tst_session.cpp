@@ -7,7 +7,9 @@
 #include "store/sessionkeeper.h"
 #include "support/pgfixture.h"
 
+#include <QElapsedTimer>
 #include <QSignalSpy>
+#include <QTcpServer>
 #include <QtTest>
 
 #include <memory>
@@ -94,17 +96,45 @@ private Q_SLOTS:
         QVERIFY(session.probe().ok());
         QVERIFY(session.backendPid() > 0);
         QCOMPARE(applicationOf(session.backendPid()), QStringLiteral("tst-session"));
-        QCOMPARE(session.connInfo().option(QStringLiteral("connect_timeout")), QStringLiteral("5"));
 
-        // What the connection string says wins over the defaults.
+        // What the connection string says wins over the default.
         core::ConnInfo own = info();
         own.setOption(QStringLiteral("application_name"), QStringLiteral("mine"));
-        own.setOption(QStringLiteral("connect_timeout"), QStringLiteral("7"));
-        Session named(
-            own, {.applicationName = QStringLiteral("tst-session"), .connectTimeoutSeconds = 9});
+        Session named(own, {.applicationName = QStringLiteral("tst-session")});
         QVERIFY(named.open().ok());
         QCOMPARE(applicationOf(named.backendPid()), QStringLiteral("mine"));
-        QCOMPARE(named.connInfo().option(QStringLiteral("connect_timeout")), QStringLiteral("7"));
+    }
+
+    // A server that accepts the TCP connection and never answers: only
+    // connect_timeout ends the attempt (libpq would wait forever).
+    void connectTimeoutEndsASilentServer() {
+        QTcpServer silent; // its backlog accepts; nobody ever reads or writes
+        QVERIFY(silent.listen(QHostAddress::LocalHost));
+        core::ConnInfo target;
+        target.host = QStringLiteral("127.0.0.1");
+        target.port = silent.serverPort();
+        target.dbname = QStringLiteral("app");
+        target.user = QStringLiteral("nobody");
+        target.setOption(QStringLiteral("sslmode"), QStringLiteral("disable"));
+        target.setOption(QStringLiteral("gssencmode"), QStringLiteral("disable"));
+
+        QElapsedTimer clock;
+        clock.start();
+        Session byDefault(
+            target, {.applicationName = QStringLiteral("tst-session"), .connectTimeoutSeconds = 2});
+        const auto timedOut = byDefault.open();
+        const qint64 defaultMs = clock.restart();
+        QVERIFY(!timedOut.ok());
+        QCOMPARE(timedOut.errorKind(), core::ErrorKind::Unavailable);
+        QVERIFY2(defaultMs >= 1500 && defaultMs < 4500, qPrintable(QString::number(defaultMs)));
+
+        // The connection string's own connect_timeout wins over the default.
+        target.setOption(QStringLiteral("connect_timeout"), QStringLiteral("4"));
+        Session own(target,
+                    {.applicationName = QStringLiteral("tst-session"), .connectTimeoutSeconds = 2});
+        QVERIFY(!own.open().ok());
+        const qint64 ownMs = clock.elapsed();
+        QVERIFY2(ownMs >= 3500 && ownMs < 6500, qPrintable(QString::number(ownMs)));
     }
 
     void closeEndsTheConnection() {

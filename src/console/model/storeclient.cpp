@@ -282,15 +282,12 @@ BulkJob *StoreClient::startBulk(store::Action action, const store::EventFilter &
             },
             Qt::QueuedConnection);
     };
-    task.reportResult = [this, control, id](const core::Result<store::BulkResult> &result) {
+    task.reportResult = [this, control](const core::Result<store::BulkResult> &result) {
         QMetaObject::invokeMethod(
             this,
-            [this, control, id, result] {
+            [control, result] {
                 if (BulkJob *j = control->job.data()) {
                     j->reportResult(result);
-                }
-                if (result.ok()) {
-                    Q_EMIT bulkFinished(id, result.value());
                 }
             },
             Qt::QueuedConnection);

@@ -59,7 +59,6 @@ public:
     void reconnectNow();
 
     ConnectionState connectionState() const { return m_state; }
-    QString connectionMessage() const { return m_stateMessage; }
     // Connection description without the password, for the UI.
     QString connectionDescription() const { return m_info.redacted(); }
 
@@ -93,8 +92,6 @@ Q_SIGNALS:
     void serverInfoReady(outbox::console::RequestId id, const outbox::store::ServerInfo &info);
     void requestFailed(outbox::console::RequestId id, outbox::console::RequestKind kind,
                        const outbox::core::Error &error);
-    // Any bulk job finished (after the job's own finished signal).
-    void bulkFinished(outbox::console::RequestId id, const outbox::store::BulkResult &result);
 
 private:
     struct Lane {
