@@ -250,7 +250,7 @@ int runAction(CommandContext &context, const ActionSpec &spec) {
     std::unique_ptr<Connection> connection;
     if (const int exit = connect(parser, connection); exit != ExitOk)
         return exit;
-    store::OperatorStore operations(connection->db(),
+    store::OperatorStore operations(*connection,
                                     store::Actor::fromEnvironment(QStringLiteral("outboxctl")));
     if (request->dryRun || !request->confirmed) {
         if (auto exit = previewOrConfirm(parser, spec, operations, request.value()))

@@ -3,8 +3,8 @@
 #include "core/dispatcherconfig.h"
 #include "dispatch/dispatcherhost.h"
 #include "dispatch/metricsserver.h"
-#include "store/database.h"
 #include "store/migrator.h"
+#include "store/session.h"
 
 #include <QElapsedTimer>
 #include <QEventLoop>
@@ -187,32 +187,18 @@ QString statsLine(const dispatch::DispatcherStats &stats, const Interval &interv
 // missing schema" (will not fix itself: exit now) from "server not reachable
 // yet" (a daemon waits for it).
 int preflight(CommandParser &parser, const core::ConnInfo &info) {
-    core::ConnInfo probeInfo = info;
-    if (probeInfo.option(QStringLiteral("connect_timeout")).isEmpty())
-        probeInfo.setOption(QStringLiteral("connect_timeout"), QStringLiteral("5"));
-    if (probeInfo.option(QStringLiteral("application_name")).isEmpty())
-        probeInfo.setOption(QStringLiteral("application_name"),
-                            QStringLiteral("outbox-dispatch-check"));
-    const QString name = store::uniqueConnectionName(QStringLiteral("outboxctl-preflight"));
-    int code = ExitOk;
-    {
-        auto db = store::openDatabase(probeInfo, name);
-        if (!db) {
-            if (db.errorKind() == core::ErrorKind::Unavailable)
-                qCWarning(lcDispatchCmd).noquote()
-                    << QStringLiteral("event=database_unavailable will_retry=true error=\"") %
-                           db.errorMessage() % QLatin1Char('"');
-            else
-                code = parser.fail(db.error());
-        } else {
-            const auto current = store::Migrator(db.value()).checkCurrent();
-            if (!current)
-                code = parser.fail(current.error());
-            db.value().close();
-        }
+    store::Session session(info, {.applicationName = QStringLiteral("outbox-dispatch-check")});
+    if (const auto opened = session.open(); !opened) {
+        if (opened.errorKind() != core::ErrorKind::Unavailable)
+            return parser.fail(opened.error());
+        qCWarning(lcDispatchCmd).noquote()
+            << QStringLiteral("event=database_unavailable will_retry=true error=\"") %
+                   opened.errorMessage() % QLatin1Char('"');
+        return ExitOk;
     }
-    store::closeDatabase(name);
-    return code;
+    if (const auto current = store::Migrator(session).checkCurrent(); !current)
+        return parser.fail(current.error());
+    return ExitOk;
 }
 
 void addDispatchOptions(CommandParser &parser) {

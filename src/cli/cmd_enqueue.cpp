@@ -118,7 +118,7 @@ int runEnqueue(CommandContext &context) {
         request.aggregateId = parser.value(aggregateId);
     }
 
-    store::OutboxStore store(connection->db());
+    store::OutboxStore store(*connection);
     auto result = store.enqueue(request);
     if (!result)
         return parser.fail(result.error());

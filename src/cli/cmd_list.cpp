@@ -113,7 +113,7 @@ int runList(CommandContext &context) {
     std::unique_ptr<Connection> connection;
     if (const int exit = connect(parser, connection); exit != ExitOk)
         return exit;
-    store::EventQueries queries(connection->db());
+    store::EventQueries queries(*connection);
     auto page = queries.page(request);
     if (!page)
         return parser.fail(page.error());

@@ -25,7 +25,7 @@ int runMigrate(CommandContext &context) {
     if (const int exit = connect(parser, connection, SchemaCheck::Skip); exit != ExitOk)
         return exit;
 
-    store::Migrator migrator(connection->db());
+    store::Migrator migrator(*connection);
     auto report = migrator.migrate(parser.isSet(withRoles), parser.isSet(dryRun));
     if (!report)
         return parser.fail(report.error());

@@ -186,7 +186,7 @@ int runShow(CommandContext &context) {
     std::unique_ptr<Connection> connection;
     if (const int exit = connect(parser, connection); exit != ExitOk)
         return exit;
-    store::EventQueries queries(connection->db());
+    store::EventQueries queries(*connection);
     auto detail = queries.detail(*id);
     if (!detail)
         return parser.fail(detail.error());

@@ -132,7 +132,7 @@ int runStats(CommandContext &context) {
     std::unique_ptr<Connection> connection;
     if (const int exit = connect(parser, connection); exit != ExitOk)
         return exit;
-    store::EventQueries queries(connection->db());
+    store::EventQueries queries(*connection);
     auto &out = context.console.out();
 
     if (!interval.value()) {

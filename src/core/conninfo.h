@@ -38,7 +38,7 @@ public:
     QString redacted() const;
     // Full key=value string (with password) for libpq; never log it.
     QString toKeyValue() const;
-    // QSqlDatabase::setConnectOptions() value for the QPSQL driver: every
+    // The QPSQL driver's connect options (setConnectOptions()): every
     // option except host/port/dbname/user/password (which QPSQL takes
     // separately and quotes itself), each value in single quotes. Refuses
     // what could not reach libpq as written: a ';' in an option value (QPSQL

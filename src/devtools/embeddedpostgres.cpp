@@ -1,6 +1,7 @@
 #include "devtools/embeddedpostgres.h"
 
 #include "devtools/pgprocess.h"
+#include "store/session.h"
 
 #include <QDeadlineTimer>
 #include <QDir>
@@ -8,15 +9,11 @@
 #include <QFileInfo>
 #include <QLoggingCategory>
 #include <QProcess>
-#include <QSqlDatabase>
-#include <QSqlError>
-#include <QSqlQuery>
 #include <QStandardPaths>
 #include <QStringList>
 #include <QTemporaryDir>
 #include <QThread>
 #include <QUrl>
-#include <QUuid>
 #include <QVersionNumber>
 
 #include <algorithm>
@@ -100,12 +97,6 @@ QString quoteConnValue(const QString &value) {
     escaped.replace(QLatin1Char('\\'), QLatin1String("\\\\"));
     escaped.replace(QLatin1Char('\''), QLatin1String("\\'"));
     return QLatin1Char('\'') + escaped + QLatin1Char('\'');
-}
-
-QString quoteIdent(const QString &name) {
-    QString escaped = name;
-    escaped.replace(QLatin1Char('"'), QLatin1String("\"\""));
-    return QLatin1Char('"') + escaped + QLatin1Char('"');
 }
 
 } // namespace
@@ -291,41 +282,19 @@ Result<void> EmbeddedPostgres::Private::waitReady(qint64 logOffset,
 }
 
 Result<void> EmbeddedPostgres::Private::createDatabase() {
-    if (!QSqlDatabase::isDriverAvailable(QStringLiteral("QPSQL"))) {
-        return Result<void>::failure(ErrorKind::Unavailable,
-                                     QStringLiteral("The Qt PostgreSQL driver (QPSQL) is missing; "
-                                                    "install libqt6sql6-psql."));
+    core::ConnInfo info;
+    info.host = socketDir();
+    info.port = port;
+    info.dbname = QStringLiteral("postgres");
+    info.user = options.superuser;
+    store::Session session(
+        info, {.applicationName = QStringLiteral("outbox-embedded"), .connectTimeoutSeconds = 10});
+    if (const auto opened = session.open(); !opened) {
+        return Result<void>::failure(
+            ErrorKind::Unavailable,
+            QStringLiteral("Could not connect to the new cluster: %1").arg(opened.errorMessage()));
     }
-    const QString name =
-        QStringLiteral("outbox-embedded-") + QUuid::createUuid().toString(QUuid::WithoutBraces);
-    Result<void> result;
-    {
-        QSqlDatabase db = QSqlDatabase::addDatabase(QStringLiteral("QPSQL"), name);
-        db.setHostName(socketDir());
-        db.setPort(port);
-        db.setDatabaseName(QStringLiteral("postgres"));
-        db.setUserName(options.superuser);
-        db.setConnectOptions(QStringLiteral("connect_timeout=10"));
-        if (!db.open()) {
-            result = Result<void>::failure(
-                ErrorKind::Unavailable, QStringLiteral("Could not connect to the new cluster: %1")
-                                            .arg(db.lastError().text()));
-        } else {
-            QSqlQuery query(db);
-            query.prepare(QStringLiteral("SELECT 1 FROM pg_database WHERE datname = ?"));
-            query.addBindValue(options.database);
-            if (!query.exec()) {
-                result = Result<void>::failure(ErrorKind::Failed, query.lastError().text());
-            } else if (!query.next() && !query.exec(QStringLiteral("CREATE DATABASE ") +
-                                                    quoteIdent(options.database))) {
-                result = Result<void>::failure(
-                    ErrorKind::Failed, QStringLiteral("Could not create database %1: %2")
-                                           .arg(options.database, query.lastError().text()));
-            }
-        }
-    }
-    QSqlDatabase::removeDatabase(name);
-    return result;
+    return store::createDatabaseIfMissing(session, options.database);
 }
 
 bool EmbeddedPostgres::Private::running() {

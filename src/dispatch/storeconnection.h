@@ -3,6 +3,7 @@
 #include "core/conninfo.h"
 #include "core/result.h"
 #include "store/outboxstore.h"
+#include "store/session.h"
 
 #include <QString>
 
@@ -10,11 +11,12 @@
 
 namespace outbox::dispatch {
 
-// The dispatcher's own database connection and the OutboxStore on it.
-// Opened and used in one thread; reopened after a loss. Dispatcher-internal.
+// The dispatcher's own database session (with OutboxStore's planner
+// settings) and the OutboxStore on it. Opened and used in one thread;
+// reopened after a loss. Dispatcher-internal.
 class StoreConnection final {
 public:
-    // `applicationName` is used unless the ConnInfo sets application_name.
+    // `applicationName` is used unless the ConnInfo names one.
     StoreConnection(core::ConnInfo connInfo, const QString &applicationName);
     ~StoreConnection();
     Q_DISABLE_COPY_MOVE(StoreConnection)
@@ -30,8 +32,7 @@ public:
     bool probe() const;
 
 private:
-    core::ConnInfo m_connInfo;
-    QString m_connectionName;
+    store::Session m_session;
     std::unique_ptr<store::OutboxStore> m_store;
 };
 

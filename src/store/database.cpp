@@ -102,19 +102,21 @@ core::Error connectError(const QSqlError &error, const core::ConnInfo &info) {
                                "password in --db / OUTBOX_DB, PGPASSWORD or ~/.pgpass")
                     .arg(where, reason)};
     }
-    if (reason.contains(QLatin1String("role \"")) &&
-        reason.contains(QLatin1String("does not exist"))) {
-        return {ErrorKind::Invalid,
-                QStringLiteral("PostgreSQL at %1: %2 — set user= in --db / OUTBOX_DB to an "
-                               "existing role")
-                    .arg(where, reason)};
-    }
-    if (reason.contains(QLatin1String("database \"")) &&
-        reason.contains(QLatin1String("does not exist"))) {
-        return {ErrorKind::Invalid,
-                QStringLiteral("PostgreSQL at %1: %2 — create it (createdb) or set dbname= in "
-                               "--db / OUTBOX_DB")
-                    .arg(where, reason)};
+    // 'role "x" does not exist', 'database "x" does not exist'.
+    static const struct {
+        const char *object;
+        const char *fix;
+    } missing[] = {
+        {"role \"", "set user= in --db / OUTBOX_DB to an existing role"},
+        {"database \"", "create it (createdb) or set dbname= in --db / OUTBOX_DB"},
+    };
+    for (const auto &[object, fix] : missing) {
+        if (reason.contains(QLatin1String(object)) &&
+            reason.contains(QLatin1String("does not exist"))) {
+            return {
+                ErrorKind::Invalid,
+                QStringLiteral("PostgreSQL at %1: %2 — %3").arg(where, reason, QLatin1String(fix))};
+        }
     }
     if (containsAny(reason,
                     {"permission denied", "not permitted to log in", "no pg_hba.conf entry"})) {

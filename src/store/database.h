@@ -11,8 +11,10 @@
 
 namespace outbox::store {
 
-// QPSQL connections. A QSqlDatabase may only be used in the thread that
-// opened it: every worker opens its own with a unique connection name.
+// QPSQL connections and statements, the store layer's own plumbing: the
+// rest of the code opens a store::Session (session.h). A QSqlDatabase may
+// only be used in the thread that opened it: every worker opens its own with
+// a unique connection name.
 
 // Adds and opens a QPSQL connection named `connectionName`. Errors are
 // classified (Unavailable for refused/unreachable/timeout, Invalid for a

@@ -1,6 +1,7 @@
 #include "store/migrator.h"
 
 #include "store/database.h"
+#include "store/session.h"
 
 #include <QDir>
 #include <QFile>
@@ -162,6 +163,9 @@ private:
 };
 
 } // namespace
+
+Migrator::Migrator(Session &session)
+    : Migrator(session.database()) {}
 
 Migrator::Migrator(QSqlDatabase db)
     : m_db(std::move(db)) {}

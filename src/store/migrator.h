@@ -8,6 +8,8 @@
 
 namespace outbox::store {
 
+class Session;
+
 // Applies the numbered migrations compiled in from sql/ (resource :/sql),
 // each in its own transaction, serialised across processes with an advisory
 // lock, recorded in outbox_schema_version. Re-running is a no-op. A database
@@ -21,6 +23,7 @@ public:
         bool rolesApplied = false;
     };
 
+    explicit Migrator(Session &session);
     explicit Migrator(QSqlDatabase db);
 
     static int latestVersion();

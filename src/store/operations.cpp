@@ -2,6 +2,7 @@
 
 #include "store/bulkplan.h"
 #include "store/database.h"
+#include "store/session.h"
 
 #include <QElapsedTimer>
 #include <QLoggingCategory>
@@ -229,8 +230,8 @@ public:
             if (outcome.changed > 0 && wakesDispatchers(m_action)) {
                 // Delivered at commit, and only then: a dispatcher woken
                 // earlier would not see the rows yet.
-                auto notified = exec(m_db, QStringLiteral("SELECT pg_notify('outbox_events', '')"),
-                                     {}, context);
+                auto notified = exec(m_db, QStringLiteral("SELECT pg_notify($1, '')"),
+                                     {QString(kNotifyChannel)}, context);
                 if (!notified)
                     return notified.error();
             }
@@ -353,6 +354,9 @@ QString actionName(Action action) {
     }
     return QString();
 }
+
+OperatorStore::OperatorStore(Session &session, Actor actor)
+    : OperatorStore(session.database(), std::move(actor)) {}
 
 OperatorStore::OperatorStore(QSqlDatabase db, Actor actor)
     : m_db(std::move(db))

@@ -13,6 +13,8 @@
 
 namespace outbox::store {
 
+class Session;
+
 // Who acts, for outbox_audit (the database user is recorded by PostgreSQL).
 struct Actor {
     QString osUser;
@@ -77,6 +79,7 @@ struct BulkResult {
 // commits); a throttled run sleeps in that thread between batches.
 class OperatorStore final {
 public:
+    OperatorStore(Session &session, Actor actor);
     OperatorStore(QSqlDatabase db, Actor actor);
     Q_DISABLE_COPY_MOVE(OperatorStore)
 

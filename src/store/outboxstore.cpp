@@ -1,6 +1,7 @@
 #include "store/outboxstore.h"
 
 #include "store/database.h"
+#include "store/session.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -73,7 +74,7 @@ QString jsonText(const QJsonArray &rows) {
 // exactly those (a LIMIT inside `WHERE id IN (...)` could be re-evaluated and
 // over-claim). `id = ANY (ARRAY(...))` makes the UPDATE a primary-key lookup
 // whatever the planner guesses for the LIMIT, so the statement is safe as a
-// generic plan (see StoreConnection). RETURNING has no defined order, hence
+// generic plan (Session::Options::genericPlans). RETURNING has no defined order, hence
 // the outer SELECT.
 QString claimSql(bool byNamespace) {
     return QStringLiteral("WITH c AS MATERIALIZED ("
@@ -300,7 +301,30 @@ core::Result<QVariant> runScalar(QSqlDatabase db, Slot &slot, const QString &sql
     return value;
 }
 
+// Runs a fenced batch statement (ack, nack, release) and tells which of the
+// requested rows it applied. `fencedKind` ("ack", "nack") has the rows that
+// were fenced out logged.
+template <typename Slot>
+core::Result<FencedResult> runFenced(QSqlDatabase db, Slot &slot, const QString &sql,
+                                     const QVariantList &values, const QList<QUuid> &requested,
+                                     const QString &context, const char *fencedKind = nullptr) {
+    auto query = run(db, slot, sql, values, context);
+    if (!query.ok()) {
+        return query.error();
+    }
+    auto result = fenced(*query.value(), requested);
+    query.value()->finish();
+    if (fencedKind && !result.fencedOut.isEmpty()) {
+        qCInfo(lcOutboxStore, "%d %s(s) fenced out: the lease moved to another worker or attempt",
+               int(result.fencedOut.size()), fencedKind);
+    }
+    return result;
+}
+
 } // namespace
+
+OutboxStore::OutboxStore(Session &session)
+    : OutboxStore(session.database()) {}
 
 OutboxStore::OutboxStore(QSqlDatabase db)
     : m_db(std::move(db))
@@ -392,18 +416,8 @@ core::Result<FencedResult> OutboxStore::ack(const QUuid &workerId, const QList<A
                                 {QStringLiteral("attempts"), a.attempts}});
         ids << a.id;
     }
-    auto query = run(m_db, m_prepared->ack, kAckSql, {jsonText(rows), uuidText(workerId)},
-                     QStringLiteral("acknowledging delivered events"));
-    if (!query.ok()) {
-        return query.error();
-    }
-    auto result = fenced(*query.value(), ids);
-    query.value()->finish();
-    if (!result.fencedOut.isEmpty()) {
-        qCInfo(lcOutboxStore) << result.fencedOut.size()
-                              << "ack(s) fenced out: the lease moved to another worker or attempt";
-    }
-    return result;
+    return runFenced(m_db, m_prepared->ack, kAckSql, {jsonText(rows), uuidText(workerId)}, ids,
+                     QStringLiteral("acknowledging delivered events"), "ack");
 }
 
 core::Result<FencedResult> OutboxStore::nack(const QUuid &workerId, const QList<Nack> &nacks,
@@ -429,19 +443,9 @@ core::Result<FencedResult> OutboxStore::nack(const QUuid &workerId, const QList<
         ids << n.id;
     }
     const QString worker = uuidText(workerId);
-    auto query = run(m_db, m_prepared->nack, kNackSql,
-                     {jsonText(rows), maxAttempts, maxAttempts, worker, worker},
-                     QStringLiteral("recording failed deliveries"));
-    if (!query.ok()) {
-        return query.error();
-    }
-    auto result = fenced(*query.value(), ids);
-    query.value()->finish();
-    if (!result.fencedOut.isEmpty()) {
-        qCInfo(lcOutboxStore) << result.fencedOut.size()
-                              << "nack(s) fenced out: the lease moved to another worker or attempt";
-    }
-    return result;
+    return runFenced(m_db, m_prepared->nack, kNackSql,
+                     {jsonText(rows), maxAttempts, maxAttempts, worker, worker}, ids,
+                     QStringLiteral("recording failed deliveries"), "nack");
 }
 
 core::Result<FencedResult> OutboxStore::release(const QUuid &workerId,
@@ -462,15 +466,9 @@ core::Result<FencedResult> OutboxStore::release(const QUuid &workerId,
                                 {QStringLiteral("attempt_made"), r.attemptMade}});
         ids << r.id;
     }
-    auto query = run(m_db, m_prepared->release, kReleaseSql,
-                     {jsonText(rows), maxAttempts, uuidText(workerId)},
+    return runFenced(m_db, m_prepared->release, kReleaseSql,
+                     {jsonText(rows), maxAttempts, uuidText(workerId)}, ids,
                      QStringLiteral("releasing leased events"));
-    if (!query.ok()) {
-        return query.error();
-    }
-    auto result = fenced(*query.value(), ids);
-    query.value()->finish();
-    return result;
 }
 
 QString OutboxStore::deadSweepStatement(bool byNamespace, SweepScope scope) {

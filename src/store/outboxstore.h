@@ -16,6 +16,8 @@
 
 namespace outbox::store {
 
+class Session;
+
 struct EnqueueRequest {
     QString nameSpace;
     QString topic;
@@ -97,14 +99,14 @@ enum class SweepScope {
 
 // The producer and dispatcher side of the outbox (ARCHITECTURE.md §5). Uses
 // the caller's connection, in the caller's thread; statements are prepared
-// once and reused. Not thread-safe: one OutboxStore per connection.
+// once and reused. Not thread-safe: one OutboxStore per connection. A
+// dispatcher's session runs it with Session::Options::genericPlans.
 class OutboxStore final {
 public:
+    explicit OutboxStore(Session &session);
     explicit OutboxStore(QSqlDatabase db);
     ~OutboxStore();
     Q_DISABLE_COPY_MOVE(OutboxStore)
-
-    QSqlDatabase database() const { return m_db; }
 
     // Runs in the caller's current transaction if one is open.
     core::Result<EnqueueResult> enqueue(const EnqueueRequest &request);

@@ -2,6 +2,7 @@
 
 #include "store/database.h"
 #include "store/migrator.h"
+#include "store/session.h"
 
 #include <QSqlDriver>
 #include <QSqlField>
@@ -90,6 +91,31 @@ core::OutboxEvent readEvent(const QSqlQuery &query) {
     return event;
 }
 
+// The columns of core::AuditRecord, in the order readAudit() expects.
+QString auditColumns(const QString &alias) {
+    const QString p = alias + QLatin1Char('.');
+    const QStringList columns = {
+        p + QLatin1String("id"),      msOf(p + QLatin1String("at")), p + QLatin1String("db_user"),
+        p + QLatin1String("os_user"), p + QLatin1String("host"),     p + QLatin1String("action"),
+        p + QLatin1String("filter"),  p + QLatin1String("affected"), p + QLatin1String("skipped"),
+    };
+    return columns.join(QLatin1String(", "));
+}
+
+core::AuditRecord readAudit(const QSqlQuery &query) {
+    core::AuditRecord record;
+    record.id = query.value(0).toLongLong();
+    record.at = timeFrom(query.value(1));
+    record.dbUser = query.value(2).toString();
+    record.osUser = query.value(3).toString();
+    record.host = query.value(4).toString();
+    record.action = query.value(5).toString();
+    record.filter = query.value(6).toString();
+    record.affected = query.value(7).toLongLong();
+    record.skipped = query.value(8).toLongLong();
+    return record;
+}
+
 core::Error noRow(const QString &context) {
     return {ErrorKind::Failed, context + QStringLiteral(": the server returned no row")};
 }
@@ -170,8 +196,21 @@ PageSql pageSql(const PageRequest &request) {
 
 } // namespace
 
+EventQueries::EventQueries(Session &session)
+    : EventQueries(session.database()) {}
+
 EventQueries::EventQueries(QSqlDatabase db)
     : m_db(std::move(db)) {}
+
+core::Result<QDateTime> EventQueries::serverNow() {
+    const QString context = QStringLiteral("reading the server clock");
+    auto query = exec(m_db, QStringLiteral("SELECT clock_timestamp()"), {}, context);
+    if (!query)
+        return query.error();
+    if (!query->next())
+        return noRow(context);
+    return query->value(0).toDateTime();
+}
 
 core::Result<StatusCounts> EventQueries::counts(qint64 exactDeliveredCap) {
     const QString context = QStringLiteral("counting events");
@@ -391,27 +430,15 @@ core::Result<std::optional<EventDetail>> EventQueries::detail(const QUuid &id) {
         }
 
         auto audit = exec(m_db,
-                          QLatin1String("SELECT a.id, ") + msOf(QStringLiteral("a.at")) +
-                              QLatin1String(", a.db_user, a.os_user, a.host, a.action, a.filter,"
-                                            " a.affected, a.skipped FROM outbox_audit a"
+                          QLatin1String("SELECT ") + auditColumns(QStringLiteral("a")) +
+                              QLatin1String(" FROM outbox_audit a"
                                             " JOIN outbox_audit_events ae ON ae.audit_id = a.id"
                                             " WHERE ae.event_id = ?::uuid ORDER BY a.at, a.id"),
                           {idText}, context);
         if (!audit)
             return audit.error();
-        while (audit->next()) {
-            core::AuditRecord record;
-            record.id = audit->value(0).toLongLong();
-            record.at = timeFrom(audit->value(1));
-            record.dbUser = audit->value(2).toString();
-            record.osUser = audit->value(3).toString();
-            record.host = audit->value(4).toString();
-            record.action = audit->value(5).toString();
-            record.filter = audit->value(6).toString();
-            record.affected = audit->value(7).toLongLong();
-            record.skipped = audit->value(8).toLongLong();
-            detail.audit << record;
-        }
+        while (audit->next())
+            detail.audit << readAudit(audit.value());
 
         auto replays = exec(m_db,
                             QStringLiteral("SELECT id::text FROM outbox_events WHERE replay_of = "
@@ -472,26 +499,14 @@ core::Result<QList<core::AuditRecord>> EventQueries::auditLog(int limit) {
             QStringLiteral("audit log limit must be at least 1 (got %1)").arg(limit)};
     auto query =
         exec(m_db,
-             QLatin1String("SELECT id, ") + msOf(QStringLiteral("at")) +
-                 QLatin1String(", db_user, os_user, host, action, filter, affected, skipped"
-                               " FROM outbox_audit ORDER BY at DESC, id DESC LIMIT ?"),
+             QLatin1String("SELECT ") + auditColumns(QStringLiteral("a")) +
+                 QLatin1String(" FROM outbox_audit a ORDER BY a.at DESC, a.id DESC LIMIT ?"),
              {limit}, QStringLiteral("reading the audit log"));
     if (!query)
         return query.error();
     QList<core::AuditRecord> records;
-    while (query->next()) {
-        core::AuditRecord record;
-        record.id = query->value(0).toLongLong();
-        record.at = timeFrom(query->value(1));
-        record.dbUser = query->value(2).toString();
-        record.osUser = query->value(3).toString();
-        record.host = query->value(4).toString();
-        record.action = query->value(5).toString();
-        record.filter = query->value(6).toString();
-        record.affected = query->value(7).toLongLong();
-        record.skipped = query->value(8).toLongLong();
-        records << record;
-    }
+    while (query->next())
+        records << readAudit(query.value());
     return records;
 }
 

@@ -14,6 +14,8 @@
 
 namespace outbox::store {
 
+class Session;
+
 struct TopicCount {
     QString nameSpace;
     QString topic;
@@ -90,8 +92,12 @@ struct ServerInfo {
 // Uses the caller's connection in the caller's thread.
 class EventQueries final {
 public:
+    explicit EventQueries(Session &session);
     explicit EventQueries(QSqlDatabase db);
     Q_DISABLE_COPY_MOVE(EventQueries)
+
+    // The database clock (clock_timestamp()), to show times relative to it.
+    core::Result<QDateTime> serverNow();
 
     // Exact counts for the live sets (partial indexes); delivered is exact
     // up to `exactDeliveredCap` rows and estimated beyond.

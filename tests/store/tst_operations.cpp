@@ -5,6 +5,7 @@
 #include "core/conninfo.h"
 #include "store/database.h"
 #include "store/operations.h"
+#include "store/session.h"
 #include "support/pgfixture.h"
 
 #include <QSignalSpy>
@@ -419,7 +420,7 @@ private Q_SLOTS:
         QVERIFY(insertEvents(m_db, 3, state));
         QSqlDatabase listener = openExtra();
         QVERIFY(listener.isOpen());
-        QVERIFY(listener.driver()->subscribeToNotification(QStringLiteral("outbox_events")));
+        QVERIFY(listener.driver()->subscribeToNotification(store::kNotifyChannel));
         QSignalSpy spy(listener.driver(), &QSqlDriver::notification);
         OperatorStore ops(m_db, kActor);
         const auto result = ops.run(action, EventFilter{});

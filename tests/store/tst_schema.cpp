@@ -8,6 +8,7 @@
 #include "store/database.h"
 #include "store/migrator.h"
 #include "store/outboxstore.h"
+#include "store/session.h"
 #include "support/pgfixture.h"
 
 #include <QSignalSpy>
@@ -425,7 +426,7 @@ private Q_SLOTS:
         const QString name = migratedDatabase();
         QSqlDatabase listener = m_pg->open(name);
         QSqlDatabase producer = m_pg->open(name);
-        QVERIFY(listener.driver()->subscribeToNotification(QStringLiteral("outbox_events")));
+        QVERIFY(listener.driver()->subscribeToNotification(store::kNotifyChannel));
         QSignalSpy spy(listener.driver(), &QSqlDriver::notification);
         QVERIFY(spy.isValid());
 
@@ -445,7 +446,7 @@ private Q_SLOTS:
         const auto hints = [&]() {
             int count = 0;
             for (const QList<QVariant> &signal : std::as_const(spy)) {
-                if (signal.at(0).toString() == QLatin1String("outbox_events") &&
+                if (signal.at(0).toString() == store::kNotifyChannel &&
                     signal.at(2).toString().isEmpty()) {
                     ++count;
                 }

@@ -1,6 +1,6 @@
 #include "console/model/bulkjob.h"
 
-#include "store/database.h"
+#include "store/session.h"
 
 namespace outbox::console {
 
@@ -58,13 +58,12 @@ void BulkTask::run() const {
         reportResult(result);
         return;
     }
-    const QString name = store::uniqueConnectionName(QStringLiteral("console-bulk"));
+    store::Session session(connInfo, {.applicationName = actor.application});
     core::Result<store::BulkResult> result = [&]() -> core::Result<store::BulkResult> {
-        auto db = store::openDatabase(connInfo, name);
-        if (!db.ok()) {
-            return db.error();
+        if (auto opened = session.open(); !opened.ok()) {
+            return opened.error();
         }
-        store::OperatorStore operations(db.value(), actor);
+        store::OperatorStore operations(session, actor);
         store::BulkOptions runOptions = options;
         const auto flag = control; // keeps the flag alive inside the callback
         const auto progressSink = reportProgress;
@@ -74,7 +73,7 @@ void BulkTask::run() const {
         };
         return operations.run(action, filter, runOptions);
     }();
-    store::closeDatabase(name);
+    session.close();
     reportResult(result);
 }
 

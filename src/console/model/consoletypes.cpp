@@ -34,8 +34,6 @@ QString requestKindName(RequestKind kind) {
         return QStringLiteral("privileges");
     case RequestKind::ServerInfo:
         return QStringLiteral("server info");
-    case RequestKind::Execute:
-        return QStringLiteral("statement");
     case RequestKind::Bulk:
         return QStringLiteral("bulk action");
     }

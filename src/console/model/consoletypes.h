@@ -6,8 +6,6 @@
 #include <QList>
 #include <QLoggingCategory>
 #include <QString>
-#include <QStringList>
-#include <QVariantList>
 
 #include <chrono>
 
@@ -34,7 +32,6 @@ enum class RequestKind {
     ErrorGroups,
     Privileges,
     ServerInfo,
-    Execute,
     Bulk,
 };
 QString requestKindName(RequestKind kind); // "counts", "page", ...
@@ -54,14 +51,6 @@ struct ErrorGroupsResult {
     QDateTime serverTime;
 };
 
-// Rows of an ad-hoc statement (diagnostics and tests), capped at maxRows.
-struct SqlResult {
-    QStringList columns;
-    QList<QVariantList> rows;
-    int rowsAffected = -1;
-    bool truncated = false;
-};
-
 struct StoreClientOptions {
     QString application = QStringLiteral("outbox-console");
     // NOTIFYs arriving within this window fold into one changed() signal.
@@ -75,7 +64,6 @@ struct StoreClientOptions {
     // Used when the connection string has no connect_timeout, so that a
     // reconnect attempt against an unreachable host cannot stall the worker.
     int connectTimeoutSeconds = 5;
-    int maxSqlRows = 1000;
     // LISTEN for changes on this worker's connection (StoreClient's second,
     // aggregate worker does not: one changed() source is enough).
     bool listen = true;

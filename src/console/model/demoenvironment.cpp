@@ -5,8 +5,8 @@
 #include "console/model/demopublisher.h"
 #include "devtools/embeddedpostgres.h"
 #include "dispatch/threadedpublisher.h"
-#include "store/database.h"
 #include "store/migrator.h"
+#include "store/session.h"
 
 #include <QFile>
 #include <QFileInfo>
@@ -135,20 +135,19 @@ void DemoEnvironment::start() {
                 result.clusterDirectory = QFileInfo(cluster->dataDirectory()).path();
                 result.connInfo = cluster->connInfo();
                 postProgress(generation, tr("Applying migrations…"));
-                const QString name = store::uniqueConnectionName(QStringLiteral("demo-setup"));
                 QString error;
-                {
-                    const auto info = core::ConnInfo::parse(result.connInfo);
-                    if (!info) {
-                        error = info.errorMessage();
-                    } else if (auto db = store::openDatabase(info.value(), name); !db) {
-                        error = db.errorMessage();
-                    } else if (const auto migrated = store::Migrator(db.value()).migrate();
+                if (const auto info = core::ConnInfo::parse(result.connInfo); !info) {
+                    error = info.errorMessage();
+                } else {
+                    store::Session session(
+                        info.value(), {.applicationName = QStringLiteral("outbox-demo-setup")});
+                    if (const auto opened = session.open(); !opened) {
+                        error = opened.errorMessage();
+                    } else if (const auto migrated = store::Migrator(session).migrate();
                                !migrated) {
                         error = migrated.errorMessage();
                     }
                 }
-                store::closeDatabase(name);
                 if (!error.isEmpty()) {
                     result.error = tr("Demo mode could not migrate its database: %1").arg(error);
                 } else {

@@ -1,7 +1,6 @@
 #include "console/model/demoproducer.h"
 
 #include "console/model/consoletypes.h"
-#include "store/database.h"
 
 #include <QDateTime>
 #include <QJsonArray>
@@ -52,9 +51,9 @@ QString isoNow() {
 DemoProducer::DemoProducer(core::ConnInfo connInfo, QString poisonNamespace, QString poisonTopic,
                            QObject *parent)
     : QObject(parent)
-    , m_connInfo(std::move(connInfo))
     , m_poisonNamespace(std::move(poisonNamespace))
     , m_poisonTopic(std::move(poisonTopic))
+    , m_session(std::move(connInfo), {.applicationName = QStringLiteral("outbox-demo-producer")})
     , m_timer(this) // a child, so it moves to the worker thread with the producer
     , m_rng(QRandomGenerator::securelySeeded()) {
     for (int i = 0; i < TenantCount; ++i)
@@ -68,8 +67,6 @@ DemoProducer::~DemoProducer() {
 }
 
 void DemoProducer::start(double eventsPerSecond, bool paused) {
-    m_connInfo.setOption(QStringLiteral("application_name"),
-                         QStringLiteral("outbox-demo-producer"));
     setRate(eventsPerSecond);
     m_paused = paused;
     m_carry = 0.0;
@@ -95,25 +92,19 @@ void DemoProducer::setPaused(bool paused) {
 bool DemoProducer::ensureConnection() {
     if (m_store)
         return true;
-    m_connectionName = store::uniqueConnectionName(QStringLiteral("demo-producer"));
-    auto db = store::openDatabase(m_connInfo, m_connectionName);
-    if (!db) {
-        reportError(tr("The demo producer cannot reach the database: %1").arg(db.errorMessage()));
-        store::closeDatabase(m_connectionName);
-        m_connectionName.clear();
+    if (const auto opened = m_session.open(); !opened) {
+        reportError(
+            tr("The demo producer cannot reach the database: %1").arg(opened.errorMessage()));
         return false;
     }
-    m_store = std::make_unique<store::OutboxStore>(db.value());
+    m_store = std::make_unique<store::OutboxStore>(m_session);
     m_lastError.clear();
     return true;
 }
 
 void DemoProducer::dropConnection() {
     m_store.reset();
-    if (!m_connectionName.isEmpty()) {
-        store::closeDatabase(m_connectionName);
-        m_connectionName.clear();
-    }
+    m_session.close();
 }
 
 void DemoProducer::reportError(const QString &message) {
@@ -137,7 +128,7 @@ void DemoProducer::tick() {
 
     qint64 inserted = 0;
     const auto done = store::inTransaction(
-        m_store->database(), QStringLiteral("demo producer"), [&]() -> core::Result<void> {
+        m_session, QStringLiteral("demo producer"), [&]() -> core::Result<void> {
             for (int i = 0; i < count; ++i) {
                 const bool duplicate = m_lastDeduped && m_rng.bounded(100) < 2;
                 const store::EnqueueRequest request = duplicate ? *m_lastDeduped : nextEvent();
@@ -153,7 +144,7 @@ void DemoProducer::tick() {
         });
     if (!done) {
         reportError(tr("The demo producer could not enqueue: %1").arg(done.errorMessage()));
-        if (!m_store->database().isOpen() || done.error().kind == core::ErrorKind::Unavailable)
+        if (!m_session.isOpen() || done.error().kind == core::ErrorKind::Unavailable)
             dropConnection(); // reopened on the next tick
         return;
     }

@@ -2,6 +2,7 @@
 
 #include "core/conninfo.h"
 #include "store/outboxstore.h"
+#include "store/session.h"
 
 #include <QElapsedTimer>
 #include <QList>
@@ -22,7 +23,7 @@ namespace outbox::console {
 // transactions. One transaction per tick.
 //
 // Threading: create it in (or move it to) a worker thread and call every
-// slot there (queued); it opens its own database connection in start().
+// slot there (queued); it opens its own database session in start().
 class DemoProducer final : public QObject {
     Q_OBJECT
 public:
@@ -54,11 +55,10 @@ private:
     void dropConnection();
     void reportError(const QString &message);
 
-    core::ConnInfo m_connInfo;
     QString m_poisonNamespace;
     QString m_poisonTopic;
-    QString m_connectionName;
-    std::unique_ptr<store::OutboxStore> m_store;
+    store::Session m_session;
+    std::unique_ptr<store::OutboxStore> m_store; // on m_session while it is open
     QTimer m_timer;
     QElapsedTimer m_clock;
     QRandomGenerator m_rng;

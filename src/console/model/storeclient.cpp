@@ -59,7 +59,6 @@ void StoreClient::wireResults(StoreWorker *worker) {
     forward(worker, &StoreWorker::errorGroupsReady, &StoreClient::errorGroupsReady);
     forward(worker, &StoreWorker::privilegesReady, &StoreClient::privilegesReady);
     forward(worker, &StoreWorker::serverInfoReady, &StoreClient::serverInfoReady);
-    forward(worker, &StoreWorker::executeReady, &StoreClient::executeReady);
     connect(worker, &StoreWorker::requestFailed, this,
             [this](RequestId id, RequestKind kind, const core::Error &error) {
                 if (const auto as = settle(id)) {
@@ -235,11 +234,6 @@ RequestId StoreClient::requestServerInfo() {
                   [](StoreWorker *w, RequestId id) { w->serverInfo(id); });
 }
 
-RequestId StoreClient::requestExecute(const QString &sql, const QVariantList &values) {
-    return submit(RequestKind::Execute, {},
-                  [sql, values](StoreWorker *w, RequestId id) { w->execute(id, sql, values); });
-}
-
 BulkJob *StoreClient::startBulk(store::Action action, const store::EventFilter &filter,
                                 store::BulkOptions options) {
     const RequestId id = m_nextId++;
@@ -252,9 +246,6 @@ BulkJob *StoreClient::startBulk(store::Action action, const store::EventFilter &
     options.progress = nullptr;
     BulkTask task;
     task.connInfo = m_info;
-    if (task.connInfo.option(QStringLiteral("application_name")).isEmpty()) {
-        task.connInfo.setOption(QStringLiteral("application_name"), m_options.application);
-    }
     task.actor = store::Actor::fromEnvironment(m_options.application);
     task.action = action;
     task.filter = filter;
@@ -272,15 +263,12 @@ BulkJob *StoreClient::startBulk(store::Action action, const store::EventFilter &
             },
             Qt::QueuedConnection);
     };
-    task.reportResult = [this, control, id](const core::Result<store::BulkResult> &result) {
+    task.reportResult = [this, control](const core::Result<store::BulkResult> &result) {
         QMetaObject::invokeMethod(
             this,
-            [this, control, id, result] {
+            [control, result] {
                 if (BulkJob *j = control->job.data()) {
                     j->reportResult(result);
-                }
-                if (result.ok()) {
-                    Q_EMIT bulkFinished(id, result.value());
                 }
             },
             Qt::QueuedConnection);

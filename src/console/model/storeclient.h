@@ -59,7 +59,6 @@ public:
     void reconnectNow();
 
     ConnectionState connectionState() const { return m_state; }
-    QString connectionMessage() const { return m_stateMessage; }
     // Connection description without the password, for the UI.
     QString connectionDescription() const { return m_info.redacted(); }
 
@@ -70,10 +69,6 @@ public:
                                  const QString &supersedeKey = {});
     RequestId requestPrivileges();
     RequestId requestServerInfo();
-    // Runs one statement with bound values on the worker's connection and
-    // returns its rows (capped). For diagnostics and tests; operator actions
-    // go through startBulk().
-    RequestId requestExecute(const QString &sql, const QVariantList &values = {});
 
     // Starts an operator action on a pool thread. The returned job is
     // parented to this client; connect to its signals right away (they are
@@ -95,11 +90,8 @@ Q_SIGNALS:
     void privilegesReady(outbox::console::RequestId id,
                          const outbox::store::Privileges &privileges);
     void serverInfoReady(outbox::console::RequestId id, const outbox::store::ServerInfo &info);
-    void executeReady(outbox::console::RequestId id, const outbox::console::SqlResult &result);
     void requestFailed(outbox::console::RequestId id, outbox::console::RequestKind kind,
                        const outbox::core::Error &error);
-    // Any bulk job finished (after the job's own finished signal).
-    void bulkFinished(outbox::console::RequestId id, const outbox::store::BulkResult &result);
 
 private:
     struct Lane {

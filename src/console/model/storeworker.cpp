@@ -1,14 +1,6 @@
 #include "console/model/storeworker.h"
 
-#include "store/database.h"
-
-#include <QSqlDriver>
-#include <QSqlQuery>
-#include <QSqlRecord>
 #include <QThread>
-#include <QTimer>
-
-#include <algorithm>
 
 namespace outbox::console {
 
@@ -19,130 +11,71 @@ QString seconds(std::chrono::milliseconds delay) {
     return QString::number(s, 'g', 3) + QLatin1Char('s');
 }
 
+store::SessionKeeper::Options keeperOptions(const StoreClientOptions &options) {
+    store::SessionKeeper::Options keeper;
+    keeper.session.applicationName = options.application;
+    // A reconnect attempt against an unreachable host must not stall the
+    // worker (and with it every queued request) for libpq's default of forever.
+    keeper.session.connectTimeoutSeconds = options.connectTimeoutSeconds;
+    // Not fatal: the console's refresh tick still shows changes.
+    keeper.listen = options.listen ? store::SessionKeeper::Listen::IfPossible
+                                   : store::SessionKeeper::Listen::Off;
+    keeper.debounce = options.changeDebounce;
+    keeper.healthCheckInterval = options.healthCheckInterval;
+    keeper.reconnectMin = options.reconnectMin;
+    keeper.reconnectMax = options.reconnectMax;
+    keeper.jitter = false;
+    // Retrying cannot fix a wrong password or a missing database.
+    keeper.giveUpOnInvalid = true;
+    return keeper;
+}
+
 } // namespace
 
 StoreWorker::StoreWorker(core::ConnInfo info, StoreClientOptions options)
-    : m_info(std::move(info))
-    , m_options(std::move(options))
-    , m_backoff(m_options.reconnectMin)
-    , m_reconnectTimer(new QTimer(this))
-    , m_debounceTimer(new QTimer(this))
-    , m_healthTimer(new QTimer(this)) {
-    // A reconnect attempt against an unreachable host must not stall the
-    // worker (and with it every queued request) for libpq's default of forever.
-    if (m_info.option(QStringLiteral("connect_timeout")).isEmpty()) {
-        m_info.setOption(QStringLiteral("connect_timeout"),
-                         QString::number(m_options.connectTimeoutSeconds));
-    }
-    if (m_info.option(QStringLiteral("application_name")).isEmpty()) {
-        m_info.setOption(QStringLiteral("application_name"), m_options.application);
-    }
-
-    m_reconnectTimer->setSingleShot(true);
-    connect(m_reconnectTimer, &QTimer::timeout, this, &StoreWorker::tryConnect);
-
-    m_debounceTimer->setSingleShot(true);
-    m_debounceTimer->setInterval(m_options.changeDebounce);
-    connect(m_debounceTimer, &QTimer::timeout, this, &StoreWorker::changed);
-
-    m_healthTimer->setInterval(m_options.healthCheckInterval);
-    connect(m_healthTimer, &QTimer::timeout, this, &StoreWorker::healthCheck);
+    : m_info(info)
+    , m_keeper(std::move(info), keeperOptions(options), this) {
+    connect(&m_keeper, &store::SessionKeeper::connected, this, [this] {
+        setState(ConnectionState::Connected,
+                 QStringLiteral("Connected to %1").arg(m_info.redacted()));
+    });
+    connect(&m_keeper, &store::SessionKeeper::retrying, this, &StoreWorker::onRetrying);
+    connect(&m_keeper, &store::SessionKeeper::gaveUp, this,
+            [this](const QString &reason) { setState(ConnectionState::Disconnected, reason); });
+    // Debounced notifications, and once after every reconnect: anything may
+    // have happened while we were away.
+    connect(&m_keeper, &store::SessionKeeper::notified, this, &StoreWorker::changed);
 }
 
-StoreWorker::~StoreWorker() {
-    closeConnection();
-}
+StoreWorker::~StoreWorker() = default;
 
 void StoreWorker::open() {
     Q_ASSERT(QThread::currentThread() == thread());
     setState(ConnectionState::Connecting,
              QStringLiteral("Connecting to %1").arg(m_info.redacted()));
-    tryConnect();
+    m_keeper.start();
 }
 
 void StoreWorker::reconnectNow() {
     Q_ASSERT(QThread::currentThread() == thread());
-    m_reconnectTimer->stop();
-    m_backoff = m_options.reconnectMin;
-    tryConnect();
+    m_keeper.reconnectNow();
 }
 
 void StoreWorker::connectIfDown() {
     Q_ASSERT(QThread::currentThread() == thread());
-    if (m_state != ConnectionState::Connected) {
-        reconnectNow();
+    if (!m_keeper.isConnected()) {
+        m_keeper.reconnectNow();
     }
 }
 
-void StoreWorker::tryConnect() {
-    closeConnection();
-    // A fresh name per attempt: the previous connection may still be known to
-    // Qt's registry while its socket is already gone.
-    m_connectionName = store::uniqueConnectionName(QStringLiteral("console-store"));
-    auto opened = store::openDatabase(m_info, m_connectionName);
-    if (!opened.ok()) {
-        const auto kind = opened.errorKind();
-        if (kind == core::ErrorKind::Invalid || kind == core::ErrorKind::PermissionDenied) {
-            // Retrying cannot fix a wrong password or a missing database.
-            closeConnection();
-            setState(ConnectionState::Disconnected, opened.errorMessage());
-            return;
-        }
-        scheduleReconnect(opened.errorMessage());
-        return;
+void StoreWorker::onRetrying(const QString &reason, core::Millis delay) {
+    QString why = reason;
+    if (m_state == ConnectionState::Connected) {
+        qCWarning(lcConsole) << "database connection lost:" << reason;
+        why = QStringLiteral("The database connection was lost.");
     }
-    m_db = opened.value();
-
-    QSqlDriver *driver = m_db.driver();
-    connect(driver, &QSqlDriver::notification, this,
-            [this](const QString &name, QSqlDriver::NotificationSource, const QVariant &) {
-                onNotification(name);
-            });
-    if (m_options.listen && !driver->subscribeToNotification(QLatin1String(kChannel))) {
-        // Not fatal: the console's refresh tick still shows changes.
-        qCWarning(lcConsole) << "LISTEN" << kChannel
-                             << "failed; live updates fall back to the refresh tick:"
-                             << driver->lastError().text();
-    }
-
-    const bool reconnected = m_everConnected;
-    m_everConnected = true;
-    m_backoff = m_options.reconnectMin;
-    m_healthTimer->start();
-    setState(ConnectionState::Connected, QStringLiteral("Connected to %1").arg(m_info.redacted()));
-    if (reconnected) {
-        // Anything may have happened while we were away.
-        Q_EMIT changed();
-    }
-}
-
-void StoreWorker::closeConnection() {
-    m_healthTimer->stop();
-    if (m_db.isValid()) {
-        if (QSqlDriver *driver = m_db.driver()) {
-            disconnect(driver, nullptr, this, nullptr);
-        }
-        m_db.close();
-    }
-    m_db = QSqlDatabase();
-    if (!m_connectionName.isEmpty()) {
-        store::closeDatabase(m_connectionName);
-        m_connectionName.clear();
-    }
-}
-
-void StoreWorker::scheduleReconnect(const QString &reason) {
-    closeConnection();
-    const auto delay = m_backoff;
-    m_backoff = std::min(m_backoff * 2, m_options.reconnectMax);
-    m_reconnectTimer->start(delay);
     setState(ConnectionState::Reconnecting,
-             QStringLiteral("%1 Retrying in %2.").arg(reason, seconds(delay)));
-}
-
-void StoreWorker::connectionLost(const QString &reason) {
-    qCWarning(lcConsole) << "database connection lost:" << reason;
-    scheduleReconnect(reason);
+             QStringLiteral("%1 Retrying in %2.").arg(why, seconds(delay)));
 }
 
 void StoreWorker::setState(ConnectionState state, const QString &message) {
@@ -152,34 +85,6 @@ void StoreWorker::setState(ConnectionState state, const QString &message) {
     m_state = state;
     m_stateMessage = message;
     Q_EMIT connectionStateChanged(state, message);
-}
-
-void StoreWorker::onNotification(const QString &name) {
-    if (name != QLatin1String(kChannel)) {
-        return;
-    }
-    // Leading-edge debounce: the first notification arms the timer, the rest
-    // of the burst folds into the same changed().
-    if (!m_debounceTimer->isActive()) {
-        m_debounceTimer->start();
-    }
-}
-
-bool StoreWorker::probe() {
-    if (!m_db.isOpen()) {
-        return false;
-    }
-    QSqlQuery query(m_db);
-    return query.exec(QStringLiteral("SELECT 1"));
-}
-
-void StoreWorker::healthCheck() {
-    if (m_state != ConnectionState::Connected) {
-        return;
-    }
-    if (!probe()) {
-        connectionLost(QStringLiteral("The database connection was lost."));
-    }
 }
 
 bool StoreWorker::ensureConnected(RequestId id, RequestKind kind) {
@@ -200,8 +105,7 @@ bool StoreWorker::ensureConnected(RequestId id, RequestKind kind) {
 void StoreWorker::fail(RequestId id, RequestKind kind, const core::Error &error) {
     // Any failure may be the first sign of a dead connection; a cheap probe
     // tells a broken connection apart from a bad statement.
-    if (!probe()) {
-        connectionLost(QStringLiteral("The database connection was lost."));
+    if (!m_keeper.check()) {
         Q_EMIT requestFailed(id, kind,
                              core::Error{core::ErrorKind::Unavailable,
                                          QStringLiteral("Lost the database connection while "
@@ -212,136 +116,95 @@ void StoreWorker::fail(RequestId id, RequestKind kind, const core::Error &error)
     Q_EMIT requestFailed(id, kind, error);
 }
 
-core::Result<QDateTime> StoreWorker::serverNow() {
-    auto query = store::exec(m_db, QStringLiteral("SELECT clock_timestamp()"), {},
-                             QStringLiteral("reading the server clock"));
-    if (!query.ok()) {
-        return query.error();
+template <typename T, typename Ask>
+void StoreWorker::answer(RequestId id, RequestKind kind, Ask &&ask,
+                         void (StoreWorker::*ready)(RequestId, const T &)) {
+    if (!ensureConnected(id, kind)) {
+        return;
     }
-    if (!query->next()) {
-        return core::Error{core::ErrorKind::Failed,
-                           QStringLiteral("The server returned no time for clock_timestamp().")};
+    core::Result<T> result = [&] {
+        store::EventQueries queries(m_keeper.session());
+        return ask(queries);
+    }();
+    // The queries are gone by now: fail() may close the session.
+    if (!result.ok()) {
+        return fail(id, kind, result.error());
     }
-    return query->value(0).toDateTime();
+    Q_EMIT(this->*ready)(id, result.value());
 }
 
 void StoreWorker::counts(RequestId id, qint64 exactDeliveredCap) {
-    if (!ensureConnected(id, RequestKind::Counts)) {
-        return;
-    }
-    store::EventQueries queries(m_db);
-    auto result = queries.counts(exactDeliveredCap);
-    if (!result.ok()) {
-        return fail(id, RequestKind::Counts, result.error());
-    }
-    Q_EMIT countsReady(id, result.value());
+    answer(
+        id, RequestKind::Counts,
+        [&](store::EventQueries &queries) { return queries.counts(exactDeliveredCap); },
+        &StoreWorker::countsReady);
 }
 
 void StoreWorker::page(RequestId id, const store::PageRequest &request) {
-    if (!ensureConnected(id, RequestKind::Page)) {
-        return;
-    }
-    auto now = serverNow();
-    if (!now.ok()) {
-        return fail(id, RequestKind::Page, now.error());
-    }
-    store::EventQueries queries(m_db);
-    auto result = queries.page(request);
-    if (!result.ok()) {
-        return fail(id, RequestKind::Page, result.error());
-    }
-    Q_EMIT pageReady(id, PageResult{request, std::move(result).value(), now.value()});
+    answer(
+        id, RequestKind::Page,
+        [&](store::EventQueries &queries) -> core::Result<PageResult> {
+            auto now = queries.serverNow();
+            if (!now.ok()) {
+                return now.error();
+            }
+            auto page = queries.page(request);
+            if (!page.ok()) {
+                return page.error();
+            }
+            return PageResult{request, std::move(page).value(), now.value()};
+        },
+        &StoreWorker::pageReady);
 }
 
 void StoreWorker::detail(RequestId id, const QUuid &eventId) {
-    if (!ensureConnected(id, RequestKind::Detail)) {
-        return;
-    }
-    store::EventQueries queries(m_db);
-    auto result = queries.detail(eventId);
-    if (!result.ok()) {
-        return fail(id, RequestKind::Detail, result.error());
-    }
-    if (!result->has_value()) {
-        Q_EMIT requestFailed(id, RequestKind::Detail,
-                             core::Error{core::ErrorKind::NotFound,
-                                         QStringLiteral("Event %1 does not exist (any more); it "
-                                                        "may have been purged.")
-                                             .arg(eventId.toString(QUuid::WithoutBraces))});
-        return;
-    }
-    Q_EMIT detailReady(id, result.value().value());
+    answer(
+        id, RequestKind::Detail,
+        [&](store::EventQueries &queries) -> core::Result<store::EventDetail> {
+            auto detail = queries.detail(eventId);
+            if (!detail.ok()) {
+                return detail.error();
+            }
+            if (!detail->has_value()) {
+                return core::Error{core::ErrorKind::NotFound,
+                                   QStringLiteral("Event %1 does not exist (any more); it may "
+                                                  "have been purged.")
+                                       .arg(eventId.toString(QUuid::WithoutBraces))};
+            }
+            return std::move(detail.value()).value();
+        },
+        &StoreWorker::detailReady);
 }
 
 void StoreWorker::errorGroups(RequestId id, const store::EventFilter &filter, int limit) {
-    if (!ensureConnected(id, RequestKind::ErrorGroups)) {
-        return;
-    }
-    auto now = serverNow();
-    if (!now.ok()) {
-        return fail(id, RequestKind::ErrorGroups, now.error());
-    }
-    store::EventQueries queries(m_db);
-    auto result = queries.errorGroups(filter, limit);
-    if (!result.ok()) {
-        return fail(id, RequestKind::ErrorGroups, result.error());
-    }
-    Q_EMIT errorGroupsReady(id, ErrorGroupsResult{filter, std::move(result).value(), now.value()});
+    answer(
+        id, RequestKind::ErrorGroups,
+        [&](store::EventQueries &queries) -> core::Result<ErrorGroupsResult> {
+            auto now = queries.serverNow();
+            if (!now.ok()) {
+                return now.error();
+            }
+            auto groups = queries.errorGroups(filter, limit);
+            if (!groups.ok()) {
+                return groups.error();
+            }
+            return ErrorGroupsResult{filter, std::move(groups).value(), now.value()};
+        },
+        &StoreWorker::errorGroupsReady);
 }
 
 void StoreWorker::privileges(RequestId id) {
-    if (!ensureConnected(id, RequestKind::Privileges)) {
-        return;
-    }
-    store::EventQueries queries(m_db);
-    auto result = queries.privileges();
-    if (!result.ok()) {
-        return fail(id, RequestKind::Privileges, result.error());
-    }
-    Q_EMIT privilegesReady(id, result.value());
+    answer(
+        id, RequestKind::Privileges,
+        [](store::EventQueries &queries) { return queries.privileges(); },
+        &StoreWorker::privilegesReady);
 }
 
 void StoreWorker::serverInfo(RequestId id) {
-    if (!ensureConnected(id, RequestKind::ServerInfo)) {
-        return;
-    }
-    store::EventQueries queries(m_db);
-    auto result = queries.serverInfo();
-    if (!result.ok()) {
-        return fail(id, RequestKind::ServerInfo, result.error());
-    }
-    Q_EMIT serverInfoReady(id, result.value());
-}
-
-void StoreWorker::execute(RequestId id, const QString &sql, const QVariantList &values) {
-    if (!ensureConnected(id, RequestKind::Execute)) {
-        return;
-    }
-    auto query = store::exec(m_db, sql, values, QStringLiteral("running a statement"));
-    if (!query.ok()) {
-        return fail(id, RequestKind::Execute, query.error());
-    }
-    SqlResult result;
-    result.rowsAffected = query->numRowsAffected();
-    if (query->isSelect()) {
-        const QSqlRecord record = query->record();
-        for (int i = 0; i < record.count(); ++i) {
-            result.columns.append(record.fieldName(i));
-        }
-        while (query->next()) {
-            if (result.rows.size() >= m_options.maxSqlRows) {
-                result.truncated = true;
-                break;
-            }
-            QVariantList row;
-            row.reserve(record.count());
-            for (int i = 0; i < record.count(); ++i) {
-                row.append(query->value(i));
-            }
-            result.rows.append(std::move(row));
-        }
-    }
-    Q_EMIT executeReady(id, result);
+    answer(
+        id, RequestKind::ServerInfo,
+        [](store::EventQueries &queries) { return queries.serverInfo(); },
+        &StoreWorker::serverInfoReady);
 }
 
 } // namespace outbox::console

@@ -1,8 +1,8 @@
 #include "console/widgets/connectiondialog.h"
 
 #include "console/model/consolesettings.h"
-#include "store/database.h"
 #include "store/queries.h"
+#include "store/session.h"
 #include "ui_connectiondialog.h"
 
 #include <QInputDialog>
@@ -24,21 +24,13 @@ const QStringList kSslModes{QString(),
 
 } // namespace
 
-core::Result<QString> probeConnection(const core::ConnInfo &original) {
-    core::ConnInfo info = original;
-    if (info.option(QStringLiteral("connect_timeout")).isEmpty()) {
-        info.setOption(QStringLiteral("connect_timeout"), QStringLiteral("5"));
-    }
-    if (info.option(QStringLiteral("application_name")).isEmpty()) {
-        info.setOption(QStringLiteral("application_name"), QStringLiteral("outbox-console"));
-    }
-    const QString name = store::uniqueConnectionName(QStringLiteral("console-probe"));
+core::Result<QString> probeConnection(const core::ConnInfo &info) {
+    store::Session session(info, {.applicationName = QStringLiteral("outbox-console")});
     core::Result<QString> result = [&]() -> core::Result<QString> {
-        auto db = store::openDatabase(info, name);
-        if (!db) {
-            return db.error();
+        if (auto opened = session.open(); !opened) {
+            return opened.error();
         }
-        store::EventQueries queries(db.value());
+        store::EventQueries queries(session);
         auto server = queries.serverInfo();
         if (!server) {
             return server.error();
@@ -59,7 +51,6 @@ core::Result<QString> probeConnection(const core::ConnInfo &original) {
         }
         return text;
     }();
-    store::closeDatabase(name);
     return result;
 }
 

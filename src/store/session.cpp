@@ -1,0 +1,145 @@
+#include "store/session.h"
+
+#include <QSqlDriver>
+#include <QSqlQuery>
+#include <QVariant>
+
+namespace outbox::store {
+
+namespace {
+
+core::ConnInfo withDefaults(core::ConnInfo info, const Session::Options &options) {
+    if (info.option(QStringLiteral("connect_timeout")).isEmpty()) {
+        info.setOption(QStringLiteral("connect_timeout"),
+                       QString::number(options.connectTimeoutSeconds));
+    }
+    if (info.option(QStringLiteral("application_name")).isEmpty() &&
+        info.option(QStringLiteral("fallback_application_name")).isEmpty()) {
+        info.setOption(QStringLiteral("fallback_application_name"), options.applicationName);
+    }
+    return info;
+}
+
+} // namespace
+
+Session::Session(core::ConnInfo info, Options options)
+    : m_info(withDefaults(std::move(info), options))
+    , m_options(std::move(options)) {}
+
+Session::~Session() {
+    close();
+}
+
+core::Result<void> Session::open() {
+    close();
+    const QString name = uniqueConnectionName(m_options.applicationName);
+    auto db = openDatabase(m_info, name);
+    if (!db.ok()) {
+        return db.error();
+    }
+    m_connectionName = name;
+    m_db = db.value();
+    auto applied = applySettings();
+    if (!applied.ok()) {
+        close();
+    }
+    return applied;
+}
+
+core::Result<void> Session::applySettings() {
+    if (m_options.genericPlans) {
+        // OutboxStore prepares its statements once and runs them thousands
+        // of times; PostgreSQL would otherwise re-plan the claim on every run
+        // (a custom plan beats the generic one's LIMIT guess), which costs
+        // more than executing it when few rows are due. The statements are
+        // written to be safe as generic plans (see claimSql()).
+        const auto set = exec(m_db, QStringLiteral("SET plan_cache_mode = force_generic_plan"), {},
+                              QStringLiteral("setting plan_cache_mode"));
+        if (!set.ok()) {
+            return set.error();
+        }
+    }
+    return {};
+}
+
+void Session::close() {
+    if (m_connectionName.isEmpty()) {
+        return;
+    }
+    if (QSqlDriver *driver = m_db.driver()) {
+        QObject::disconnect(driver, &QSqlDriver::notification, nullptr, nullptr);
+    }
+    m_db = QSqlDatabase(); // no handle may outlive the connection
+    closeDatabase(m_connectionName);
+    m_connectionName.clear();
+    m_backendPid = 0;
+}
+
+bool Session::isOpen() const {
+    return m_db.isOpen();
+}
+
+core::Result<void> Session::probe() const {
+    if (!isOpen()) {
+        return core::Error{core::ErrorKind::Unavailable,
+                           QStringLiteral("the server closed the connection")};
+    }
+    const auto answered =
+        exec(m_db, QStringLiteral("SELECT 1"), {}, QStringLiteral("checking the connection"));
+    if (!answered.ok()) {
+        return answered.error();
+    }
+    return {};
+}
+
+core::Result<void> Session::listen(std::function<void()> onNotify) {
+    const QString context = QStringLiteral("LISTEN ") + kNotifyChannel;
+    if (!isOpen()) {
+        return core::Error{core::ErrorKind::Unavailable,
+                           context + QStringLiteral(": not connected")};
+    }
+    QSqlDriver *driver = m_db.driver();
+    if (!driver->subscribeToNotification(kNotifyChannel)) {
+        return toError(driver->lastError(), context);
+    }
+    QObject::connect(driver, &QSqlDriver::notification, driver,
+                     [onNotify = std::move(onNotify)](const QString &channel) {
+                         if (channel == kNotifyChannel) {
+                             onNotify();
+                         }
+                     });
+    return {};
+}
+
+core::Result<void> createDatabaseIfMissing(Session &session, const QString &name) {
+    const QString context = QStringLiteral("creating database %1").arg(name);
+    auto found =
+        exec(session.database(),
+             QStringLiteral("SELECT 1 FROM pg_database WHERE datname = ?::text"), {name}, context);
+    if (!found.ok()) {
+        return found.error();
+    }
+    if (found->next()) {
+        return {};
+    }
+    QString quoted = name;
+    quoted.replace(QLatin1Char('"'), QLatin1String("\"\""));
+    const auto created =
+        exec(session.database(), QStringLiteral("CREATE DATABASE \"%1\"").arg(quoted), {}, context);
+    if (!created.ok()) {
+        return created.error();
+    }
+    return {};
+}
+
+int Session::backendPid() {
+    if (m_backendPid == 0 && isOpen()) {
+        auto pid = exec(m_db, QStringLiteral("SELECT pg_backend_pid()"));
+        if (pid.ok() && pid->next()) {
+            m_backendPid = pid->value(0).toInt();
+        }
+    }
+    return m_backendPid;
+}
+
+} // namespace outbox::store

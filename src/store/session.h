@@ -1,0 +1,83 @@
+#pragma once
+
+#include "core/conninfo.h"
+#include "core/result.h"
+#include "store/database.h"
+
+#include <QLatin1String>
+#include <QSqlDatabase>
+#include <QString>
+
+#include <functional>
+#include <utility>
+
+namespace outbox::store {
+
+// The channel of the outbox's wake-up hints: the trigger in sql/001_init.sql
+// NOTIFYs it when a row becomes due.
+inline constexpr QLatin1String kNotifyChannel("outbox_events");
+
+// One named QPSQL connection, opened, used and closed in one thread (Qt's
+// rule for a QSqlDatabase). Everything above src/store reaches PostgreSQL
+// through one: the store classes take a Session in their constructors, so no
+// caller names a QSqlDatabase or runs a statement of its own. Store objects
+// made on a session keep its connection: destroy them before it closes.
+class Session final {
+public:
+    struct Options {
+        // application_name unless the connection string names one (as
+        // application_name or fallback_application_name; libpq lets
+        // PGAPPNAME win over it), so pg_stat_activity shows who is who. Also
+        // the prefix of the connection's name in Qt's registry.
+        QString applicationName = QStringLiteral("outbox");
+        // connect_timeout unless the connection string sets one: libpq waits
+        // forever by default, and a connect that hangs blocks its thread.
+        int connectTimeoutSeconds = 5;
+        // SET plan_cache_mode = force_generic_plan, for the sessions that run
+        // OutboxStore's statements (see Session::open).
+        bool genericPlans = false;
+    };
+
+    Session(core::ConnInfo info, Options options);
+    ~Session();
+    Q_DISABLE_COPY_MOVE(Session)
+
+    // Opens the connection (closing any previous one first) and applies the
+    // session settings. Errors are classified as openDatabase() does.
+    core::Result<void> open();
+    void close();
+    // Open, and not closed by the driver since (QPSQL closes the connection
+    // itself when reading a notification finds the server gone).
+    bool isOpen() const;
+    // Ok while the server still answers on this connection (SELECT 1).
+    core::Result<void> probe() const;
+    // LISTEN on kNotifyChannel: `onNotify` runs in this thread for every
+    // notification on it, until the connection closes.
+    core::Result<void> listen(std::function<void()> onNotify);
+    // The server process of this connection (pg_backend_pid()); 0 while closed.
+    int backendPid();
+
+    // The connection itself, for the store classes' constructors.
+    QSqlDatabase database() const { return m_db; }
+
+private:
+    core::Result<void> applySettings();
+
+    core::ConnInfo m_info;
+    Options m_options;
+    QString m_connectionName;
+    QSqlDatabase m_db;
+    int m_backendPid = 0;
+};
+
+// CREATE DATABASE `name` on the session's server unless it has one by that
+// name (for the throwaway clusters of the tests, benchmarks and demo mode).
+core::Result<void> createDatabaseIfMissing(Session &session, const QString &name);
+
+// inTransaction() on the session's connection.
+template <typename Body>
+auto inTransaction(Session &session, const QString &context, Body &&body) -> decltype(body()) {
+    return inTransaction(session.database(), context, std::forward<Body>(body));
+}
+
+} // namespace outbox::store
