@@ -2,6 +2,7 @@
 
 #include "bench/harness.h"
 #include "console/model/eventtablemodel.h"
+#include "console/model/statusnavmodel.h"
 #include "console/widgets/dispatcherpanel.h"
 #include "console/widgets/eventview.h"
 #include "console/widgets/mainwindow.h"
@@ -28,8 +29,8 @@ core::Result<void> measureSwitches(BenchApplication &app, const BenchOptions &op
         for (Status to : order) {
             runFor(500); // an operator's pace: earlier work has a moment to finish
             const qint64 t0 = app.now();
-            RowsProbe probe(&app, w->view(to), t0);
-            w->showStatus(to);
+            RowsProbe probe(&app, statusPage(w, to), t0);
+            showStatusPage(w, to);
             auto fresh = probe.wait(
                 true, QStringLiteral("switching to %1").arg(core::statusName(to)), kLoadTimeoutMs);
             if (!fresh)
@@ -46,8 +47,8 @@ core::Result<void> measureSwitches(BenchApplication &app, const BenchOptions &op
 core::Result<void> measureRefreshes(BenchApplication &app, const BenchOptions &options,
                                     BenchCluster &cluster, console::MainWindow *w,
                                     BenchResults &results) {
-    w->showStatus(Status::Delivered);
-    console::EventView *view = w->view(Status::Delivered);
+    showStatusPage(w, Status::Delivered);
+    console::EventView *view = statusPage(w, Status::Delivered);
     runFor(1000);
     for (int i = 0; i < options.refreshRuns; ++i) {
         // New deliveries, so every refresh has rows to insert at the top
@@ -56,7 +57,7 @@ core::Result<void> measureRefreshes(BenchApplication &app, const BenchOptions &o
             return added;
         runFor(300);
         RowsProbe probe(&app, view, app.now());
-        w->refreshNow(); // what the live tick does
+        triggerRefresh(w); // what the live tick does
         auto fresh =
             probe.wait(true, QStringLiteral("refreshing the delivered view"), kLoadTimeoutMs);
         if (!fresh)
@@ -86,11 +87,11 @@ core::Result<void> measureStall(const BenchOptions &options, BenchCluster &clust
     progress(QStringLiteral("adding a backlog of %1 due events").arg(options.backlog));
     if (auto added = cluster.sql().addBacklog(options.backlog); !added)
         return added;
-    w->showStatus(Status::Pending);
+    showStatusPage(w, Status::Pending);
     if (auto *dock = w->findChild<QDockWidget *>(QStringLiteral("dispatcherDock")))
         dock->show(); // its figures and chart repaint while it runs: part of the load
-    w->setLive(true);
-    w->refreshNow();
+    setLive(w, true);
+    triggerRefresh(w);
     runFor(2000);
     if (auto reset = cluster.sql().resetStatementStats(); !reset)
         return reset;
@@ -101,7 +102,7 @@ core::Result<void> measureStall(const BenchOptions &options, BenchCluster &clust
     const qint64 pendingBefore = pending();
     results.rssBeforeStallMb = residentMb();
 
-    console::DispatcherPanel *panel = w->dispatcherPanel();
+    console::DispatcherPanel *panel = w->findChild<console::DispatcherPanel *>();
     core::DispatcherConfig config;
     config.runnerUrl = QUrl(QStringLiteral("http://127.0.0.1:9/bench"));
     config.secrets = {QStringLiteral("whsec_YmVuY2gtc2VjcmV0LWJlbmNoLXNlY3JldA==")};
@@ -113,10 +114,11 @@ core::Result<void> measureStall(const BenchOptions &options, BenchCluster &clust
     int countsRefreshes = 0;
     int pageRefreshes = 0;
     QObject context;
-    QObject::connect(w, &console::MainWindow::countsUpdated, &context, [&] { ++countsRefreshes; });
+    QObject::connect(w->findChild<console::StatusNavModel *>(),
+                     &console::StatusNavModel::countsApplied, &context, [&] { ++countsRefreshes; });
     for (Status status : {Status::Pending, Status::Processing, Status::Delivered, Status::Dead}) {
-        QObject::connect(w->view(status)->model(), &console::EventTableModel::refreshed, &context,
-                         [&] { ++pageRefreshes; });
+        QObject::connect(statusPage(w, status)->model(), &console::EventTableModel::refreshed,
+                         &context, [&] { ++pageRefreshes; });
     }
 
     progress(QStringLiteral("dispatcher at full speed for %1 s, console live")
@@ -142,7 +144,7 @@ core::Result<void> measureStall(const BenchOptions &options, BenchCluster &clust
     const Status cycle[] = {Status::Delivered, Status::Dead, Status::Processing, Status::Pending};
     int next = 0;
     QObject::connect(&switcher, &QTimer::timeout, &context, [&] {
-        w->showStatus(cycle[next % 4]);
+        showStatusPage(w, cycle[next % 4]);
         ++next;
     });
     switcher.start(5000);
@@ -179,7 +181,7 @@ core::Result<void> measureStall(const BenchOptions &options, BenchCluster &clust
         return failure(QStringLiteral("the embedded dispatcher did not stop within %1 s")
                            .arg(kLoadTimeoutMs / 1000));
     }
-    w->refreshNow();
+    triggerRefresh(w);
     runFor(1000);
     stall.insert(QStringLiteral("pending_after"), pending());
     results.stall = stall;
@@ -233,7 +235,7 @@ core::Result<BenchResults> runBench(BenchApplication &app, const BenchOptions &o
     if (!opened)
         return opened.error();
     console::MainWindow *w = window.window();
-    w->setLive(false); // the phases below trigger every refresh themselves
+    setLive(w, false); // the phases below trigger every refresh themselves
     progress(QStringLiteral("switching status views"));
     if (auto done = measureSwitches(app, options, w, results); !done)
         return done.error();

@@ -135,6 +135,13 @@ private:
     std::unique_ptr<console::MainWindow> m_window;
 };
 
+// The bench drives the window as an operator does, through what the window
+// shows (found by object name): a status tab, View > Refresh, the Live button.
+console::EventView *statusPage(console::MainWindow *w, core::Status status);
+void showStatusPage(console::MainWindow *w, core::Status status);
+void triggerRefresh(console::MainWindow *w);
+void setLive(console::MainWindow *w, bool live);
+
 // Opens a MainWindow on `info` showing `status`, the way outbox-console
 // --db does (connectTo, then show), and waits for its rows on screen:
 // milliseconds from the MainWindow constructor call.

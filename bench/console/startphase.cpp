@@ -1,9 +1,13 @@
+#include "console/widgets/eventview.h"
 #include "console/widgets/mainwindow.h"
 #include "consolebench.h"
 
+#include <QAction>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
+#include <QTabWidget>
+#include <QToolButton>
 
 #include <cstdio>
 
@@ -44,15 +48,33 @@ core::Result<StartRun> startChild(const BenchOptions &options, const core::ConnI
 
 } // namespace
 
+console::EventView *statusPage(console::MainWindow *w, Status status) {
+    return w->findChild<console::EventView *>(QStringLiteral("eventView_") +
+                                              core::statusName(status));
+}
+
+void showStatusPage(console::MainWindow *w, Status status) {
+    w->findChild<QTabWidget *>(QStringLiteral("statusTabs"))
+        ->setCurrentWidget(statusPage(w, status));
+}
+
+void triggerRefresh(console::MainWindow *w) {
+    w->findChild<QAction *>(QStringLiteral("refreshAction"))->trigger();
+}
+
+void setLive(console::MainWindow *w, bool live) {
+    w->findChild<QToolButton *>(QStringLiteral("liveButton"))->setChecked(live);
+}
+
 core::Result<double> openWindow(BenchApplication &app, BenchWindow &window,
                                 const core::ConnInfo &info, Status status) {
     const qint64 t0 = app.now();
     console::MainWindow *w = window.create();
     if (status != Status::Pending)
-        w->showStatus(status);
+        showStatusPage(w, status);
     w->connectTo(info, QStringLiteral("bench"));
     w->show();
-    RowsProbe probe(&app, w->view(status), t0);
+    RowsProbe probe(&app, statusPage(w, status), t0);
     return probe.wait(false, QStringLiteral("the %1 view").arg(core::statusName(status)),
                       kLoadTimeoutMs);
 }

@@ -134,10 +134,12 @@ void TestNavModels::statusTreeUpdatesInPlace() {
     QSignalSpy removed(&model, &QAbstractItemModel::rowsRemoved);
     QSignalSpy inserted(&model, &QAbstractItemModel::rowsInserted);
     QSignalSpy changed(&model, &QAbstractItemModel::dataChanged);
+    QSignalSpy applied(&model, &StatusNavModel::countsApplied);
 
-    // Same counts again: nothing at all happens.
+    // Same counts again: nothing at all changes, but the counts are fresh.
     model.applyCounts(sampleCounts());
     QCOMPARE(changed.count(), 0);
+    QCOMPARE(applied.count(), 1);
     QCOMPARE(inserted.count(), 0);
     QCOMPARE(removed.count(), 0);
 
@@ -154,6 +156,7 @@ void TestNavModels::statusTreeUpdatesInPlace() {
     };
     model.applyCounts(next);
 
+    QCOMPARE(applied.count(), 2);
     QCOMPARE(reset.count(), 0);
     QCOMPARE(layout.count(), 0);
     QCOMPARE(inserted.count(), 1); // the "crm" subtree

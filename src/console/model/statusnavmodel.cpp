@@ -229,6 +229,7 @@ void StatusNavModel::sync(QStandardItem *parent, const QList<Node> &nodes) {
 void StatusNavModel::applyCounts(const store::StatusCounts &counts) {
     m_counts = counts;
     sync(invisibleRootItem(), buildTree(counts));
+    Q_EMIT countsApplied();
 }
 
 QModelIndex StatusNavModel::indexForKey(const QString &key) const {

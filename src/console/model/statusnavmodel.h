@@ -47,6 +47,11 @@ public:
     static QString namespaceKey(core::Status status, const QString &nameSpace);
     static QString topicKey(core::Status status, const QString &nameSpace, const QString &topic);
 
+Q_SIGNALS:
+    // After every applyCounts(), whether or not a count changed: what the
+    // navigator shows is this fresh.
+    void countsApplied();
+
 private:
     struct Node {
         QString key;
