@@ -1,4 +1,5 @@
 #include "cli/commands.h"
+#include "cli/logging.h"
 #include "cli/serviceutil.h"
 #include "core/dispatcherconfig.h"
 #include "dispatch/dispatcherhost.h"
@@ -9,15 +10,12 @@
 #include <QElapsedTimer>
 #include <QEventLoop>
 #include <QLoggingCategory>
-#include <QProcessEnvironment>
 
 #include <limits>
 
 namespace outbox::cli {
 
 namespace {
-
-Q_LOGGING_CATEGORY(lcDispatchCmd, "outbox.cli.dispatch")
 
 struct DispatchOptions {
     core::DispatcherConfig config;
@@ -54,19 +52,10 @@ core::Result<DispatchOptions> readOptions(CommandParser &parser) {
     const QString url = parser.value(QStringLiteral("runner-url")).trimmed();
     config.runnerUrl = QUrl(url, QUrl::StrictMode);
 
-    if (parser.isSet(QStringLiteral("secret-file"))) {
-        auto secrets = readSecretLines(QStringLiteral("secret-file"),
-                                       parser.value(QStringLiteral("secret-file")));
-        if (!secrets)
-            return secrets.error();
-        config.secrets = secrets.value();
-    } else {
-        const QString fromEnvironment = QProcessEnvironment::systemEnvironment()
-                                            .value(QStringLiteral("OUTBOX_RUNNER_SECRET"))
-                                            .trimmed();
-        if (!fromEnvironment.isEmpty())
-            config.secrets = fromEnvironment.split(QLatin1Char(' '), Qt::SkipEmptyParts);
-    }
+    auto secrets = webhookSecrets(parser);
+    if (!secrets)
+        return secrets.error();
+    config.secrets = secrets.value();
     if (parser.isSet(QStringLiteral("bearer-token-file"))) {
         auto token = readSecretLines(QStringLiteral("bearer-token-file"),
                                      parser.value(QStringLiteral("bearer-token-file")));
@@ -191,7 +180,7 @@ int preflight(CommandParser &parser, const core::ConnInfo &info) {
     if (const auto opened = session.open(); !opened) {
         if (opened.errorKind() != core::ErrorKind::Unavailable)
             return parser.fail(opened.error());
-        qCWarning(lcDispatchCmd).noquote()
+        qCWarning(lcCli).noquote()
             << QStringLiteral("event=database_unavailable will_retry=true error=\"") %
                    opened.errorMessage() % QLatin1Char('"');
         return ExitOk;
@@ -280,17 +269,16 @@ public:
         whole.commitToDelivered = stats.commitToDelivered;
         whole.httpDuration = stats.httpDuration;
         whole.clock = m_sinceStart;
-        qCInfo(lcDispatchCmd).noquote()
-            << QStringLiteral("event=exit reason=") %
-                   (bySignal ? QStringLiteral("signal") : QStringLiteral("stopped")) % u' ' %
-                   statsLine(stats, whole);
+        qCInfo(lcCli).noquote() << QStringLiteral("event=exit reason=") %
+                                       (bySignal ? QStringLiteral("signal")
+                                                 : QStringLiteral("stopped")) %
+                                       u' ' % statsLine(stats, whole);
     }
 
 private:
     void logInterval() {
         const dispatch::DispatcherStats &stats = m_host.lastStats();
-        qCInfo(lcDispatchCmd).noquote()
-            << QStringLiteral("event=stats ") % statsLine(stats, m_interval);
+        qCInfo(lcCli).noquote() << QStringLiteral("event=stats ") % statsLine(stats, m_interval);
         m_interval = Interval();
         m_interval.deliveredAtStart = stats.delivered;
         m_interval.clock.start();
@@ -334,9 +322,8 @@ int serve(CommandParser &parser, const core::ConnInfo &connInfo, const DispatchO
     bool stopping = false;
     InterruptWatcher interrupt([&] {
         stopping = true;
-        qCInfo(lcDispatchCmd).noquote()
-            << QStringLiteral("event=signal action=graceful_stop grace=") %
-                   core::formatDuration(options.config.shutdownGrace);
+        qCInfo(lcCli).noquote() << QStringLiteral("event=signal action=graceful_stop grace=") %
+                                       core::formatDuration(options.config.shutdownGrace);
         host.stop();
     });
     host.start();

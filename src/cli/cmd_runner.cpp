@@ -1,4 +1,5 @@
 #include "cli/commands.h"
+#include "cli/logging.h"
 #include "cli/output.h"
 #include "cli/serviceutil.h"
 #include "devtools/devrunner.h"
@@ -7,13 +8,10 @@
 #include <QEventLoop>
 #include <QJsonObject>
 #include <QLoggingCategory>
-#include <QProcessEnvironment>
 
 namespace outbox::cli {
 
 namespace {
-
-Q_LOGGING_CATEGORY(lcRunnerCmd, "outbox.cli.runner")
 
 struct ModeName {
     QLatin1StringView name;
@@ -54,25 +52,6 @@ QString statsLine(const devtools::DevRunnerStats &stats) {
 
 // --secret and --secret-file together; $OUTBOX_RUNNER_SECRET when neither
 // gives one.
-core::Result<QStringList> readSecrets(CommandParser &parser) {
-    QStringList secrets = parser.values(QStringLiteral("secret"));
-    if (parser.isSet(QStringLiteral("secret-file"))) {
-        auto lines = readSecretLines(QStringLiteral("secret-file"),
-                                     parser.value(QStringLiteral("secret-file")));
-        if (!lines)
-            return lines.error();
-        secrets += lines.value();
-    }
-    if (secrets.isEmpty()) {
-        const QString fromEnvironment = QProcessEnvironment::systemEnvironment()
-                                            .value(QStringLiteral("OUTBOX_RUNNER_SECRET"))
-                                            .trimmed();
-        if (!fromEnvironment.isEmpty())
-            secrets = fromEnvironment.split(QLatin1Char(' '), Qt::SkipEmptyParts);
-    }
-    return secrets;
-}
-
 core::Result<devtools::DevRunnerSettings::Mode> parseMode(const QString &text) {
     const QString name = text.trimmed().toLower();
     QStringList names;
@@ -89,7 +68,7 @@ core::Result<devtools::DevRunnerSettings::Mode> parseMode(const QString &text) {
 core::Result<devtools::DevRunnerSettings> readSettings(CommandParser &parser) {
     devtools::DevRunnerSettings settings;
 
-    auto secrets = readSecrets(parser);
+    auto secrets = webhookSecrets(parser, parser.values(QStringLiteral("secret")));
     if (!secrets)
         return secrets.error();
     settings.secrets = secrets.value();
@@ -188,7 +167,7 @@ void addRunnerOptions(CommandParser &parser) {
 }
 
 void logReady(const devtools::DevRunner &runner, const devtools::DevRunnerSettings &s) {
-    qCInfo(lcRunnerCmd).noquote()
+    qCInfo(lcCli).noquote()
         << QStringLiteral("event=runner_ready url=%1 signatures=%2 fail_rate=%3 fail_status=%4 "
                           "status=%5 latency=%6 mode=%7")
                .arg(runner.url().toString(), s.secrets.isEmpty()
@@ -216,15 +195,15 @@ void serveUntilInterrupted(const devtools::DevRunner &runner, core::Millis stats
             at > lastAt ? double(now.received - lastReceived) * 1000.0 / double(at - lastAt) : 0.0;
         lastReceived = now.received;
         lastAt = at;
-        qCInfo(lcRunnerCmd).noquote() << QStringLiteral("event=runner_stats ") % statsLine(now) %
-                                             QStringLiteral(" rate_per_s=") %
-                                             QString::number(rate, 'f', 1);
+        qCInfo(lcCli).noquote() << QStringLiteral("event=runner_stats ") % statsLine(now) %
+                                       QStringLiteral(" rate_per_s=") %
+                                       QString::number(rate, 'f', 1);
     });
     if (statsEvery.count() > 0)
         statsTimer.start(statsEvery);
 
     InterruptWatcher interrupt([&] {
-        qCInfo(lcRunnerCmd).noquote() << QStringLiteral("event=signal action=stop");
+        qCInfo(lcCli).noquote() << QStringLiteral("event=signal action=stop");
         loop.quit();
     });
     loop.exec();
@@ -273,7 +252,7 @@ int runRunner(CommandContext &context) {
 
     runner.close();
     const devtools::DevRunnerStats final = runner.stats();
-    qCInfo(lcRunnerCmd).noquote() << QStringLiteral("event=runner_stopped ") % statsLine(final);
+    qCInfo(lcCli).noquote() << QStringLiteral("event=runner_stopped ") % statsLine(final);
     if (parser.isSet(QStringLiteral("stats-json")))
         context.console.out() << jsonText(statsJson(final)) << Qt::endl;
     return ExitOk;

@@ -11,6 +11,7 @@
 #include <QFile>
 #include <QHostAddress>
 #include <QLoggingCategory>
+#include <QProcessEnvironment>
 #include <QRegularExpression>
 #include <QTimer>
 
@@ -115,6 +116,27 @@ inline core::Result<QStringList> readSecretLines(const QString &flag, const QStr
         return usage(
             QStringLiteral("--%1: '%2' is empty; put the value on the first line").arg(flag, path));
     return lines;
+}
+
+// The Standard Webhooks secrets of `dispatch` and `runner`: those already
+// given (runner's --secret), plus the lines of --secret-file; when there are
+// none, $OUTBOX_RUNNER_SECRET (space-separated). Empty: unsigned.
+inline core::Result<QStringList> webhookSecrets(const CommandParser &parser,
+                                                QStringList given = {}) {
+    if (parser.isSet(QStringLiteral("secret-file"))) {
+        auto lines = readSecretLines(QStringLiteral("secret-file"),
+                                     parser.value(QStringLiteral("secret-file")));
+        if (!lines)
+            return lines.error();
+        given += lines.value();
+    }
+    if (given.isEmpty()) {
+        const QString fromEnvironment = QProcessEnvironment::systemEnvironment()
+                                            .value(QStringLiteral("OUTBOX_RUNNER_SECRET"))
+                                            .trimmed();
+        given = fromEnvironment.split(QLatin1Char(' '), Qt::SkipEmptyParts);
+    }
+    return given;
 }
 
 // Calls `onInterrupt` (in this thread, from the event loop) once after the

@@ -10,7 +10,7 @@
 
 namespace outbox::core {
 
-// Exponential backoff with equal jitter (ARCHITECTURE.md §5):
+// Exponential backoff with equal jitter:
 //   delay = min(base * 2^(attempts-1), max)     -- clamp first, then jitter
 //   result = uniform in [delay/2, delay]
 // A runner's Retry-After raises the result (still capped at max).

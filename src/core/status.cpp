@@ -1,28 +1,20 @@
 #include "core/status.h"
 
+#include "core/enumnames.h"
+
 namespace outbox::core {
 
+constexpr EnumName<Status> kStatusNames[] = {{Status::Pending, "pending"},
+                                             {Status::Processing, "processing"},
+                                             {Status::Delivered, "delivered"},
+                                             {Status::Dead, "dead"}};
+
 QString statusName(Status status) {
-    switch (status) {
-    case Status::Pending:
-        return QStringLiteral("pending");
-    case Status::Processing:
-        return QStringLiteral("processing");
-    case Status::Delivered:
-        return QStringLiteral("delivered");
-    case Status::Dead:
-        return QStringLiteral("dead");
-    }
-    return QString();
+    return nameOf(kStatusNames, status);
 }
 
 std::optional<Status> statusFromName(QStringView name) {
-    const QStringView trimmed = name.trimmed();
-    for (Status s : {Status::Pending, Status::Processing, Status::Delivered, Status::Dead}) {
-        if (trimmed.compare(statusName(s), Qt::CaseInsensitive) == 0)
-            return s;
-    }
-    return std::nullopt;
+    return valueNamed(kStatusNames, name);
 }
 
 bool isTerminal(Status status) {

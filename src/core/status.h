@@ -6,7 +6,8 @@
 
 namespace outbox::core {
 
-// The row state machine of ARCHITECTURE.md §4.
+// The row state machine: pending -> processing -> delivered, or back to
+// pending for a retry, or dead.
 enum class Status { Pending, Processing, Delivered, Dead };
 
 QString statusName(Status status); // "pending", "processing", "delivered", "dead"

@@ -2,6 +2,7 @@
 
 #include "core/webhooksigner.h"
 #include "devtools/devrunnerconnection.h"
+#include "devtools/logging.h"
 #include "dispatch/logging.h"
 
 #include <QHash>
@@ -15,9 +16,6 @@
 #include <cstdlib>
 
 namespace outbox::devtools {
-
-// "outbox.devtools.runner": per-request lines are debug; info and up by default.
-Q_LOGGING_CATEGORY(lcRunner, "outbox.devtools.runner", QtInfoMsg)
 
 QByteArray DevRunnerRequest::header(QByteArrayView name) const {
     for (const auto &[key, value] : headers) {
@@ -60,7 +58,7 @@ core::Result<void> DevRunner::listen(const QHostAddress &address, quint16 port) 
                 QLatin1Char(':') % QString::number(port) % QStringLiteral(": ") %
                 m_server->errorString() %
                 QStringLiteral("; choose another port (or 0 for any free port)"));
-    qCInfo(lcRunner).noquote() << QLatin1String("event=runner_listen url=") % url().toString();
+    qCInfo(lcDevtools).noquote() << QLatin1String("event=runner_listen url=") % url().toString();
     return {};
 }
 
@@ -175,10 +173,10 @@ void DevRunner::account(const DevRunnerRequest &request, int status, bool droppe
             m_shared->recorded.append(std::move(copy));
         }
     }
-    qCDebug(lcRunner).noquote() << QLatin1String("event=runner_request id=") %
-                                       QString::fromLatin1(request.header("webhook-id")) %
-                                       QLatin1String(" status=") %
-                                       QString::number(dropped ? 0 : status);
+    qCDebug(lcDevtools).noquote() << QLatin1String("event=runner_request id=") %
+                                         QString::fromLatin1(request.header("webhook-id")) %
+                                         QLatin1String(" status=") %
+                                         QString::number(dropped ? 0 : status);
     Q_EMIT requestHandled(dropped ? 0 : status);
 }
 

@@ -1,5 +1,6 @@
 #include "devtools/embeddedpostgres.h"
 
+#include "devtools/logging.h"
 #include "devtools/pgprocess.h"
 #include "store/session.h"
 
@@ -40,8 +41,6 @@
 namespace outbox::devtools {
 
 namespace {
-
-Q_LOGGING_CATEGORY(lcEmbedded, "outbox.store")
 
 using core::ErrorKind;
 using core::Result;
@@ -134,7 +133,7 @@ Result<void> EmbeddedPostgres::Private::prepareDirectory() {
         bases.append(QStringLiteral("/tmp"));
     for (const QString &base : std::as_const(bases)) {
         if (account && !pathTraversable(base, *account)) {
-            qCInfo(lcEmbedded) << "the postgres user cannot reach" << base << "- trying the next";
+            qCInfo(lcDevtools) << "the postgres user cannot reach" << base << "- trying the next";
             continue;
         }
         tempDir = std::make_unique<QTemporaryDir>(base + QLatin1String("/outbox-pg-XXXXXX"));
@@ -358,10 +357,10 @@ EmbeddedPostgres::~EmbeddedPostgres() {
     if (isRunning()) {
         const Result<void> stopped = stop();
         if (!stopped)
-            qCWarning(lcEmbedded).noquote() << stopped.errorMessage();
+            qCWarning(lcDevtools).noquote() << stopped.errorMessage();
     }
     if (d->tempDir && !d->tempDir->remove())
-        qCWarning(lcEmbedded) << "could not remove the cluster directory" << d->root;
+        qCWarning(lcDevtools) << "could not remove the cluster directory" << d->root;
 }
 
 Result<void> EmbeddedPostgres::start(const Options &options) {
@@ -447,7 +446,7 @@ Result<void> EmbeddedPostgres::stop() {
         return {};
     if (d->shutdown(SIGINT, kStopTimeoutMs))
         return {};
-    qCWarning(lcEmbedded) << "fast shutdown timed out; stopping immediately";
+    qCWarning(lcDevtools) << "fast shutdown timed out; stopping immediately";
     if (!d->shutdown(SIGQUIT, 10'000))
         d->hardKill();
     return Result<void>::failure(ErrorKind::Failed,

@@ -476,7 +476,6 @@ void Dispatcher::setConfig(const core::DispatcherConfig &config) {
 }
 
 // ----------------------------------------------------------------- shutdown
-// (ARCHITECTURE.md §5 "Shutdown")
 
 void Dispatcher::stop() {
     if (m_state == DispatcherState::Stopped || m_state == DispatcherState::Failed) {

@@ -46,7 +46,7 @@ struct DispatcherOptions {
     int threadNiceIncrement = 0;
 };
 
-// The dispatcher (ARCHITECTURE.md §5): claims due rows from outbox_events,
+// The dispatcher claims due rows from outbox_events,
 // hands them to a Publisher (HTTP by default), and acks/nacks the outcomes.
 //
 // Threading: create it, move it to a worker QThread (or use DispatcherHost,

@@ -1,23 +1,16 @@
 #include "dispatch/dispatcherstats.h"
 
+#include "core/enumnames.h"
+
 namespace outbox::dispatch {
 
+constexpr core::EnumName<DispatcherState> kStateNames[] = {
+    {DispatcherState::Stopped, "stopped"},   {DispatcherState::Starting, "starting"},
+    {DispatcherState::Running, "running"},   {DispatcherState::Reconnecting, "reconnecting"},
+    {DispatcherState::Stopping, "stopping"}, {DispatcherState::Failed, "failed"}};
+
 QString stateName(DispatcherState state) {
-    switch (state) {
-    case DispatcherState::Stopped:
-        return QStringLiteral("stopped");
-    case DispatcherState::Starting:
-        return QStringLiteral("starting");
-    case DispatcherState::Running:
-        return QStringLiteral("running");
-    case DispatcherState::Reconnecting:
-        return QStringLiteral("reconnecting");
-    case DispatcherState::Stopping:
-        return QStringLiteral("stopping");
-    case DispatcherState::Failed:
-        return QStringLiteral("failed");
-    }
-    return QStringLiteral("unknown");
+    return core::nameOf(kStateNames, state, "unknown");
 }
 
 } // namespace outbox::dispatch

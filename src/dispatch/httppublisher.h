@@ -20,7 +20,7 @@ class QNetworkReply;
 
 namespace outbox::dispatch {
 
-// POSTs claimed events to the runner (ARCHITECTURE.md §6):
+// POSTs claimed events to the runner (the delivery contract in README.md):
 //  - body: the payload bytes, Content-Type: application/json
 //  - webhook-id (event id), webhook-timestamp (unix seconds), and, when
 //    secrets are configured, webhook-signature (space-separated list while a

@@ -1,5 +1,7 @@
 #include "dispatch/publisher.h"
 
+#include "core/enumnames.h"
+
 namespace outbox::dispatch {
 
 namespace {
@@ -52,16 +54,13 @@ void Publisher::publishBatch(const QList<store::ClaimedEvent> &events) {
         publish(event);
 }
 
+constexpr core::EnumName<PublishOutcome::Kind> kOutcomeKindNames[] = {
+    {PublishOutcome::Kind::Delivered, "delivered"},
+    {PublishOutcome::Kind::Retry, "retry"},
+    {PublishOutcome::Kind::Permanent, "permanent"}};
+
 QString outcomeKindName(PublishOutcome::Kind kind) {
-    switch (kind) {
-    case PublishOutcome::Kind::Delivered:
-        return QStringLiteral("delivered");
-    case PublishOutcome::Kind::Retry:
-        return QStringLiteral("retry");
-    case PublishOutcome::Kind::Permanent:
-        return QStringLiteral("permanent");
-    }
-    return QStringLiteral("unknown");
+    return core::nameOf(kOutcomeKindNames, kind, "unknown");
 }
 
 Publisher::Publisher(QObject *parent)

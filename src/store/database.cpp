@@ -1,5 +1,7 @@
 #include "store/database.h"
 
+#include "store/logging.h"
+
 #include <QAtomicInteger>
 #include <QLoggingCategory>
 #include <QRegularExpression>
@@ -7,9 +9,7 @@
 #include <QStringList>
 #include <QVariant>
 
-namespace {
-Q_LOGGING_CATEGORY(lcDatabase, "outbox.store")
-} // namespace
+namespace {} // namespace
 
 namespace outbox::store {
 
@@ -176,7 +176,7 @@ core::Result<QSqlDatabase> openDatabase(const core::ConnInfo &info, const QStrin
     db.setConnectOptions(connectOptions.value());
     if (!db.open()) {
         auto error = connectError(db.lastError(), info);
-        qCDebug(lcDatabase) << "connect failed:" << error.message;
+        qCDebug(lcStore) << "connect failed:" << error.message;
         db = QSqlDatabase();
         QSqlDatabase::removeDatabase(connectionName);
         return error;

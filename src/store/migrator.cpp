@@ -1,6 +1,7 @@
 #include "store/migrator.h"
 
 #include "store/database.h"
+#include "store/logging.h"
 #include "store/session.h"
 
 #include <QDir>
@@ -12,9 +13,7 @@
 #include <algorithm>
 #include <optional>
 
-namespace {
-Q_LOGGING_CATEGORY(lcMigrator, "outbox.store.migrate")
-} // namespace
+namespace {} // namespace
 
 namespace outbox::store {
 
@@ -140,7 +139,7 @@ public:
                 exec(m_db, QStringLiteral("SELECT pg_advisory_unlock(%1)").arg(kLockKey));
             if (!unlocked.ok()) {
                 // The session ends with the connection, and the lock with it.
-                qCWarning(lcMigrator) << "releasing the migration lock:" << unlocked.errorMessage();
+                qCWarning(lcStore) << "releasing the migration lock:" << unlocked.errorMessage();
             }
         }
     }
@@ -254,7 +253,7 @@ core::Result<Migrator::Report> Migrator::migrate(bool withRoles, bool dryRun) {
         }
         report.toVersion = migration.version;
         report.applied << migration.fileName;
-        qCInfo(lcMigrator) << "applied migration" << migration.fileName;
+        qCInfo(lcStore) << "applied migration" << migration.fileName;
     }
 
     if (withRoles) {
@@ -269,7 +268,7 @@ core::Result<Migrator::Report> Migrator::migrate(bool withRoles, bool dryRun) {
             return result.error();
         }
         report.rolesApplied = true;
-        qCInfo(lcMigrator) << "applied" << kRolesFile;
+        qCInfo(lcStore) << "applied" << kRolesFile;
     }
     return report;
 }

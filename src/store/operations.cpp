@@ -1,7 +1,9 @@
 #include "store/operations.h"
 
+#include "core/enumnames.h"
 #include "store/bulkplan.h"
 #include "store/database.h"
+#include "store/logging.h"
 #include "store/session.h"
 
 #include <QElapsedTimer>
@@ -13,8 +15,6 @@
 
 #include <algorithm>
 #include <cmath>
-
-Q_LOGGING_CATEGORY(lcOperations, "outbox.store.operations")
 
 namespace outbox::store {
 
@@ -339,20 +339,14 @@ bool wakesDispatchers(Action action) {
     return action == Action::Requeue || action == Action::RetryNow || action == Action::Replay;
 }
 
+constexpr core::EnumName<Action> kActionNames[] = {{Action::RetryNow, "retry"},
+                                                   {Action::Requeue, "requeue"},
+                                                   {Action::Cancel, "cancel"},
+                                                   {Action::Purge, "purge"},
+                                                   {Action::Replay, "replay"}};
+
 QString actionName(Action action) {
-    switch (action) {
-    case Action::RetryNow:
-        return QStringLiteral("retry");
-    case Action::Requeue:
-        return QStringLiteral("requeue");
-    case Action::Cancel:
-        return QStringLiteral("cancel");
-    case Action::Purge:
-        return QStringLiteral("purge");
-    case Action::Replay:
-        return QStringLiteral("replay");
-    }
-    return QString();
+    return core::nameOf(kActionNames, action);
 }
 
 OperatorStore::OperatorStore(Session &session, Actor actor)
@@ -439,9 +433,9 @@ core::Result<BulkResult> OperatorStore::run(Action action, const EventFilter &fi
     if (const auto finished = audit.finish(result.auditId); !finished)
         return failedAfter(finished.error());
 
-    qCInfo(lcOperations).noquote()
-        << name << "audit" << result.auditId << "matched" << result.matched << "changed"
-        << result.changed << "skipped" << result.skipped << (result.cancelled ? "(cancelled)" : "");
+    qCInfo(lcStore).noquote() << name << "audit" << result.auditId << "matched" << result.matched
+                              << "changed" << result.changed << "skipped" << result.skipped
+                              << (result.cancelled ? "(cancelled)" : "");
     return result;
 }
 

@@ -61,7 +61,7 @@ struct BulkResult {
     qint64 auditId = 0;   // 0 for dry runs
 };
 
-// Operator actions (ARCHITECTURE.md §4). Each action only touches rows in the
+// Operator actions. Each action only touches rows in the
 // states it allows, re-checked in the WHERE clause of every batch so a row
 // that moved meanwhile is skipped and counted:
 //   retry:   pending                 -> pending, due now

@@ -1,6 +1,7 @@
 #include "store/outboxstore.h"
 
 #include "store/database.h"
+#include "store/logging.h"
 #include "store/session.h"
 
 #include <QJsonArray>
@@ -14,9 +15,7 @@
 #include <algorithm>
 #include <chrono>
 
-namespace {
-Q_LOGGING_CATEGORY(lcOutboxStore, "outbox.store.outbox")
-} // namespace
+namespace {} // namespace
 
 namespace outbox::store {
 
@@ -315,7 +314,7 @@ core::Result<FencedResult> runFenced(QSqlDatabase db, Slot &slot, const QString 
     auto result = fenced(*query.value(), requested);
     query.value()->finish();
     if (fencedKind && !result.fencedOut.isEmpty()) {
-        qCInfo(lcOutboxStore, "%d %s(s) fenced out: the lease moved to another worker or attempt",
+        qCInfo(lcStore, "%d %s(s) fenced out: the lease moved to another worker or attempt",
                int(result.fencedOut.size()), fencedKind);
     }
     return result;
@@ -496,7 +495,7 @@ core::Result<qint64> OutboxStore::deadSweep(int maxAttempts, const QString &name
     const qint64 swept = query.value()->numRowsAffected();
     query.value()->finish();
     if (swept > 0) {
-        qCInfo(lcOutboxStore) << swept << "event(s) reached max attempts and are now dead";
+        qCInfo(lcStore) << swept << "event(s) reached max attempts and are now dead";
     }
     return swept;
 }

@@ -97,7 +97,7 @@ enum class SweepScope {
     All,
 };
 
-// The producer and dispatcher side of the outbox (ARCHITECTURE.md §5). Uses
+// The producer and dispatcher side of the outbox. Uses
 // the caller's connection, in the caller's thread; statements are prepared
 // once and reused. Not thread-safe: one OutboxStore per connection. A
 // dispatcher's session runs it with Session::Options::genericPlans.

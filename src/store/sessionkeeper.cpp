@@ -1,12 +1,11 @@
 #include "store/sessionkeeper.h"
 
 #include "core/retrypolicy.h"
+#include "store/logging.h"
 
 #include <QLoggingCategory>
 
-namespace {
-Q_LOGGING_CATEGORY(lcSession, "outbox.store.session")
-} // namespace
+namespace {} // namespace
 
 namespace outbox::store {
 
@@ -72,7 +71,7 @@ void SessionKeeper::connectNow() {
             m_session.close();
             opened = listening;
         } else if (!listening.ok()) {
-            qCWarning(lcSession).noquote()
+            qCWarning(lcStore).noquote()
                 << listening.errorMessage() << QStringLiteral("; going on without notifications");
         }
     }

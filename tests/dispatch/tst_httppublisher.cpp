@@ -1,5 +1,5 @@
 // HttpPublisher against real sockets: the outcome of every kind of answer
-// (ARCHITECTURE.md §6), the headers and signature a runner receives, error
+// (the delivery contract in README.md), the headers and signature a runner receives, error
 // excerpts without secrets, and the manager pool.
 
 #include "core/webhooksigner.h"

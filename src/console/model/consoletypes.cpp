@@ -1,43 +1,31 @@
 #include "console/model/consoletypes.h"
 
+#include "core/enumnames.h"
+
 #include <QLocale>
 
 namespace outbox::console {
 
 Q_LOGGING_CATEGORY(lcConsole, "outbox.console")
 
+constexpr core::EnumName<ConnectionState> kConnectionStateNames[] = {
+    {ConnectionState::Disconnected, "disconnected"},
+    {ConnectionState::Connecting, "connecting"},
+    {ConnectionState::Connected, "connected"},
+    {ConnectionState::Reconnecting, "reconnecting"}};
+
 QString connectionStateName(ConnectionState state) {
-    switch (state) {
-    case ConnectionState::Disconnected:
-        return QStringLiteral("disconnected");
-    case ConnectionState::Connecting:
-        return QStringLiteral("connecting");
-    case ConnectionState::Connected:
-        return QStringLiteral("connected");
-    case ConnectionState::Reconnecting:
-        return QStringLiteral("reconnecting");
-    }
-    return QStringLiteral("unknown");
+    return core::nameOf(kConnectionStateNames, state, "unknown");
 }
 
+constexpr core::EnumName<RequestKind> kRequestKindNames[] = {
+    {RequestKind::Counts, "counts"},         {RequestKind::Page, "page"},
+    {RequestKind::Detail, "detail"},         {RequestKind::ErrorGroups, "error groups"},
+    {RequestKind::Privileges, "privileges"}, {RequestKind::ServerInfo, "server info"},
+    {RequestKind::Bulk, "bulk action"}};
+
 QString requestKindName(RequestKind kind) {
-    switch (kind) {
-    case RequestKind::Counts:
-        return QStringLiteral("counts");
-    case RequestKind::Page:
-        return QStringLiteral("page");
-    case RequestKind::Detail:
-        return QStringLiteral("detail");
-    case RequestKind::ErrorGroups:
-        return QStringLiteral("error groups");
-    case RequestKind::Privileges:
-        return QStringLiteral("privileges");
-    case RequestKind::ServerInfo:
-        return QStringLiteral("server info");
-    case RequestKind::Bulk:
-        return QStringLiteral("bulk action");
-    }
-    return QStringLiteral("request");
+    return core::nameOf(kRequestKindNames, kind, "request");
 }
 
 namespace {

@@ -21,7 +21,7 @@ namespace outbox::console {
 
 class DemoProducer;
 
-// Demo mode (`outbox-console --demo`, ARCHITECTURE.md §7): a private
+// Demo mode (`outbox-console --demo`): a private
 // PostgreSQL cluster in a temporary directory, migrated; a development
 // runner on 127.0.0.1 (free port) with adjustable failure rate and latency;
 // a producer enqueueing a steady mix of topics over three namespaces. The

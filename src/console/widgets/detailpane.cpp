@@ -2,6 +2,7 @@
 
 #include "console/model/storeclient.h"
 #include "console/widgets/jsonhighlighter.h"
+#include "core/enumnames.h"
 #include "ui_detailpane.h"
 
 #include <QFontDatabase>
@@ -25,19 +26,15 @@ QString timeText(const QDateTime &time, const QDateTime &now) {
     return QStringLiteral("%1  (%2)").arg(formatAbsoluteTime(time), formatRelativeTime(time, now));
 }
 
+// Background, border, text: readable on light and dark palettes alike.
+constexpr core::EnumName<Explanation::Tone> kToneStyles[] = {
+    {Explanation::Tone::Ok, "background:#e3f4e1; border:1px solid #7bbf72; color:#1d4d18;"},
+    {Explanation::Tone::Waiting, "background:#e6eef9; border:1px solid #7f9ecf; color:#1f3760;"},
+    {Explanation::Tone::Warning, "background:#fff1d6; border:1px solid #d9a43c; color:#5c3d00;"},
+    {Explanation::Tone::Error, "background:#fde2e2; border:1px solid #d27070; color:#6b1010;"}};
+
 QString toneStyle(Explanation::Tone tone) {
-    // Background, border, text: readable on light and dark palettes alike.
-    switch (tone) {
-    case Explanation::Tone::Ok:
-        return QStringLiteral("background:#e3f4e1; border:1px solid #7bbf72; color:#1d4d18;");
-    case Explanation::Tone::Waiting:
-        return QStringLiteral("background:#e6eef9; border:1px solid #7f9ecf; color:#1f3760;");
-    case Explanation::Tone::Warning:
-        return QStringLiteral("background:#fff1d6; border:1px solid #d9a43c; color:#5c3d00;");
-    case Explanation::Tone::Error:
-        return QStringLiteral("background:#fde2e2; border:1px solid #d27070; color:#6b1010;");
-    }
-    return {};
+    return core::nameOf(kToneStyles, tone);
 }
 
 QLabel *valueLabel(const QString &text) {

@@ -29,7 +29,7 @@ class DispatcherSettingsForm;
 class LogView;
 class ThroughputChart;
 
-// The embedded dispatcher (ARCHITECTURE.md §5, §7) as a dock widget:
+// The embedded dispatcher as a dock widget:
 //  - Start / Stop a dispatch::DispatcherHost (the dispatcher runs in the
 //    host's worker QThread; this widget only exchanges queued signals);
 //  - a DispatcherSettingsForm (runner URL, secret, concurrency, batch,

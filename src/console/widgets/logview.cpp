@@ -1,5 +1,7 @@
 #include "console/widgets/logview.h"
 
+#include "core/enumnames.h"
+
 #include <QFontDatabase>
 #include <QPlainTextEdit>
 #include <QScrollBar>
@@ -11,16 +13,12 @@ namespace outbox::console {
 
 namespace {
 
+constexpr core::EnumName<LogView::Level> kLevelTags[] = {{LogView::Level::Info, "info "},
+                                                         {LogView::Level::Warning, "warn "},
+                                                         {LogView::Level::Error, "error"}};
+
 QString levelTag(LogView::Level level) {
-    switch (level) {
-    case LogView::Level::Info:
-        return QStringLiteral("info ");
-    case LogView::Level::Warning:
-        return QStringLiteral("warn ");
-    case LogView::Level::Error:
-        return QStringLiteral("error");
-    }
-    return {};
+    return core::nameOf(kLevelTags, level);
 }
 
 } // namespace
