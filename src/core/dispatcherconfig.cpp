@@ -1,5 +1,6 @@
 #include "core/dispatcherconfig.h"
 
+#include "core/uuidtext.h"
 #include "core/webhooksigner.h"
 
 #include <QFileInfo>
@@ -125,9 +126,8 @@ QString DispatcherConfig::describe() const {
         QStringLiteral("permanent-status=") %
             (statuses.isEmpty() ? QStringLiteral("none") : statuses.join(QLatin1Char(','))),
         QStringLiteral("namespace=") % (nameSpace.isEmpty() ? QStringLiteral("(all)") : nameSpace),
-        QStringLiteral("worker-id=") % (workerId.isNull()
-                                            ? QStringLiteral("(generated)")
-                                            : workerId.toString(QUuid::WithoutBraces)),
+        QStringLiteral("worker-id=") %
+            (workerId.isNull() ? QStringLiteral("(generated)") : uuidText(workerId)),
         // Only whether and how many: never the values.
         QStringLiteral("signing=") %
             (secrets.isEmpty() ? QStringLiteral("off")

@@ -1,5 +1,7 @@
 #include "store/eventfilter.h"
 
+#include "core/uuidtext.h"
+
 #include <QRegularExpression>
 #include <QStringList>
 
@@ -86,10 +88,6 @@ QString shownTime(const QDateTime &time) {
     return utc.toString(utc.time().msec() == 0 ? Qt::ISODate : Qt::ISODateWithMs);
 }
 
-QString uuidText(const QUuid &id) {
-    return id.toString(QUuid::WithoutBraces);
-}
-
 QString keyOf(const EventFilter &filter) {
     // The structured binding names every member: it stops compiling when a
     // field is added, until the field is written below as well.
@@ -137,7 +135,7 @@ QString EventFilter::describe() const {
     if (!topic.isEmpty())
         parts << QLatin1String("topic=") + shown(topic);
     if (tenantId)
-        parts << QLatin1String("tenant=") + uuidText(*tenantId);
+        parts << QLatin1String("tenant=") + core::uuidText(*tenantId);
     if (!dedupeKey.isEmpty())
         parts << QLatin1String("dedupe_key=") + shown(dedupeKey);
     if (!ids.isEmpty()) {
@@ -146,7 +144,7 @@ QString EventFilter::describe() const {
         constexpr qsizetype shownIds = 3;
         QStringList listed;
         for (qsizetype i = 0; i < ids.size() && i < shownIds; ++i)
-            listed << uuidText(ids.at(i));
+            listed << core::uuidText(ids.at(i));
         QString idList = QLatin1String("ids=") + listed.join(QLatin1Char(','));
         if (ids.size() > shownIds)
             idList += QStringLiteral(" (+%1 more)").arg(ids.size() - shownIds);
@@ -197,7 +195,7 @@ SqlCondition toSqlCondition(const EventFilter &filter, const QString &alias) {
     }
     if (filter.tenantId) {
         conditions << col("tenant_id") + QLatin1String(" = ?::uuid");
-        values << uuidText(*filter.tenantId);
+        values << core::uuidText(*filter.tenantId);
     }
     if (!filter.dedupeKey.isEmpty()) {
         conditions << col("dedupe_key") + QLatin1String(" = ?");
@@ -209,7 +207,7 @@ SqlCondition toSqlCondition(const EventFilter &filter, const QString &alias) {
         QStringList texts;
         texts.reserve(filter.ids.size());
         for (const QUuid &id : filter.ids)
-            texts << uuidText(id);
+            texts << core::uuidText(id);
         conditions << col("id") + QLatin1String(" = ANY(?::uuid[])");
         values << QString(QLatin1Char('{') + texts.join(QLatin1Char(',')) + QLatin1Char('}'));
     }

@@ -1,5 +1,6 @@
 #include "store/outboxstore.h"
 
+#include "core/uuidtext.h"
 #include "store/database.h"
 #include "store/logging.h"
 #include "store/session.h"
@@ -27,10 +28,6 @@ using core::ErrorKind;
 constexpr int kMaxErrorChars = 2000;
 // Caps a caller's delay far below interval overflow; nobody waits longer.
 constexpr qint64 kMaxDelayMs = qint64(10) * 365 * 24 * 3600 * 1000;
-
-QString uuidText(const QUuid &id) {
-    return id.toString(QUuid::WithoutBraces);
-}
 
 QVariant optionalText(const std::optional<QString> &value) {
     return value ? QVariant(*value) : QVariant(QMetaType::fromType<QString>());
@@ -337,7 +334,7 @@ core::Result<EnqueueResult> OutboxStore::enqueue(const EnqueueRequest &request) 
         request.topic,
         QString::fromUtf8(request.payload),
         optionalText(request.dedupeKey),
-        request.tenantId ? QVariant(uuidText(*request.tenantId))
+        request.tenantId ? QVariant(core::uuidText(*request.tenantId))
                          : QVariant(QMetaType::fromType<QString>()),
         optionalText(request.aggregateType),
         optionalText(request.aggregateId),
@@ -377,7 +374,7 @@ core::Result<QList<ClaimedEvent>> OutboxStore::claimBatch(const QUuid &workerId,
     if (byNamespace) {
         values << options.nameSpace;
     }
-    values << options.batchSize << uuidText(workerId) << qint64(options.lease.count());
+    values << options.batchSize << core::uuidText(workerId) << qint64(options.lease.count());
     auto query = run(m_db, byNamespace ? m_prepared->claimNamespace : m_prepared->claimAll,
                      claimSql(byNamespace), values, QStringLiteral("claiming events"));
     if (!query.ok()) {
@@ -411,12 +408,12 @@ core::Result<FencedResult> OutboxStore::ack(const QUuid &workerId, const QList<A
     QJsonArray rows;
     QList<QUuid> ids;
     for (const Ack &a : acks) {
-        rows.append(QJsonObject{{QStringLiteral("id"), uuidText(a.id)},
+        rows.append(QJsonObject{{QStringLiteral("id"), core::uuidText(a.id)},
                                 {QStringLiteral("attempts"), a.attempts}});
         ids << a.id;
     }
-    return runFenced(m_db, m_prepared->ack, kAckSql, {jsonText(rows), uuidText(workerId)}, ids,
-                     QStringLiteral("acknowledging delivered events"), "ack");
+    return runFenced(m_db, m_prepared->ack, kAckSql, {jsonText(rows), core::uuidText(workerId)},
+                     ids, QStringLiteral("acknowledging delivered events"), "ack");
 }
 
 core::Result<FencedResult> OutboxStore::nack(const QUuid &workerId, const QList<Nack> &nacks,
@@ -428,7 +425,7 @@ core::Result<FencedResult> OutboxStore::nack(const QUuid &workerId, const QList<
     QList<QUuid> ids;
     for (const Nack &n : nacks) {
         QJsonObject row{
-            {QStringLiteral("id"), uuidText(n.id)},
+            {QStringLiteral("id"), core::uuidText(n.id)},
             {QStringLiteral("attempts"), n.attempts},
             {QStringLiteral("error"), sanitizeError(n.error)},
             {QStringLiteral("delay_ms"), std::clamp<qint64>(n.delay.count(), 0, kMaxDelayMs)},
@@ -441,7 +438,7 @@ core::Result<FencedResult> OutboxStore::nack(const QUuid &workerId, const QList<
         rows.append(row);
         ids << n.id;
     }
-    const QString worker = uuidText(workerId);
+    const QString worker = core::uuidText(workerId);
     return runFenced(m_db, m_prepared->nack, kNackSql,
                      {jsonText(rows), maxAttempts, maxAttempts, worker, worker}, ids,
                      QStringLiteral("recording failed deliveries"), "nack");
@@ -460,13 +457,13 @@ core::Result<FencedResult> OutboxStore::release(const QUuid &workerId,
     QJsonArray rows;
     QList<QUuid> ids;
     for (const Release &r : releases) {
-        rows.append(QJsonObject{{QStringLiteral("id"), uuidText(r.id)},
+        rows.append(QJsonObject{{QStringLiteral("id"), core::uuidText(r.id)},
                                 {QStringLiteral("attempts"), r.attempts},
                                 {QStringLiteral("attempt_made"), r.attemptMade}});
         ids << r.id;
     }
     return runFenced(m_db, m_prepared->release, kReleaseSql,
-                     {jsonText(rows), maxAttempts, uuidText(workerId)}, ids,
+                     {jsonText(rows), maxAttempts, core::uuidText(workerId)}, ids,
                      QStringLiteral("releasing leased events"));
 }
 

@@ -1,5 +1,6 @@
 #include "store/queries.h"
 
+#include "core/uuidtext.h"
 #include "store/database.h"
 #include "store/migrator.h"
 #include "store/session.h"
@@ -160,7 +161,7 @@ PageSql pageBranch(const PageRequest &request, const QString &statusSet, int fet
                           " WHERE c.id = ?::uuid), ?::timestamptz") +
             (newestFirst ? QLatin1String(" + interval '999 microseconds'") : QLatin1String("")) +
             QLatin1String("), ?::uuid)");
-        const QString id = request.after->id.toString(QUuid::WithoutBraces);
+        const QString id = core::uuidText(request.after->id);
         branch.values << id << request.after->createdAt << id;
     }
     branch.sql += newestFirst ? QLatin1String(" ORDER BY e.created_at DESC, e.id DESC")
@@ -380,7 +381,7 @@ core::Result<std::optional<core::OutboxEvent>> EventQueries::event(const QUuid &
     auto query = exec(m_db,
                       QLatin1String("SELECT ") + eventColumns(QStringLiteral("e")) +
                           QLatin1String(" FROM outbox_events e WHERE e.id = ?::uuid"),
-                      {id.toString(QUuid::WithoutBraces)}, QStringLiteral("reading an event"));
+                      {core::uuidText(id)}, QStringLiteral("reading an event"));
     if (!query)
         return query.error();
     if (!query->next())
@@ -390,7 +391,7 @@ core::Result<std::optional<core::OutboxEvent>> EventQueries::event(const QUuid &
 
 core::Result<std::optional<EventDetail>> EventQueries::detail(const QUuid &id) {
     const QString context = QStringLiteral("reading the event's history");
-    const QString idText = id.toString(QUuid::WithoutBraces);
+    const QString idText = core::uuidText(id);
     return inTransaction(m_db, context, [&]() -> core::Result<std::optional<EventDetail>> {
         if (auto begun = beginSnapshot(m_db, context); !begun)
             return begun.error();

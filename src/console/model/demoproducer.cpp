@@ -1,6 +1,7 @@
 #include "console/model/demoproducer.h"
 
 #include "console/model/consoletypes.h"
+#include "core/uuidtext.h"
 
 #include <QDateTime>
 #include <QJsonArray>
@@ -160,7 +161,7 @@ store::EnqueueRequest DemoProducer::nextEvent() {
     store::EnqueueRequest request;
     QJsonObject payload;
     const QUuid tenant = m_tenants.at(m_rng.bounded(int(m_tenants.size())));
-    const QString tenantText = tenant.toString(QUuid::WithoutBraces);
+    const QString tenantText = core::uuidText(tenant);
     const QString sequence = QStringLiteral("%1").arg(m_sequence, 6, 10, QLatin1Char('0'));
 
     if (m_rng.bounded(100) < PoisonPercent) {

@@ -1,6 +1,7 @@
 #include "console/model/eventexplanation.h"
 
 #include "console/model/consoletypes.h"
+#include "core/uuidtext.h"
 
 #include <QCoreApplication>
 
@@ -22,7 +23,7 @@ QString when(const QDateTime &time, const QDateTime &now) {
 }
 
 QString worker(const std::optional<QUuid> &id) {
-    return id ? id->toString(QUuid::WithoutBraces).left(8) : tr("an unknown worker");
+    return id ? core::uuidText(*id).left(8) : tr("an unknown worker");
 }
 
 QString attemptsText(int attempts) {

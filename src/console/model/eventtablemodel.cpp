@@ -1,6 +1,7 @@
 #include "console/model/eventtablemodel.h"
 
 #include "console/model/storeclient.h"
+#include "core/uuidtext.h"
 
 #include <QBrush>
 #include <QColor>
@@ -13,11 +14,7 @@ namespace outbox::console {
 namespace {
 
 QString shortId(const QUuid &id) {
-    return id.toString(QUuid::WithoutBraces).left(8);
-}
-
-QString fullId(const QUuid &id) {
-    return id.toString(QUuid::WithoutBraces);
+    return core::uuidText(id).left(8);
 }
 
 } // namespace
@@ -229,7 +226,7 @@ QVariant EventTableModel::display(const core::OutboxEvent &e, int column,
                                   const QDateTime &now) const {
     switch (column) {
     case IdColumn:
-        return fullId(e.id);
+        return core::uuidText(e.id);
     case StatusColumn:
         if (e.status == core::Status::Pending && e.attempts > 0) {
             return tr("retrying");
@@ -240,7 +237,7 @@ QVariant EventTableModel::display(const core::OutboxEvent &e, int column,
     case TopicColumn:
         return e.topic;
     case TenantColumn:
-        return e.tenantId ? fullId(*e.tenantId) : QString();
+        return e.tenantId ? core::uuidText(*e.tenantId) : QString();
     case DedupeKeyColumn:
         return e.dedupeKey.value_or(QString());
     case AttemptsColumn:
@@ -274,7 +271,7 @@ QVariant EventTableModel::toolTip(const core::OutboxEvent &e, int column,
     case NextAttemptColumn:
         return e.status == core::Status::Pending ? formatAbsoluteTime(e.nextAttemptAt) : QVariant();
     case LeaseHolderColumn:
-        return e.lockedBy ? fullId(*e.lockedBy) : QVariant();
+        return e.lockedBy ? core::uuidText(*e.lockedBy) : QVariant();
     case LeaseRemainingColumn:
         if (e.status != core::Status::Processing || !e.lockedUntil.isValid()) {
             return {};

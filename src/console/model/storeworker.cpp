@@ -1,5 +1,7 @@
 #include "console/model/storeworker.h"
 
+#include "core/uuidtext.h"
+
 #include <QThread>
 
 namespace outbox::console {
@@ -169,7 +171,7 @@ void StoreWorker::detail(RequestId id, const QUuid &eventId) {
                 return core::Error{core::ErrorKind::NotFound,
                                    QStringLiteral("Event %1 does not exist (any more); it may "
                                                   "have been purged.")
-                                       .arg(eventId.toString(QUuid::WithoutBraces))};
+                                       .arg(core::uuidText(eventId))};
             }
             return std::move(detail.value()).value();
         },

@@ -7,6 +7,7 @@
 #include "console/widgets/bulkdialog.h"
 #include "console/widgets/jsonhighlighter.h"
 #include "console/widgets/purgedialog.h"
+#include "core/uuidtext.h"
 
 #include <QAction>
 #include <QApplication>
@@ -123,7 +124,7 @@ QJsonValue optionalText(const std::optional<QString> &value) {
 }
 
 QJsonValue optionalId(const std::optional<QUuid> &value) {
-    return value ? QJsonValue(value->toString(QUuid::WithoutBraces)) : QJsonValue(QJsonValue::Null);
+    return value ? QJsonValue(core::uuidText(*value)) : QJsonValue(QJsonValue::Null);
 }
 
 QJsonValue timeValue(const QDateTime &time) {
@@ -426,7 +427,7 @@ void ActionController::copyIds() {
     QStringList ids;
     const QList<core::OutboxEvent> selected = selection();
     for (const auto &e : selected) {
-        ids << e.id.toString(QUuid::WithoutBraces);
+        ids << core::uuidText(e.id);
     }
     if (ids.isEmpty()) {
         return;
@@ -458,7 +459,7 @@ void ActionController::copyPayloads() {
 
 QByteArray ActionController::toJsonLine(const core::OutboxEvent &e) {
     QJsonObject o;
-    o.insert(QStringLiteral("id"), e.id.toString(QUuid::WithoutBraces));
+    o.insert(QStringLiteral("id"), core::uuidText(e.id));
     o.insert(QStringLiteral("namespace"), e.nameSpace);
     o.insert(QStringLiteral("topic"), e.topic);
     o.insert(QStringLiteral("aggregate_type"), optionalText(e.aggregateType));

@@ -3,6 +3,7 @@
 #include "console/model/bulkjob.h"
 #include "console/model/consoletypes.h"
 #include "console/model/storeclient.h"
+#include "core/uuidtext.h"
 #include "ui_bulkdialog.h"
 
 #include <QPushButton>
@@ -39,10 +40,6 @@ constexpr std::array<ActionWords, 5> kWords{{
 
 const ActionWords &wordsFor(store::Action action) {
     return kWords.at(std::size_t(action));
-}
-
-QString idText(const QUuid &id) {
-    return id.toString(QUuid::WithoutBraces);
 }
 
 QString remaining(qint64 ms) {
@@ -208,7 +205,7 @@ void BulkDialog::onDryRun(const store::BulkResult &result) {
     m_matched = result.matched;
     m_ui->sampleList->clear();
     for (const QUuid &id : result.sample) {
-        m_ui->sampleList->addItem(idText(id));
+        m_ui->sampleList->addItem(core::uuidText(id));
     }
     m_ui->sampleList->scrollToTop();
     if (result.matched > result.sample.size()) {

@@ -3,6 +3,7 @@
 #include "console/model/storeclient.h"
 #include "console/widgets/jsonhighlighter.h"
 #include "core/enumnames.h"
+#include "core/uuidtext.h"
 #include "ui_detailpane.h"
 
 #include <QFontDatabase>
@@ -14,10 +15,6 @@ namespace outbox::console {
 namespace {
 
 constexpr qsizetype kHighlightLimit = 512 * 1024; // larger payloads are shown plain
-
-QString idText(const QUuid &id) {
-    return id.toString(QUuid::WithoutBraces);
-}
 
 QString timeText(const QDateTime &time, const QDateTime &now) {
     if (!time.isValid()) {
@@ -106,7 +103,7 @@ void DetailPane::setEvent(const QUuid &id) {
         clearContents(tr("Select an event to see its details."));
         return;
     }
-    clearContents(tr("Loading %1…").arg(idText(id)));
+    clearContents(tr("Loading %1…").arg(core::uuidText(id)));
     refresh();
 }
 
@@ -188,7 +185,7 @@ void DetailPane::render() {
     if (e.status == core::Status::Pending && e.attempts > 0) {
         status = tr("pending, retrying");
     }
-    m_ui->titleLabel->setText(tr("%1 · %2 · %3").arg(e.topic, status, idText(e.id)));
+    m_ui->titleLabel->setText(tr("%1 · %2 · %3").arg(e.topic, status, core::uuidText(e.id)));
     renderExplanation();
     renderMetadata(d);
     if (m_shownPayload != e.payload) {
@@ -223,11 +220,11 @@ void DetailPane::renderMetadata(const store::EventDetail &d) {
     const auto row = [this](const QString &name, const QString &value) {
         m_ui->metadataForm->addRow(name, valueLabel(value.isEmpty() ? QStringLiteral("—") : value));
     };
-    row(tr("ID"), idText(e.id));
+    row(tr("ID"), core::uuidText(e.id));
     row(tr("Status"), core::statusName(e.status));
     row(tr("Namespace"), e.nameSpace);
     row(tr("Topic"), e.topic);
-    row(tr("Tenant"), e.tenantId ? idText(*e.tenantId) : QString());
+    row(tr("Tenant"), e.tenantId ? core::uuidText(*e.tenantId) : QString());
     row(tr("Dedupe key"), e.dedupeKey.value_or(QString()));
     row(tr("Aggregate"), e.aggregateType || e.aggregateId
                              ? QStringLiteral("%1 / %2").arg(e.aggregateType.value_or(QString()),
@@ -236,16 +233,16 @@ void DetailPane::renderMetadata(const store::EventDetail &d) {
     row(tr("Attempts"), QString::number(e.attempts));
     row(tr("Next attempt"),
         e.status == core::Status::Pending ? timeText(e.nextAttemptAt, now) : QString());
-    row(tr("Lease holder"), e.lockedBy ? idText(*e.lockedBy) : QString());
+    row(tr("Lease holder"), e.lockedBy ? core::uuidText(*e.lockedBy) : QString());
     row(tr("Lease until"), e.lockedUntil.isValid() ? timeText(e.lockedUntil, now) : QString());
     row(tr("Last error"), e.lastError.value_or(QString()).left(4000));
     row(tr("Delivered"), e.deliveredAt.isValid() ? timeText(e.deliveredAt, now) : QString());
     row(tr("Created"), timeText(e.createdAt, now));
     row(tr("Updated"), timeText(e.updatedAt, now));
-    row(tr("Replay of"), e.replayOf ? idText(*e.replayOf) : QString());
+    row(tr("Replay of"), e.replayOf ? core::uuidText(*e.replayOf) : QString());
     QStringList replays;
     for (const QUuid &id : d.replays) {
-        replays << idText(id);
+        replays << core::uuidText(id);
     }
     row(tr("Replayed as"), replays.join(QLatin1Char('\n')));
     row(tr("Payload size"), QLocale().formattedDataSize(e.payload.size()));
@@ -264,8 +261,8 @@ void DetailPane::renderHistory(const store::EventDetail &d) {
         item->setToolTip(1, formatAbsoluteTime(a.at));
         item->setText(2, a.httpStatus ? QString::number(*a.httpStatus) : tr("none"));
         item->setText(3, tr("%1 ms").arg(a.durationMs));
-        item->setText(4, a.workerId ? idText(*a.workerId).left(8) : QString());
-        item->setToolTip(4, a.workerId ? idText(*a.workerId) : QString());
+        item->setText(4, a.workerId ? core::uuidText(*a.workerId).left(8) : QString());
+        item->setToolTip(4, a.workerId ? core::uuidText(*a.workerId) : QString());
         item->setText(5, firstLine(a.error, 300));
         item->setToolTip(5, a.error.left(2000));
         item->setData(5, Qt::UserRole, a.error);

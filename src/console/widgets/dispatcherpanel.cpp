@@ -4,6 +4,7 @@
 #include "console/widgets/dispatchersettingsform.h"
 #include "console/widgets/logview.h"
 #include "console/widgets/throughputchart.h"
+#include "core/uuidtext.h"
 #include "dispatch/dispatcherhost.h"
 #include "store/queries.h"
 
@@ -253,7 +254,7 @@ void DispatcherPanel::start() {
             &DispatcherPanel::onStateChanged);
     connect(m_host, &dispatch::DispatcherHost::statsSnapshot, this, &DispatcherPanel::onStats);
     connect(m_host, &dispatch::DispatcherHost::started, this, [this](const QUuid &workerId) {
-        m_log->info(tr("Started as worker %1.").arg(workerId.toString(QUuid::WithoutBraces)));
+        m_log->info(tr("Started as worker %1.").arg(core::uuidText(workerId)));
     });
     connect(m_host, &dispatch::DispatcherHost::failed, this,
             [this](const QString &message) { m_log->error(tr("Failed: %1").arg(message)); });
