@@ -359,36 +359,6 @@ core::Result<QString> EventQueries::explainPage(const PageRequest &request) {
     return lines.join(QLatin1Char('\n'));
 }
 
-core::Result<qint64> EventQueries::count(const EventFilter &filter, qint64 cap) {
-    const SqlCondition condition = toSqlCondition(filter, QStringLiteral("e"));
-    QString sql = QLatin1String("SELECT count(*) FROM outbox_events e WHERE ") + condition.sql;
-    QVariantList values = condition.values;
-    if (cap >= 0) {
-        sql = QLatin1String("SELECT count(*) FROM (SELECT 1 FROM outbox_events e WHERE ") +
-              condition.sql + QLatin1String(" LIMIT ?) c");
-        values << cap;
-    }
-    const QString context = QStringLiteral("counting events");
-    auto query = exec(m_db, sql, values, context);
-    if (!query)
-        return query.error();
-    if (!query->next())
-        return noRow(context);
-    return query->value(0).toLongLong();
-}
-
-core::Result<std::optional<core::OutboxEvent>> EventQueries::event(const QUuid &id) {
-    auto query = exec(m_db,
-                      QLatin1String("SELECT ") + eventColumns(QStringLiteral("e")) +
-                          QLatin1String(" FROM outbox_events e WHERE e.id = ?::uuid"),
-                      {core::uuidText(id)}, QStringLiteral("reading an event"));
-    if (!query)
-        return query.error();
-    if (!query->next())
-        return std::optional<core::OutboxEvent>();
-    return std::optional<core::OutboxEvent>(readEvent(query.value()));
-}
-
 core::Result<std::optional<EventDetail>> EventQueries::detail(const QUuid &id) {
     const QString context = QStringLiteral("reading the event's history");
     const QString idText = core::uuidText(id);
@@ -491,24 +461,6 @@ core::Result<QList<ErrorGroup>> EventQueries::errorGroups(const EventFilter &fil
         groups << group;
     }
     return groups;
-}
-
-core::Result<QList<core::AuditRecord>> EventQueries::auditLog(int limit) {
-    if (limit < 1)
-        return core::Error{
-            ErrorKind::Invalid,
-            QStringLiteral("audit log limit must be at least 1 (got %1)").arg(limit)};
-    auto query =
-        exec(m_db,
-             QLatin1String("SELECT ") + auditColumns(QStringLiteral("a")) +
-                 QLatin1String(" FROM outbox_audit a ORDER BY a.at DESC, a.id DESC LIMIT ?"),
-             {limit}, QStringLiteral("reading the audit log"));
-    if (!query)
-        return query.error();
-    QList<core::AuditRecord> records;
-    while (query->next())
-        records << readAudit(query.value());
-    return records;
 }
 
 core::Result<Privileges> EventQueries::privileges() {

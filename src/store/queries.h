@@ -106,17 +106,11 @@ public:
     // The plan PostgreSQL chooses for page(request) (EXPLAIN, no costs): for
     // diagnostics and for the tests that pin the use of the partial indexes.
     core::Result<QString> explainPage(const PageRequest &request);
-    // Rows matching `filter`; with cap >= 0 it stops counting at cap, so a
-    // result equal to cap means "cap or more".
-    core::Result<qint64> count(const EventFilter &filter, qint64 cap = -1);
-    core::Result<std::optional<core::OutboxEvent>> event(const QUuid &id);
     core::Result<std::optional<EventDetail>> detail(const QUuid &id);
     // Groups by errorSignature(last_error), largest first; rows without an
     // error are left out. Without a status (or retrying) in the filter, only
     // dead rows are grouped.
     core::Result<QList<ErrorGroup>> errorGroups(const EventFilter &filter, int limit = 50);
-    // Newest first.
-    core::Result<QList<core::AuditRecord>> auditLog(int limit = 100);
     core::Result<Privileges> privileges();
     core::Result<ServerInfo> serverInfo();
 

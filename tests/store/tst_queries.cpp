@@ -400,21 +400,9 @@ private Q_SLOTS:
         QCOMPARE(copy->value().audit.size(), 1);
         QCOMPARE(copy->value().audit.at(0).id, d.audit.at(1).id);
 
-        const auto single = queries.event(uuid);
-        QVERIFY(single.ok() && single->has_value());
-        QCOMPARE(single->value(), d.event);
-
         const auto missing = queries.detail(QUuid::createUuid());
         QVERIFY(missing.ok());
         QVERIFY(!missing->has_value());
-        const auto missingEvent = queries.event(QUuid::createUuid());
-        QVERIFY(missingEvent.ok());
-        QVERIFY(!missingEvent->has_value());
-
-        const auto log = queries.auditLog(10);
-        QVERIFY(log.ok());
-        QCOMPARE(log->size(), 2);
-        QCOMPARE(log->at(0).action, QStringLiteral("replay")); // newest first
     }
 
     void errorGroupsFoldNumbersAndIds() {
@@ -465,21 +453,16 @@ private Q_SLOTS:
         // A group's signature selects exactly its rows.
         EventFilter bySignature;
         bySignature.errorSignature = groups->at(0).signature;
-        QCOMPARE(queries.count(bySignature).value(), 4 + 5);
+        const auto matching = [&](const EventFilter &filter) {
+            const store::SqlCondition condition =
+                store::toSqlCondition(filter, QStringLiteral("e"));
+            return testing::sqlScalar(
+                m_db, QLatin1String("SELECT count(*) FROM outbox_events e WHERE ") + condition.sql,
+                condition.values);
+        };
+        QCOMPARE(matching(bySignature), QStringLiteral("9")); // 4 dead + 5 pending
         bySignature.status = core::Status::Dead;
-        QCOMPARE(queries.count(bySignature).value(), 4);
-    }
-
-    void countHonoursTheCap() {
-        QVERIFY(insertEvents(m_db, 25, QStringLiteral("dead")));
-        QVERIFY(insertEvents(m_db, 5, QStringLiteral("pending")));
-        EventQueries queries(m_db);
-        EventFilter dead;
-        dead.status = core::Status::Dead;
-        QCOMPARE(queries.count(dead).value(), 25);
-        QCOMPARE(queries.count(dead, 10).value(), 10);
-        QCOMPARE(queries.count(dead, 100).value(), 25);
-        QCOMPARE(queries.count(EventFilter{}).value(), 30);
+        QCOMPARE(matching(bySignature), QStringLiteral("4"));
     }
 
     void badRequestsAreRefused() {
