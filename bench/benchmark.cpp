@@ -161,9 +161,11 @@ core::Result<void> Benchmark::databasePair(const QString &suffix) {
     auto run = in(QStringLiteral("database only"), runDispatcher(plan(false, o.events)));
     if (!run)
         return run.error();
-    r.dbCeilingRounds.append(ceiling.value());
-    r.dbOnlyRounds.append(rate(o.events, run->seconds));
-    r.dbRatios.append(ceiling.value() > 0 ? r.dbOnlyRounds.last() / ceiling.value() : 0.0);
+    const double dbOnly = rate(o.events, run->seconds);
+    r.rounds[QStringLiteral("db_ceiling_rounds")].append(ceiling.value());
+    r.rounds[QStringLiteral("db_only_rounds")].append(dbOnly);
+    r.rounds[QStringLiteral("db_only_ratio_rounds")].append(
+        ceiling.value() > 0 ? dbOnly / ceiling.value() : 0.0);
     return {};
 }
 
@@ -207,10 +209,11 @@ core::Result<void> Benchmark::httpPair(const QString &suffix) {
     if (after->badSignatures != before->badSignatures)
         return failure(QStringLiteral("end to end: the runner refused %1 signatures")
                            .arg(after->badSignatures - before->badSignatures));
-    r.httpCeilingRounds.append(http->requestsPerSecond);
-    r.e2eRounds.append(rate(o.events, run->seconds));
-    r.e2eRatios.append(http->requestsPerSecond > 0 ? r.e2eRounds.last() / http->requestsPerSecond
-                                                   : 0.0);
+    const double e2eRate = rate(o.events, run->seconds);
+    r.rounds[QStringLiteral("http_ceiling_rounds")].append(http->requestsPerSecond);
+    r.rounds[QStringLiteral("e2e_rounds")].append(e2eRate);
+    r.rounds[QStringLiteral("e2e_ratio_rounds")].append(
+        http->requestsPerSecond > 0 ? e2eRate / http->requestsPerSecond : 0.0);
     return {};
 }
 
@@ -236,13 +239,21 @@ core::Result<void> Benchmark::latency() {
         return failure(phase + QStringLiteral(": ") + producer.lastError());
     if (!run)
         return run.error();
-    r.httpP50 = double(run->stats.httpDuration.p50()) / 1000.0;
-    r.httpP99 = double(run->stats.httpDuration.p99()) / 1000.0;
     auto figures = in(phase, database.sql().latency(producer.events()));
     if (!figures)
         return figures.error();
-    r.latency = figures.value();
-    r.latencyRan = true;
+    const store::LatencyFigures &f = figures.value();
+    r.latency = QJsonObject{
+        {QStringLiteral("latency_events"), f.count},
+        {QStringLiteral("latency_p50_ms"), f.p50},
+        {QStringLiteral("latency_p90_ms"), f.p90},
+        {QStringLiteral("latency_p99_ms"), f.p99},
+        {QStringLiteral("latency_max_ms"), f.max},
+        {QStringLiteral("latency_from_transaction_start_p50_ms"), f.fromStartP50},
+        {QStringLiteral("latency_from_transaction_start_p99_ms"), f.fromStartP99},
+        {QStringLiteral("latency_http_p50_ms"), double(run->stats.httpDuration.p50()) / 1000.0},
+        {QStringLiteral("latency_http_p99_ms"), double(run->stats.httpDuration.p99()) / 1000.0},
+    };
     return {};
 }
 

@@ -8,6 +8,7 @@
 
 #include <QJsonObject>
 #include <QList>
+#include <QMap>
 #include <QString>
 #include <QStringList>
 
@@ -41,26 +42,25 @@ struct BenchResults {
     int eventsPerPhase = 0;
     bool dbRan = false; // which phases ran (the others' figures are 0)
     bool httpRan = false;
-    bool latencyRan = false;
 
-    // Per round: the rates, events (requests) per second, and their ratios.
+    // Per round under their JSON keys: the rates, events (requests) per
+    // second (db_ceiling_rounds, db_only_rounds, http_ceiling_rounds,
+    // e2e_rounds), and their ratios (db_only_ratio_rounds, e2e_ratio_rounds).
     // Reports give the medians (each round's pair runs back to back, so a
     // change in the machine's load affects both sides of a ratio alike).
-    QList<double> dbCeilingRounds;
-    QList<double> dbOnlyRounds;
-    QList<double> dbRatios;
-    QList<double> httpCeilingRounds;
-    QList<double> e2eRounds;
-    QList<double> e2eRatios;
+    QMap<QString, QList<double>> rounds;
     // Where the CPU went in each round of the HTTP pair (per request / event).
     QList<CpuUsage> httpCeilingCpu;
     QList<CpuUsage> e2eCpu;
     qint64 e2eDuplicates = 0; // the runner's count: must be 0 when nothing crashed
     int httpManagers = 0;
 
-    store::LatencyFigures latency;
-    double httpP50 = 0; // request duration inside the dispatcher, low load
-    double httpP99 = 0;
+    // Latencies in milliseconds under their JSON keys: latency_events,
+    // latency_p50_ms, _p90_ms, _p99_ms and _max_ms (commit -> delivered),
+    // latency_from_transaction_start_p50_ms and _p99_ms, and
+    // latency_http_p50_ms and _p99_ms (request duration inside the
+    // dispatcher, low load). Empty when it did not run.
+    QJsonObject latency;
 
     // The burn-downs' figures under their JSON keys: events,
     // vacuum_settings ("table" or "reset"), seconds, window_s (the length of

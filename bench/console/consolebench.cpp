@@ -35,8 +35,13 @@ core::Result<void> measureSwitches(BenchApplication &app, const BenchOptions &op
                 true, QStringLiteral("switching to %1").arg(core::statusName(to)), kLoadTimeoutMs);
             if (!fresh)
                 return fresh.error();
-            results.switches << SwitchRun{from, to, !visited.contains(to), probe.shownMs(),
-                                          fresh.value()};
+            results.switches.append(
+                QJsonObject{{QStringLiteral("from"), core::statusName(from)},
+                            {QStringLiteral("to"), core::statusName(to)},
+                            {QStringLiteral("first_visit"), !visited.contains(to)},
+                            {QStringLiteral("shown_ms"), bench::rounded(probe.shownMs(), 1)},
+                            {QStringLiteral("fresh_ms"), bench::rounded(fresh.value(), 1)}});
+            results.samples[QStringLiteral("switch_fresh_ms")] << fresh.value();
             visited << to;
             from = to;
         }
@@ -62,7 +67,7 @@ core::Result<void> measureRefreshes(BenchApplication &app, const BenchOptions &o
             probe.wait(true, QStringLiteral("refreshing the delivered view"), kLoadTimeoutMs);
         if (!fresh)
             return fresh.error();
-        results.refreshMs << fresh.value();
+        results.samples[QStringLiteral("refresh_ms")] << fresh.value();
     }
     return {};
 }
@@ -106,8 +111,8 @@ core::Result<void> measureStall(const BenchOptions &options, BenchCluster &clust
     core::DispatcherConfig config;
     config.runnerUrl = QUrl(QStringLiteral("http://127.0.0.1:9/bench"));
     config.secrets = {QStringLiteral("whsec_YmVuY2gtc2VjcmV0LWJlbmNoLXNlY3JldA==")};
-    config.concurrency = options.concurrency;
-    config.batchSize = options.batchSize;
+    config.concurrency = kConcurrency;
+    config.batchSize = kBatchSize;
     panel->setConfig(config, false);
     panel->setPublisherFactory(benchPublisher());
 
@@ -130,7 +135,7 @@ core::Result<void> measureStall(const BenchOptions &options, BenchCluster &clust
         {{QStringLiteral("billing"), QStringLiteral("files"), QStringLiteral("identity")},
          {QStringLiteral("invoice.paid"), QStringLiteral("file.stored"),
           QStringLiteral("user.created")},
-         std::max(1, options.producerRate / 10),
+         std::max(1, kProducerRate / 10),
          100},
         core::Millis(100));
     StallMeter meter;

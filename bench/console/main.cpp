@@ -75,10 +75,6 @@ int main(int argc, char **argv) {
         {"switch-rounds", "Rounds through the four status views (5).", 1, 2,
          to(options.switchRounds)},
         {"refreshes", "Refreshes of the delivered view (20).", 1, 5, to(options.refreshRuns)},
-        {"producer-rate", "Events/s enqueued during the dispatcher phase (500).", 0, -1,
-         to(options.producerRate)},
-        {"concurrency", "Dispatcher concurrency (64).", 1, -1, to(options.concurrency)},
-        {"batch-size", "Dispatcher batch size (100).", 1, -1, to(options.batchSize)},
     };
     parser.addOption({QStringLiteral("quick"),
                       QStringLiteral("Smoke run: 100k delivered, 10k dead, 20k backlog, 5 s "

@@ -4,8 +4,6 @@
 #include <QJsonArray>
 
 #include <algorithm>
-#include <optional>
-#include <tuple>
 
 namespace outbox::consolebench {
 
@@ -46,27 +44,6 @@ bool allBelow(const QList<double> &samples, double limit) {
                                              [limit](double v) { return v >= 0 && v < limit; });
 }
 
-// One figure of the start runs on one view: processMs, windowMs or rssMb.
-QList<double> starts(const QList<StartRun> &runs, double StartRun::*field,
-                     std::optional<Status> status = std::nullopt) {
-    QList<double> out;
-    for (const StartRun &run : runs)
-        if (!status || run.status == *status)
-            out << run.*field;
-    return out;
-}
-
-QList<double> switchFresh(const BenchResults &r) {
-    QList<double> out;
-    for (const SwitchRun &run : r.switches)
-        out << run.freshMs;
-    return out;
-}
-
-QJsonArray toArray(const QList<double> &samples) {
-    return bench::roundedArray(samples, 1);
-}
-
 QJsonObject environment(const BenchOptions &options, const BenchResults &r) {
     return bench::machineJson(
         r.serverVersion,
@@ -81,12 +58,12 @@ QJsonObject environment(const BenchOptions &options, const BenchResults &r) {
             {QStringLiteral("load_s"), bench::rounded(r.loadSeconds, 1)},
             {QStringLiteral("backlog"), options.backlog},
             {QStringLiteral("stall_seconds"), options.stallSeconds},
-            {QStringLiteral("producer_events_per_s"), options.producerRate},
+            {QStringLiteral("producer_events_per_s"), kProducerRate},
             {QStringLiteral("dispatcher"),
              QStringLiteral("embedded (DispatcherPanel -> DispatcherHost), InProcessPublisher, "
                             "concurrency %1, batch %2")
-                 .arg(options.concurrency)
-                 .arg(options.batchSize)},
+                 .arg(kConcurrency)
+                 .arg(kBatchSize)},
             {QStringLiteral("window"), QStringLiteral("console::MainWindow (the real one)")},
             {QStringLiteral("load_average_before"), r.loadBefore},
             {QStringLiteral("load_average_after"), r.loadAfter},
@@ -108,24 +85,24 @@ QJsonArray statementsJson(const QList<store::StatementStat> &list) {
 
 QList<Check> checkTargets(const BenchResults &r) {
     QList<Check> checks;
-    const QString startTarget = QStringLiteral("< 1000 ms (every run)");
-    for (const auto &[kind, runs, field] :
-         {std::tuple{"new process", &r.processStarts, &StartRun::processMs},
-          std::tuple{"new window", &r.windowStarts, &StartRun::windowMs}}) {
+    for (const QString &kind : {QStringLiteral("process"), QStringLiteral("window")}) {
         for (Status status : {Status::Pending, Status::Delivered}) {
-            const QList<double> samples = starts(*runs, field, status);
-            checks.append({QStringLiteral("start -> rows painted, %1, %2 view")
-                               .arg(QLatin1String(kind), core::statusName(status)),
-                           middleMax(samples), startTarget, allBelow(samples, kStartTargetMs)});
+            const QString view = core::statusName(status);
+            const QList<double> samples =
+                r.samples.value(QStringLiteral("start_%1_%2_ms").arg(kind, view));
+            checks.append({QStringLiteral("start -> rows painted, new %1, %2 view").arg(kind, view),
+                           middleMax(samples), QStringLiteral("< 1000 ms (every run)"),
+                           allBelow(samples, kStartTargetMs)});
         }
     }
-    const QList<double> switches = switchFresh(r);
+    const QList<double> switches = r.samples.value(QStringLiteral("switch_fresh_ms"));
+    const QList<double> refreshes = r.samples.value(QStringLiteral("refresh_ms"));
     checks.append({QStringLiteral("switch status view -> fresh rows painted"),
                    middleMax(switches, "p50"), QStringLiteral("< 200 ms (every switch)"),
                    allBelow(switches, kSwitchTargetMs)});
     checks.append({QStringLiteral("refresh delivered view -> rows painted"),
-                   middleMax(r.refreshMs, "p50"), QStringLiteral("< 200 ms (every refresh)"),
-                   allBelow(r.refreshMs, kSwitchTargetMs)});
+                   middleMax(refreshes, "p50"), QStringLiteral("< 200 ms (every refresh)"),
+                   allBelow(refreshes, kSwitchTargetMs)});
     if (!r.stall.isEmpty()) {
         const auto stall = [&r](const char *key) {
             return r.stall.value(QLatin1String(key)).toDouble();
@@ -157,7 +134,8 @@ void printHuman(QTextStream &out, const BenchOptions &options, const BenchResult
                         QStringLiteral("target"), QStringLiteral("result")});
     out << "\nDetails\n";
     out << "  new-process console peak RSS: max "
-        << mb(maxOf(starts(r.processStarts, &StartRun::rssMb))) << "; bench process RSS ";
+        << mb(maxOf(r.samples.value(QStringLiteral("start_process_rss_mb"))))
+        << "; bench process RSS ";
     if (!r.stall.isEmpty())
         out << "before the dispatcher phase " << mb(r.rssBeforeStallMb) << ", ";
     out << "at the end " << mb(r.rssEndMb) << "\n";
@@ -190,31 +168,12 @@ void printHuman(QTextStream &out, const BenchOptions &options, const BenchResult
 
 QJsonObject toJson(const BenchOptions &options, const BenchResults &r) {
     const QList<Check> checks = checkTargets(r);
-    QJsonArray switches;
-    for (const SwitchRun &s : r.switches) {
-        switches.append(QJsonObject{{QStringLiteral("from"), core::statusName(s.from)},
-                                    {QStringLiteral("to"), core::statusName(s.to)},
-                                    {QStringLiteral("first_visit"), s.firstVisit},
-                                    {QStringLiteral("shown_ms"), bench::rounded(s.shownMs, 1)},
-                                    {QStringLiteral("fresh_ms"), bench::rounded(s.freshMs, 1)}});
-    }
-    return QJsonObject{
+    QJsonObject json{
         {QStringLiteral("pass"), bench::allPass(checks)},
         {QStringLiteral("figures"),
          bench::checksJson(checks, QStringLiteral("figure"), QStringLiteral("measured"))},
         {QStringLiteral("environment"), environment(options, r)},
-        {QStringLiteral("start_process_pending_ms"),
-         toArray(starts(r.processStarts, &StartRun::processMs, Status::Pending))},
-        {QStringLiteral("start_process_delivered_ms"),
-         toArray(starts(r.processStarts, &StartRun::processMs, Status::Delivered))},
-        {QStringLiteral("start_window_pending_ms"),
-         toArray(starts(r.windowStarts, &StartRun::windowMs, Status::Pending))},
-        {QStringLiteral("start_window_delivered_ms"),
-         toArray(starts(r.windowStarts, &StartRun::windowMs, Status::Delivered))},
-        {QStringLiteral("start_process_rss_mb"),
-         toArray(starts(r.processStarts, &StartRun::rssMb))},
-        {QStringLiteral("switches"), switches},
-        {QStringLiteral("refresh_ms"), toArray(r.refreshMs)},
+        {QStringLiteral("switches"), r.switches},
         {QStringLiteral("stall"), r.stall},
         {QStringLiteral("statements_console_phases"), statementsJson(r.consoleStatements)},
         {QStringLiteral("statements_dispatcher_phase"), statementsJson(r.stallStatements)},
@@ -223,6 +182,9 @@ QJsonObject toJson(const BenchOptions &options, const BenchResults &r) {
         {QStringLiteral("rss_before_dispatcher_mb"), r.rssBeforeStallMb},
         {QStringLiteral("rss_end_mb"), r.rssEndMb},
     };
+    for (auto it = r.samples.begin(); it != r.samples.end(); ++it)
+        json.insert(it.key(), bench::roundedArray(it.value(), 1));
+    return json;
 }
 
 } // namespace outbox::consolebench
