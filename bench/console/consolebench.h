@@ -53,7 +53,7 @@ struct BenchOptions {
 };
 
 struct BenchResults {
-    store::DatasetFacts data;
+    QJsonObject data; // BenchQueries::loadDataset()'s figures
     double loadSeconds = 0;
     QString serverVersion;
     // Samples under their JSON keys, in milliseconds: start_process_<view>_ms
@@ -74,8 +74,8 @@ struct BenchResults {
 
     // Database work by statement (pg_stat_statements): during the start,
     // switch and refresh phases, and during the dispatcher phase.
-    QList<store::StatementStat> consoleStatements;
-    QList<store::StatementStat> stallStatements;
+    QJsonArray consoleStatements;
+    QJsonArray stallStatements;
     QString loadBefore; // /proc/loadavg: other work on the machine
     QString loadAfter;
 

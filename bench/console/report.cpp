@@ -45,16 +45,10 @@ bool allBelow(const QList<double> &samples, double limit) {
 }
 
 QJsonObject environment(const BenchOptions &options, const BenchResults &r) {
-    return bench::machineJson(
+    QJsonObject env = bench::machineJson(
         r.serverVersion,
         {
             {QStringLiteral("qpa_platform"), QGuiApplication::platformName()},
-            {QStringLiteral("delivered"), r.data.delivered},
-            {QStringLiteral("dead"), r.data.dead},
-            {QStringLiteral("pending"), r.data.pending},
-            {QStringLiteral("processing"), r.data.processing},
-            {QStringLiteral("payload_bytes_avg"), bench::rounded(r.data.payloadBytes, 0)},
-            {QStringLiteral("table_size"), r.data.tableSize},
             {QStringLiteral("load_s"), bench::rounded(r.loadSeconds, 1)},
             {QStringLiteral("backlog"), options.backlog},
             {QStringLiteral("stall_seconds"), options.stallSeconds},
@@ -68,17 +62,9 @@ QJsonObject environment(const BenchOptions &options, const BenchResults &r) {
             {QStringLiteral("load_average_before"), r.loadBefore},
             {QStringLiteral("load_average_after"), r.loadAfter},
         });
-}
-
-QJsonArray statementsJson(const QList<store::StatementStat> &list) {
-    QJsonArray array;
-    for (const store::StatementStat &st : list)
-        array.append(QJsonObject{{QStringLiteral("calls"), st.calls},
-                                 {QStringLiteral("total_ms"), bench::rounded(st.totalMs, 0)},
-                                 {QStringLiteral("mean_ms"), bench::rounded(st.meanMs, 1)},
-                                 {QStringLiteral("max_ms"), bench::rounded(st.maxMs, 1)},
-                                 {QStringLiteral("query"), st.query}});
-    return array;
+    for (auto it = r.data.begin(); it != r.data.end(); ++it)
+        env.insert(it.key(), it.value());
+    return env;
 }
 
 } // namespace
@@ -123,9 +109,12 @@ void printHuman(QTextStream &out, const BenchOptions &options, const BenchResult
     out << "Outbox Console benchmark\n";
     out << "  machine: " << bench::describeMachine(env) << " ("
         << env.value(QLatin1String("qpa_platform")).toString() << ")\n";
-    out << "  data: " << r.data.delivered << " delivered, " << r.data.dead << " dead, "
-        << r.data.pending << " pending, " << r.data.processing << " processing; payload ~"
-        << qRound(r.data.payloadBytes) << " bytes; table " << r.data.tableSize << "; loaded in "
+    const auto data = [&r](const char *key) {
+        return r.data.value(QLatin1String(key)).toVariant().toString();
+    };
+    out << "  data: " << data("delivered") << " delivered, " << data("dead") << " dead, "
+        << data("pending") << " pending, " << data("processing") << " processing; payload ~"
+        << data("payload_bytes_avg") << " bytes; table " << data("table_size") << "; loaded in "
         << QString::number(r.loadSeconds, 'f', 1) << " s\n";
     out << "  window: the real console::MainWindow, fresh settings each run\n\n";
 
@@ -147,16 +136,20 @@ void printHuman(QTextStream &out, const BenchOptions &options, const BenchResult
                            QString::number(it.value().toDouble(), 'g', 10);
         out << "  dispatcher phase: " << figures.join(QStringLiteral(", ")) << "\n";
     }
-    const auto statements = [&out](const char *title, const QList<store::StatementStat> &list) {
+    const auto statements = [&out](const char *title, const QJsonArray &list) {
         if (list.isEmpty())
             return;
         out << "  " << title << " (pg_stat_statements, by total time):\n";
-        for (const store::StatementStat &st : list)
-            out << "    " << QString::number(st.totalMs, 'f', 0).rightJustified(7) << " ms total "
-                << QString::number(st.calls).rightJustified(6) << " calls  mean "
-                << QString::number(st.meanMs, 'f', 1).rightJustified(7) << " ms  max "
-                << QString::number(st.maxMs, 'f', 1).rightJustified(7) << " ms  " << st.query
+        for (const QJsonValue &st : list) {
+            const auto figure = [&st](const char *key, int decimals, int width) {
+                return QString::number(st[QLatin1String(key)].toDouble(), 'f', decimals)
+                    .rightJustified(width);
+            };
+            out << "    " << figure("total_ms", 0, 7) << " ms total " << figure("calls", 0, 6)
+                << " calls  mean " << figure("mean_ms", 1, 7) << " ms  max "
+                << figure("max_ms", 1, 7) << " ms  " << st[QLatin1String("query")].toString()
                 << "\n";
+        }
     };
     statements("database work, start/switch/refresh phases", r.consoleStatements);
     statements("database work, dispatcher phase", r.stallStatements);
@@ -175,8 +168,8 @@ QJsonObject toJson(const BenchOptions &options, const BenchResults &r) {
         {QStringLiteral("environment"), environment(options, r)},
         {QStringLiteral("switches"), r.switches},
         {QStringLiteral("stall"), r.stall},
-        {QStringLiteral("statements_console_phases"), statementsJson(r.consoleStatements)},
-        {QStringLiteral("statements_dispatcher_phase"), statementsJson(r.stallStatements)},
+        {QStringLiteral("statements_console_phases"), r.consoleStatements},
+        {QStringLiteral("statements_dispatcher_phase"), r.stallStatements},
         {QStringLiteral("notes"), QJsonArray::fromStringList(r.notes)},
         {QStringLiteral("rss_peak_mb"), r.rssPeakMb},
         {QStringLiteral("rss_before_dispatcher_mb"), r.rssBeforeStallMb},
