@@ -200,8 +200,8 @@ core::Result<void> Benchmark::httpPair(const QString &suffix) {
     auto run = in(e2ePhase, runDispatcher(e2e));
     if (!run)
         return run.error();
-    r.httpCeilingCpu.append(http->cpu);
-    r.e2eCpu.append(run->cpu);
+    r.httpCeilingCpu.append(http->cpu.perEvent(o.events));
+    r.e2eCpu.append(run->cpu.perEvent(o.events));
     auto after = in(e2ePhase, runner.counts());
     if (!after)
         return after.error();
@@ -317,7 +317,6 @@ QJsonObject Benchmark::environment() const {
 }
 
 core::Result<BenchResults> Benchmark::run() {
-    r.eventsPerPhase = o.events;
     progress(QStringLiteral("starting a PostgreSQL cluster..."));
     devtools::EmbeddedPostgres::Options cluster;
     cluster.fastAndUnsafe = !o.durable;

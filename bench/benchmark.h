@@ -6,6 +6,7 @@
 #include "core/result.h"
 #include "store/benchqueries.h"
 
+#include <QJsonArray>
 #include <QJsonObject>
 #include <QList>
 #include <QMap>
@@ -39,7 +40,6 @@ struct BenchOptions {
 
 // What the benchmark measured. Rates are per second; latencies milliseconds.
 struct BenchResults {
-    int eventsPerPhase = 0;
     bool dbRan = false; // which phases ran (the others' figures are 0)
     bool httpRan = false;
 
@@ -49,9 +49,10 @@ struct BenchResults {
     // Reports give the medians (each round's pair runs back to back, so a
     // change in the machine's load affects both sides of a ratio alike).
     QMap<QString, QList<double>> rounds;
-    // Where the CPU went in each round of the HTTP pair (per request / event).
-    QList<CpuUsage> httpCeilingCpu;
-    QList<CpuUsage> e2eCpu;
+    // Where the CPU went in each round of the HTTP pair: CpuUsage::perEvent()
+    // per request / event.
+    QJsonArray httpCeilingCpu;
+    QJsonArray e2eCpu;
     qint64 e2eDuplicates = 0; // the runner's count: must be 0 when nothing crashed
     int httpManagers = 0;
 
@@ -83,7 +84,7 @@ QList<Check> checkTargets(const BenchResults &results);
 // under CpuUsage::perEvent()'s keys. Since events/s = busy fraction x CPUs /
 // CPU per event, end to end / ceiling = (ceiling's CPU per request / end to
 // end's CPU per event) x (end to end's busy fraction / ceiling's).
-QJsonObject medianCpu(const QList<CpuUsage> &rounds, qint64 events);
+QJsonObject medianCpu(const QJsonArray &rounds);
 // One JSON object with every figure (keys in snake_case, e.g.
 // db_only_events_per_s, latency_p99_ms) and the verdicts.
 QJsonObject resultsJson(const BenchResults &results);

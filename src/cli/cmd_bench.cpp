@@ -62,8 +62,8 @@ void printHuman(QTextStream &out, const bench::BenchResults &r) {
         figures.addRow({QStringLiteral("  events/s per round (dispatcher/ceiling)"),
                         ratesPerRound(rounds("http_ceiling_rounds"), rounds("e2e_rounds"))});
     }
-    const QJsonObject ceilingCpu = bench::medianCpu(r.httpCeilingCpu, r.eventsPerPhase);
-    const QJsonObject e2eCpu = bench::medianCpu(r.e2eCpu, r.eventsPerPhase);
+    const QJsonObject ceilingCpu = bench::medianCpu(r.httpCeilingCpu);
+    const QJsonObject e2eCpu = bench::medianCpu(r.e2eCpu);
     if (!ceilingCpu.isEmpty() && !e2eCpu.isEmpty()) {
         // Where the time went: the ratio is the product of the two lines below.
         const auto ceiling = [&](const char *key) {
