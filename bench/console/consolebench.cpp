@@ -10,7 +10,6 @@
 
 #include <QDockWidget>
 #include <QElapsedTimer>
-#include <QIcon>
 #include <QTimer>
 
 namespace outbox::consolebench {
@@ -194,13 +193,6 @@ core::Result<void> measureStall(const BenchOptions &options, BenchCluster &clust
 }
 } // namespace
 
-void setUpApplication() {
-    QApplication::setOrganizationName(QStringLiteral("outbox-console"));
-    QApplication::setApplicationName(QStringLiteral("outbox-console-bench"));
-    QApplication::setApplicationDisplayName(QStringLiteral("Outbox Console"));
-    QApplication::setWindowIcon(QIcon(QStringLiteral(":/icons/outbox-console.svg")));
-}
-
 core::Result<BenchResults> runBench(BenchApplication &app, const BenchOptions &options,
                                     const Progress &progress) {
     BenchResults results;
@@ -223,10 +215,10 @@ core::Result<BenchResults> runBench(BenchApplication &app, const BenchOptions &o
     if (!facts)
         return facts.error();
     results.data = facts.value();
-    results.loadSeconds = double(loading.elapsed()) / 1000.0;
+    results.data.insert(QStringLiteral("load_s"), bench::rounded(loading.elapsed() / 1000.0, 1));
     const core::ConnInfo info = cluster.connInfo();
 
-    results.loadBefore = bench::loadAverage();
+    results.data.insert(QStringLiteral("load_average_before"), bench::loadAverage());
     if (auto reset = cluster.sql().resetStatementStats(); !reset)
         return reset.error();
     if (auto done = measureStarts(app, options, cluster, results, progress); !done)
@@ -255,7 +247,7 @@ core::Result<BenchResults> runBench(BenchApplication &app, const BenchOptions &o
         if (auto stats = cluster.sql().statementStats(8); stats)
             results.stallStatements = stats.value();
     }
-    results.loadAfter = bench::loadAverage();
+    results.data.insert(QStringLiteral("load_average_after"), bench::loadAverage());
     results.rssEndMb = residentMb();
     results.rssPeakMb = peakResidentMb();
     window.destroy();

@@ -49,12 +49,13 @@ struct BenchOptions {
     int switchRounds = 5;    // rounds through the four status pages
     int refreshRuns = 20;
     int stallSeconds = 20;
-    QString childProgram; // this executable, started for the cold-start runs
 };
 
 struct BenchResults {
-    QJsonObject data; // BenchQueries::loadDataset()'s figures
-    double loadSeconds = 0;
+    // The data and the machine's load, for the report's environment:
+    // BenchQueries::loadDataset()'s figures, load_s (seconds to load), and
+    // load_average_before and _after (/proc/loadavg: other work on the machine).
+    QJsonObject data;
     QString serverVersion;
     // Samples under their JSON keys, in milliseconds: start_process_<view>_ms
     // (fork/exec of a new process -> rows painted) and start_window_<view>_ms
@@ -76,8 +77,6 @@ struct BenchResults {
     // switch and refresh phases, and during the dispatcher phase.
     QJsonArray consoleStatements;
     QJsonArray stallStatements;
-    QString loadBefore; // /proc/loadavg: other work on the machine
-    QString loadAfter;
 
     QStringList notes; // problems in phases without a target
 
@@ -99,9 +98,6 @@ core::Result<BenchResults> runBench(BenchApplication &app, const BenchOptions &o
 // steady clock (CLOCK_MONOTONIC) of the parent right before it started us.
 int runChildStart(BenchApplication &app, const core::ConnInfo &info, core::Status status,
                   qint64 t0Ns);
-
-// Application names, icon: what outbox-console sets before its window.
-void setUpApplication();
 
 // The console's main window with settings of its own (a fresh INI file in a
 // temporary directory): every run starts like a first start, and the

@@ -8,6 +8,7 @@
 
 #include <QCommandLineParser>
 #include <QFile>
+#include <QIcon>
 #include <QJsonDocument>
 #include <QTextStream>
 
@@ -49,7 +50,11 @@ int main(int argc, char **argv) {
     if (!qEnvironmentVariableIsSet("QT_QPA_PLATFORM"))
         qputenv("QT_QPA_PLATFORM", "offscreen");
     BenchApplication app(argc, argv);
-    setUpApplication();
+    // Application names, icon: what outbox-console sets before its window.
+    QApplication::setOrganizationName(QStringLiteral("outbox-console"));
+    QApplication::setApplicationName(QStringLiteral("outbox-console-bench"));
+    QApplication::setApplicationDisplayName(QStringLiteral("Outbox Console"));
+    QApplication::setWindowIcon(QIcon(QStringLiteral(":/icons/outbox-console.svg")));
 
     QCommandLineParser parser;
     parser.setApplicationDescription(QStringLiteral(
@@ -59,7 +64,6 @@ int main(int argc, char **argv) {
         "PASS/FAIL."));
     parser.addHelpOption();
     BenchOptions options;
-    options.childProgram = QCoreApplication::applicationFilePath();
     const auto to = [](auto &field) {
         return [&field](qint64 value) { field = std::remove_reference_t<decltype(field)>(value); };
     };

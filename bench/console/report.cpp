@@ -47,7 +47,6 @@ QJsonObject environment(const BenchOptions &options, const BenchResults &r) {
         r.serverVersion,
         {
             {QStringLiteral("qpa_platform"), QGuiApplication::platformName()},
-            {QStringLiteral("load_s"), bench::rounded(r.loadSeconds, 1)},
             {QStringLiteral("backlog"), options.backlog},
             {QStringLiteral("stall_seconds"), options.stallSeconds},
             {QStringLiteral("producer_events_per_s"), kProducerRate},
@@ -57,8 +56,6 @@ QJsonObject environment(const BenchOptions &options, const BenchResults &r) {
                  .arg(kConcurrency)
                  .arg(kBatchSize)},
             {QStringLiteral("window"), QStringLiteral("console::MainWindow (the real one)")},
-            {QStringLiteral("load_average_before"), r.loadBefore},
-            {QStringLiteral("load_average_after"), r.loadAfter},
         });
     for (auto it = r.data.begin(); it != r.data.end(); ++it)
         env.insert(it.key(), it.value());
@@ -114,7 +111,7 @@ void printHuman(QTextStream &out, const BenchOptions &options, const BenchResult
     out << "  data: " << data("delivered") << " delivered, " << data("dead") << " dead, "
         << data("pending") << " pending, " << data("processing") << " processing; payload ~"
         << data("payload_bytes_avg") << " bytes; table " << data("table_size") << "; loaded in "
-        << QString::number(r.loadSeconds, 'f', 1) << " s\n";
+        << QString::number(r.data.value(QLatin1String("load_s")).toDouble(), 'f', 1) << " s\n";
     out << "  window: the real console::MainWindow, fresh settings each run\n\n";
 
     bench::printChecks(out, checkTargets(r),
@@ -154,7 +151,8 @@ void printHuman(QTextStream &out, const BenchOptions &options, const BenchResult
     statements("database work, dispatcher phase", r.stallStatements);
     for (const QString &note : r.notes)
         out << "  note: " << note << "\n";
-    out << "  load average before/after: " << r.loadBefore << " / " << r.loadAfter << "\n";
+    out << "  load average before/after: " << data("load_average_before") << " / "
+        << data("load_average_after") << "\n";
     out.flush();
 }
 

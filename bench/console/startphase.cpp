@@ -18,12 +18,12 @@ using core::Status;
 namespace {
 
 // The child's figures: process_to_rows_ms, window_to_rows_ms, rss_peak_mb.
-core::Result<QJsonObject> startChild(const BenchOptions &options, const core::ConnInfo &info,
-                                     Status status) {
+core::Result<QJsonObject> startChild(const core::ConnInfo &info, Status status) {
     QProcess child;
     child.setProcessChannelMode(QProcess::ForwardedErrorChannel);
     const qint64 t0 = bench::steadyNowNs();
-    child.start(options.childProgram,
+    // This program again, in --child-start mode.
+    child.start(QCoreApplication::applicationFilePath(),
                 {QStringLiteral("--child-start"), QStringLiteral("--db"), info.toKeyValue(),
                  QStringLiteral("--view"), core::statusName(status), QStringLiteral("--t0"),
                  QString::number(t0)});
@@ -86,7 +86,7 @@ core::Result<void> measureStarts(BenchApplication &app, const BenchOptions &opti
         for (int i = 0; i < options.startRuns; ++i) {
             if (auto idle = cluster.sql().waitIdle(kIdleTimeoutMs); !idle)
                 return idle;
-            auto run = startChild(options, info, status);
+            auto run = startChild(info, status);
             if (!run)
                 return run.error();
             results.samples[QStringLiteral("start_process_%1_ms").arg(view)]
