@@ -327,7 +327,7 @@ core::Result<BenchResults> Benchmark::run() {
     r.environment = environment();
 
     progress(QStringLiteral("starting the development runner..."));
-    if (auto started = in(QStringLiteral("runner"), runner.start(o.runnerProgram)); !started)
+    if (auto started = in(QStringLiteral("runner"), runner.start()); !started)
         return started.error();
 
     // Warm-up: the claim/ack loop on a few thousand rows, so that the first

@@ -28,9 +28,6 @@ struct BenchOptions {
     int batchSize = 100;
     int concurrency = 64;           // HTTP requests in flight (HTTP ceiling and end to end)
     core::Millis notifyDebounce{0}; // DispatcherOptions::notifyDebounce (as outboxctl dispatch)
-    // outboxctl, started as the runner in a process of its own: its CPU
-    // work is then not counted in the dispatcher's process.
-    QString runnerProgram;
     bool durable = false; // fsync and synchronous_commit on (default: off, like the tests)
     int payloadBytes = 256;
     // Which measurements to run: "db", "http", "latency", "burn-down".

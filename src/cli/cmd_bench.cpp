@@ -3,7 +3,6 @@
 #include "cli/commands.h"
 #include "cli/output.h"
 
-#include <QCoreApplication>
 #include <QJsonArray>
 #include <QLoggingCategory>
 
@@ -202,7 +201,6 @@ int runBench(CommandContext &context) {
         options.latencyEvents = 300;
         options.burnDown = 50000;
     }
-    options.runnerProgram = QCoreApplication::applicationFilePath();
     for (auto [name, target, min] :
          {std::tuple{QStringLiteral("events"), &options.events, 100},
           std::tuple{QStringLiteral("repeat"), &options.repeat, 1},
