@@ -161,9 +161,11 @@ core::Result<void> Benchmark::databasePair(const QString &suffix) {
     auto run = in(QStringLiteral("database only"), runDispatcher(plan(false, o.events)));
     if (!run)
         return run.error();
-    r.dbCeilingRounds.append(ceiling.value());
-    r.dbOnlyRounds.append(rate(o.events, run->seconds));
-    r.dbRatios.append(ceiling.value() > 0 ? r.dbOnlyRounds.last() / ceiling.value() : 0.0);
+    const double dbOnly = rate(o.events, run->seconds);
+    r.rounds[QStringLiteral("db_ceiling_rounds")].append(ceiling.value());
+    r.rounds[QStringLiteral("db_only_rounds")].append(dbOnly);
+    r.rounds[QStringLiteral("db_only_ratio_rounds")].append(
+        ceiling.value() > 0 ? dbOnly / ceiling.value() : 0.0);
     return {};
 }
 
@@ -198,8 +200,8 @@ core::Result<void> Benchmark::httpPair(const QString &suffix) {
     auto run = in(e2ePhase, runDispatcher(e2e));
     if (!run)
         return run.error();
-    r.httpCeilingCpu.append(http->cpu);
-    r.e2eCpu.append(run->cpu);
+    r.httpCeilingCpu.append(http->cpu.perEvent(o.events));
+    r.e2eCpu.append(run->cpu.perEvent(o.events));
     auto after = in(e2ePhase, runner.counts());
     if (!after)
         return after.error();
@@ -207,10 +209,11 @@ core::Result<void> Benchmark::httpPair(const QString &suffix) {
     if (after->badSignatures != before->badSignatures)
         return failure(QStringLiteral("end to end: the runner refused %1 signatures")
                            .arg(after->badSignatures - before->badSignatures));
-    r.httpCeilingRounds.append(http->requestsPerSecond);
-    r.e2eRounds.append(rate(o.events, run->seconds));
-    r.e2eRatios.append(http->requestsPerSecond > 0 ? r.e2eRounds.last() / http->requestsPerSecond
-                                                   : 0.0);
+    const double e2eRate = rate(o.events, run->seconds);
+    r.rounds[QStringLiteral("http_ceiling_rounds")].append(http->requestsPerSecond);
+    r.rounds[QStringLiteral("e2e_rounds")].append(e2eRate);
+    r.rounds[QStringLiteral("e2e_ratio_rounds")].append(
+        http->requestsPerSecond > 0 ? e2eRate / http->requestsPerSecond : 0.0);
     return {};
 }
 
@@ -236,13 +239,14 @@ core::Result<void> Benchmark::latency() {
         return failure(phase + QStringLiteral(": ") + producer.lastError());
     if (!run)
         return run.error();
-    r.httpP50 = double(run->stats.httpDuration.p50()) / 1000.0;
-    r.httpP99 = double(run->stats.httpDuration.p99()) / 1000.0;
     auto figures = in(phase, database.sql().latency(producer.events()));
     if (!figures)
         return figures.error();
     r.latency = figures.value();
-    r.latencyRan = true;
+    r.latency.insert(QStringLiteral("latency_http_p50_ms"),
+                     double(run->stats.httpDuration.p50()) / 1000.0);
+    r.latency.insert(QStringLiteral("latency_http_p99_ms"),
+                     double(run->stats.httpDuration.p99()) / 1000.0);
     return {};
 }
 
@@ -313,7 +317,6 @@ QJsonObject Benchmark::environment() const {
 }
 
 core::Result<BenchResults> Benchmark::run() {
-    r.eventsPerPhase = o.events;
     progress(QStringLiteral("starting a PostgreSQL cluster..."));
     devtools::EmbeddedPostgres::Options cluster;
     cluster.fastAndUnsafe = !o.durable;
@@ -324,7 +327,7 @@ core::Result<BenchResults> Benchmark::run() {
     r.environment = environment();
 
     progress(QStringLiteral("starting the development runner..."));
-    if (auto started = in(QStringLiteral("runner"), runner.start(o.runnerProgram)); !started)
+    if (auto started = in(QStringLiteral("runner"), runner.start()); !started)
         return started.error();
 
     // Warm-up: the claim/ack loop on a few thousand rows, so that the first

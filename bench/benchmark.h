@@ -6,8 +6,10 @@
 #include "core/result.h"
 #include "store/benchqueries.h"
 
+#include <QJsonArray>
 #include <QJsonObject>
 #include <QList>
+#include <QMap>
 #include <QString>
 #include <QStringList>
 
@@ -26,9 +28,6 @@ struct BenchOptions {
     int batchSize = 100;
     int concurrency = 64;           // HTTP requests in flight (HTTP ceiling and end to end)
     core::Millis notifyDebounce{0}; // DispatcherOptions::notifyDebounce (as outboxctl dispatch)
-    // outboxctl, started as the runner in a process of its own: its CPU
-    // work is then not counted in the dispatcher's process.
-    QString runnerProgram;
     bool durable = false; // fsync and synchronous_commit on (default: off, like the tests)
     int payloadBytes = 256;
     // Which measurements to run: "db", "http", "latency", "burn-down".
@@ -38,29 +37,28 @@ struct BenchOptions {
 
 // What the benchmark measured. Rates are per second; latencies milliseconds.
 struct BenchResults {
-    int eventsPerPhase = 0;
     bool dbRan = false; // which phases ran (the others' figures are 0)
     bool httpRan = false;
-    bool latencyRan = false;
 
-    // Per round: the rates, events (requests) per second, and their ratios.
+    // Per round under their JSON keys: the rates, events (requests) per
+    // second (db_ceiling_rounds, db_only_rounds, http_ceiling_rounds,
+    // e2e_rounds), and their ratios (db_only_ratio_rounds, e2e_ratio_rounds).
     // Reports give the medians (each round's pair runs back to back, so a
     // change in the machine's load affects both sides of a ratio alike).
-    QList<double> dbCeilingRounds;
-    QList<double> dbOnlyRounds;
-    QList<double> dbRatios;
-    QList<double> httpCeilingRounds;
-    QList<double> e2eRounds;
-    QList<double> e2eRatios;
-    // Where the CPU went in each round of the HTTP pair (per request / event).
-    QList<CpuUsage> httpCeilingCpu;
-    QList<CpuUsage> e2eCpu;
+    QMap<QString, QList<double>> rounds;
+    // Where the CPU went in each round of the HTTP pair: CpuUsage::perEvent()
+    // per request / event.
+    QJsonArray httpCeilingCpu;
+    QJsonArray e2eCpu;
     qint64 e2eDuplicates = 0; // the runner's count: must be 0 when nothing crashed
     int httpManagers = 0;
 
-    store::LatencyFigures latency;
-    double httpP50 = 0; // request duration inside the dispatcher, low load
-    double httpP99 = 0;
+    // Latencies in milliseconds under their JSON keys: latency_events,
+    // latency_p50_ms, _p90_ms, _p99_ms and _max_ms (commit -> delivered),
+    // latency_from_transaction_start_p50_ms and _p99_ms, and
+    // latency_http_p50_ms and _p99_ms (request duration inside the
+    // dispatcher, low load). Empty when it did not run.
+    QJsonObject latency;
 
     // The burn-downs' figures under their JSON keys: events,
     // vacuum_settings ("table" or "reset"), seconds, window_s (the length of
@@ -83,7 +81,7 @@ QList<Check> checkTargets(const BenchResults &results);
 // under CpuUsage::perEvent()'s keys. Since events/s = busy fraction x CPUs /
 // CPU per event, end to end / ceiling = (ceiling's CPU per request / end to
 // end's CPU per event) x (end to end's busy fraction / ceiling's).
-QJsonObject medianCpu(const QList<CpuUsage> &rounds, qint64 events);
+QJsonObject medianCpu(const QJsonArray &rounds);
 // One JSON object with every figure (keys in snake_case, e.g.
 // db_only_events_per_s, latency_p99_ms) and the verdicts.
 QJsonObject resultsJson(const BenchResults &results);

@@ -4,6 +4,7 @@
 #include "core/webhooksigner.h"
 #include "dispatch/dispatcherhost.h"
 
+#include <QCoreApplication>
 #include <QDateTime>
 #include <QElapsedTimer>
 #include <QEventLoop>
@@ -261,7 +262,8 @@ BenchRunner::~BenchRunner() {
     stop();
 }
 
-core::Result<void> BenchRunner::start(const QString &program) {
+core::Result<void> BenchRunner::start() {
+    const QString program = QCoreApplication::applicationFilePath();
     m_process = std::make_unique<QProcess>();
     m_process->setStandardErrorFile(QProcess::nullDevice());
     // The secret is made up for this run and guards nothing after it, so it

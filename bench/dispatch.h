@@ -78,7 +78,9 @@ public:
     ~BenchRunner();
     Q_DISABLE_COPY_MOVE(BenchRunner)
 
-    core::Result<void> start(const QString &program);
+    // Starts this program (outboxctl) as the runner, in a process of its
+    // own: its CPU work is then not counted in the dispatcher's process.
+    core::Result<void> start();
     QUrl url() const { return m_url; }
     QString secret() const { return m_secret; }
     qint64 processId() const { return m_process ? m_process->processId() : 0; }

@@ -10,7 +10,6 @@
 
 #include <QDockWidget>
 #include <QElapsedTimer>
-#include <QIcon>
 #include <QTimer>
 
 namespace outbox::consolebench {
@@ -35,8 +34,13 @@ core::Result<void> measureSwitches(BenchApplication &app, const BenchOptions &op
                 true, QStringLiteral("switching to %1").arg(core::statusName(to)), kLoadTimeoutMs);
             if (!fresh)
                 return fresh.error();
-            results.switches << SwitchRun{from, to, !visited.contains(to), probe.shownMs(),
-                                          fresh.value()};
+            results.switches.append(
+                QJsonObject{{QStringLiteral("from"), core::statusName(from)},
+                            {QStringLiteral("to"), core::statusName(to)},
+                            {QStringLiteral("first_visit"), !visited.contains(to)},
+                            {QStringLiteral("shown_ms"), bench::rounded(probe.shownMs(), 1)},
+                            {QStringLiteral("fresh_ms"), bench::rounded(fresh.value(), 1)}});
+            results.samples[QStringLiteral("switch_fresh_ms")] << fresh.value();
             visited << to;
             from = to;
         }
@@ -62,7 +66,7 @@ core::Result<void> measureRefreshes(BenchApplication &app, const BenchOptions &o
             probe.wait(true, QStringLiteral("refreshing the delivered view"), kLoadTimeoutMs);
         if (!fresh)
             return fresh.error();
-        results.refreshMs << fresh.value();
+        results.samples[QStringLiteral("refresh_ms")] << fresh.value();
     }
     return {};
 }
@@ -106,8 +110,8 @@ core::Result<void> measureStall(const BenchOptions &options, BenchCluster &clust
     core::DispatcherConfig config;
     config.runnerUrl = QUrl(QStringLiteral("http://127.0.0.1:9/bench"));
     config.secrets = {QStringLiteral("whsec_YmVuY2gtc2VjcmV0LWJlbmNoLXNlY3JldA==")};
-    config.concurrency = options.concurrency;
-    config.batchSize = options.batchSize;
+    config.concurrency = kConcurrency;
+    config.batchSize = kBatchSize;
     panel->setConfig(config, false);
     panel->setPublisherFactory(benchPublisher());
 
@@ -130,7 +134,7 @@ core::Result<void> measureStall(const BenchOptions &options, BenchCluster &clust
         {{QStringLiteral("billing"), QStringLiteral("files"), QStringLiteral("identity")},
          {QStringLiteral("invoice.paid"), QStringLiteral("file.stored"),
           QStringLiteral("user.created")},
-         std::max(1, options.producerRate / 10),
+         std::max(1, kProducerRate / 10),
          100},
         core::Millis(100));
     StallMeter meter;
@@ -189,13 +193,6 @@ core::Result<void> measureStall(const BenchOptions &options, BenchCluster &clust
 }
 } // namespace
 
-void setUpApplication() {
-    QApplication::setOrganizationName(QStringLiteral("outbox-console"));
-    QApplication::setApplicationName(QStringLiteral("outbox-console-bench"));
-    QApplication::setApplicationDisplayName(QStringLiteral("Outbox Console"));
-    QApplication::setWindowIcon(QIcon(QStringLiteral(":/icons/outbox-console.svg")));
-}
-
 core::Result<BenchResults> runBench(BenchApplication &app, const BenchOptions &options,
                                     const Progress &progress) {
     BenchResults results;
@@ -218,10 +215,10 @@ core::Result<BenchResults> runBench(BenchApplication &app, const BenchOptions &o
     if (!facts)
         return facts.error();
     results.data = facts.value();
-    results.loadSeconds = double(loading.elapsed()) / 1000.0;
+    results.data.insert(QStringLiteral("load_s"), bench::rounded(loading.elapsed() / 1000.0, 1));
     const core::ConnInfo info = cluster.connInfo();
 
-    results.loadBefore = bench::loadAverage();
+    results.data.insert(QStringLiteral("load_average_before"), bench::loadAverage());
     if (auto reset = cluster.sql().resetStatementStats(); !reset)
         return reset.error();
     if (auto done = measureStarts(app, options, cluster, results, progress); !done)
@@ -250,7 +247,7 @@ core::Result<BenchResults> runBench(BenchApplication &app, const BenchOptions &o
         if (auto stats = cluster.sql().statementStats(8); stats)
             results.stallStatements = stats.value();
     }
-    results.loadAfter = bench::loadAverage();
+    results.data.insert(QStringLiteral("load_average_after"), bench::loadAverage());
     results.rssEndMb = residentMb();
     results.rssPeakMb = peakResidentMb();
     window.destroy();

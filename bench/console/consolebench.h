@@ -10,8 +10,10 @@
 #include "instruments.h"
 #include "store/benchqueries.h"
 
+#include <QJsonArray>
 #include <QJsonObject>
 #include <QList>
+#include <QMap>
 #include <QSettings>
 #include <QString>
 #include <QStringList>
@@ -33,9 +35,13 @@ using bench::residentMb;
 constexpr int kLoadTimeoutMs = 60000;
 constexpr int kIdleTimeoutMs = 120000;
 
-// Not the dispatcher benchmark's bench::BenchOptions: of its fields only the
-// batch size and the concurrency mean something here, and none of these
-// (data set, start runs, switch rounds, GUI stall phase) means anything there.
+// The embedded dispatcher of the dispatcher phase and its producer.
+constexpr int kConcurrency = 64;
+constexpr int kBatchSize = 100;
+constexpr int kProducerRate = 500; // events/s
+
+// Not the dispatcher benchmark's bench::BenchOptions: none of these (data
+// set, start runs, switch rounds, GUI stall phase) means anything there.
 struct BenchOptions {
     store::DatasetSize size;
     qint64 backlog = 200000; // due pending events for the dispatcher phase
@@ -43,35 +49,23 @@ struct BenchOptions {
     int switchRounds = 5;    // rounds through the four status pages
     int refreshRuns = 20;
     int stallSeconds = 20;
-    int producerRate = 500; // events/s enqueued during the dispatcher phase
-    int concurrency = 64;
-    int batchSize = 100;
-    QString childProgram; // this executable, started for the cold-start runs
-};
-
-struct StartRun {
-    core::Status status = core::Status::Pending;
-    double processMs = -1; // fork/exec of a new process -> rows painted
-    double windowMs = -1;  // MainWindow constructor -> rows painted, same process
-    double rssMb = 0;      // peak resident set size of that process
-};
-
-struct SwitchRun {
-    core::Status from = core::Status::Pending;
-    core::Status to = core::Status::Pending;
-    bool firstVisit = false;
-    double shownMs = -1; // rows on screen (possibly those from the last visit)
-    double freshMs = -1; // rows read after the switch on screen
 };
 
 struct BenchResults {
-    store::DatasetFacts data;
-    double loadSeconds = 0;
+    // The data and the machine's load, for the report's environment:
+    // BenchQueries::loadDataset()'s figures, load_s (seconds to load), and
+    // load_average_before and _after (/proc/loadavg: other work on the machine).
+    QJsonObject data;
     QString serverVersion;
-    QList<StartRun> processStarts; // new process each
-    QList<StartRun> windowStarts;  // new window in this process each
-    QList<SwitchRun> switches;
-    QList<double> refreshMs;
+    // Samples under their JSON keys, in milliseconds: start_process_<view>_ms
+    // (fork/exec of a new process -> rows painted) and start_window_<view>_ms
+    // (MainWindow constructor -> rows painted, same process) for the pending
+    // and the delivered view, switch_fresh_ms, refresh_ms; and
+    // start_process_rss_mb (peak resident set size of each new process).
+    QMap<QString, QList<double>> samples;
+    // Each switch: from, to, first_visit, shown_ms (rows on screen, possibly
+    // those from the last visit) and fresh_ms (rows read after the switch).
+    QJsonArray switches;
 
     // The dispatcher phase: StallMeter::figures() and the phase's counts
     // (seconds, delivered and delivered_per_s, retried, produced,
@@ -81,10 +75,8 @@ struct BenchResults {
 
     // Database work by statement (pg_stat_statements): during the start,
     // switch and refresh phases, and during the dispatcher phase.
-    QList<store::StatementStat> consoleStatements;
-    QList<store::StatementStat> stallStatements;
-    QString loadBefore; // /proc/loadavg: other work on the machine
-    QString loadAfter;
+    QJsonArray consoleStatements;
+    QJsonArray stallStatements;
 
     QStringList notes; // problems in phases without a target
 
@@ -106,9 +98,6 @@ core::Result<BenchResults> runBench(BenchApplication &app, const BenchOptions &o
 // steady clock (CLOCK_MONOTONIC) of the parent right before it started us.
 int runChildStart(BenchApplication &app, const core::ConnInfo &info, core::Status status,
                   qint64 t0Ns);
-
-// Application names, icon: what outbox-console sets before its window.
-void setUpApplication();
 
 // The console's main window with settings of its own (a fresh INI file in a
 // temporary directory): every run starts like a first start, and the

@@ -81,16 +81,17 @@ RowsProbe::RowsProbe(BenchApplication *app, console::EventView *view, qint64 t0)
     , m_t0(t0) {
     m_app->setPaintHook([this](QWidget *widget) { onPaint(widget); });
     const console::EventTableModel *model = m_view->model();
-    connect(model, &QAbstractItemModel::rowsInserted, this, &RowsProbe::markDirty);
-    connect(model, &QAbstractItemModel::rowsRemoved, this, &RowsProbe::markDirty);
-    connect(model, &QAbstractItemModel::rowsMoved, this, &RowsProbe::markDirty);
-    connect(model, &QAbstractItemModel::modelReset, this, &RowsProbe::markDirty);
+    const auto markDirty = [this] { m_dirty = true; };
+    connect(model, &QAbstractItemModel::rowsInserted, this, markDirty);
+    connect(model, &QAbstractItemModel::rowsRemoved, this, markDirty);
+    connect(model, &QAbstractItemModel::rowsMoved, this, markDirty);
+    connect(model, &QAbstractItemModel::modelReset, this, markDirty);
     connect(model, &QAbstractItemModel::dataChanged, this,
             [this](const QModelIndex &, const QModelIndex &, const QList<int> &roles) {
                 // The once-a-second clock names its roles; a row that changed
                 // in a refresh does not.
                 if (roles.isEmpty())
-                    markDirty();
+                    m_dirty = true;
             });
     connect(model, &console::EventTableModel::refreshed, this, [this] {
         if (!m_refreshedAt) {
@@ -104,10 +105,6 @@ RowsProbe::RowsProbe(BenchApplication *app, console::EventView *view, qint64 t0)
 
 RowsProbe::~RowsProbe() {
     m_app->setPaintHook({});
-}
-
-void RowsProbe::markDirty() {
-    m_dirty = true;
 }
 
 void RowsProbe::onPaint(QWidget *widget) {
@@ -139,23 +136,14 @@ std::optional<qint64> RowsProbe::freshAt() const {
     return at;
 }
 
-double RowsProbe::shownMs() const {
-    return m_shownAt ? double(*m_shownAt - m_t0) / 1e6 : -1.0;
-}
-
-double RowsProbe::freshMs() const {
-    const auto at = freshAt();
-    return at ? double(*at - m_t0) / 1e6 : -1.0;
-}
-
 core::Result<double> RowsProbe::wait(bool fresh, const QString &what, int timeoutMs) {
-    const auto reached = [&] { return fresh ? done() : m_shownAt.has_value(); };
+    const auto reached = [&] { return (fresh ? freshAt() : m_shownAt).has_value(); };
     if (!waitUntil([&] { return reached() || !m_loadError.isEmpty(); }, timeoutMs))
         return bench::failure(
             QStringLiteral("%1: no rows within %2 s").arg(what).arg(timeoutMs / 1000));
     if (!m_loadError.isEmpty())
         return bench::failure(what + QStringLiteral(": ") + m_loadError);
-    return fresh ? freshMs() : shownMs();
+    return msFromT0(fresh ? freshAt() : m_shownAt);
 }
 
 bool waitUntil(const std::function<bool()> &done, int timeoutMs) {

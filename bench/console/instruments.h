@@ -87,20 +87,17 @@ public:
     ~RowsProbe() override;
     Q_DISABLE_COPY_MOVE(RowsProbe)
 
-    std::optional<qint64> shownAt() const { return m_shownAt; }
-    std::optional<qint64> freshAt() const;
-    bool done() const { return freshAt().has_value(); }
-    // Milliseconds from t0; -1 when it did not happen.
-    double shownMs() const;
-    double freshMs() const;
+    // Milliseconds from t0 to shownAt; -1 when it did not happen.
+    double shownMs() const { return msFromT0(m_shownAt); }
     // Runs the event loop until the rows are on screen (fresh: freshAt(),
-    // else shownAt()) and returns that time in milliseconds from t0. Fails,
+    // else shownAt) and returns that time in milliseconds from t0. Fails,
     // naming `what`, on a failed load or when nothing came within timeoutMs.
     core::Result<double> wait(bool fresh, const QString &what, int timeoutMs);
 
 private:
+    std::optional<qint64> freshAt() const;
+    double msFromT0(std::optional<qint64> at) const { return at ? double(*at - m_t0) / 1e6 : -1.0; }
     void onPaint(QWidget *widget);
-    void markDirty();
 
     BenchApplication *m_app;
     console::EventView *m_view;

@@ -8,6 +8,7 @@
 
 #include <QCommandLineParser>
 #include <QFile>
+#include <QIcon>
 #include <QJsonDocument>
 #include <QTextStream>
 
@@ -49,7 +50,11 @@ int main(int argc, char **argv) {
     if (!qEnvironmentVariableIsSet("QT_QPA_PLATFORM"))
         qputenv("QT_QPA_PLATFORM", "offscreen");
     BenchApplication app(argc, argv);
-    setUpApplication();
+    // Application names, icon: what outbox-console sets before its window.
+    QApplication::setOrganizationName(QStringLiteral("outbox-console"));
+    QApplication::setApplicationName(QStringLiteral("outbox-console-bench"));
+    QApplication::setApplicationDisplayName(QStringLiteral("Outbox Console"));
+    QApplication::setWindowIcon(QIcon(QStringLiteral(":/icons/outbox-console.svg")));
 
     QCommandLineParser parser;
     parser.setApplicationDescription(QStringLiteral(
@@ -59,7 +64,6 @@ int main(int argc, char **argv) {
         "PASS/FAIL."));
     parser.addHelpOption();
     BenchOptions options;
-    options.childProgram = QCoreApplication::applicationFilePath();
     const auto to = [](auto &field) {
         return [&field](qint64 value) { field = std::remove_reference_t<decltype(field)>(value); };
     };
@@ -75,10 +79,6 @@ int main(int argc, char **argv) {
         {"switch-rounds", "Rounds through the four status views (5).", 1, 2,
          to(options.switchRounds)},
         {"refreshes", "Refreshes of the delivered view (20).", 1, 5, to(options.refreshRuns)},
-        {"producer-rate", "Events/s enqueued during the dispatcher phase (500).", 0, -1,
-         to(options.producerRate)},
-        {"concurrency", "Dispatcher concurrency (64).", 1, -1, to(options.concurrency)},
-        {"batch-size", "Dispatcher batch size (100).", 1, -1, to(options.batchSize)},
     };
     parser.addOption({QStringLiteral("quick"),
                       QStringLiteral("Smoke run: 100k delivered, 10k dead, 20k backlog, 5 s "

@@ -4,8 +4,6 @@
 #include <QJsonArray>
 
 #include <algorithm>
-#include <optional>
-#include <tuple>
 
 namespace outbox::consolebench {
 
@@ -20,12 +18,9 @@ constexpr double kMemoryTargetMb = 200;
 
 using bench::percentile;
 
+// The largest sample (-1 when there is none).
 double maxOf(const QList<double> &samples) {
-    return samples.isEmpty() ? -1 : *std::max_element(samples.begin(), samples.end());
-}
-
-QString ms(double value) {
-    return bench::ms(value, 1);
+    return percentile(samples, 1.0);
 }
 
 QString mb(double value) {
@@ -36,7 +31,8 @@ QString mb(double value) {
 // the samples are not of one kind of run.
 QString middleMax(const QList<double> &samples, const char *middle = "median") {
     return QStringLiteral("%1 %2, max %3 (n=%4)")
-        .arg(QLatin1String(middle), ms(percentile(samples, 0.5)), ms(maxOf(samples)))
+        .arg(QLatin1String(middle), bench::ms(percentile(samples, 0.5), 1),
+             bench::ms(maxOf(samples), 1))
         .arg(samples.size());
 }
 
@@ -46,95 +42,58 @@ bool allBelow(const QList<double> &samples, double limit) {
                                              [limit](double v) { return v >= 0 && v < limit; });
 }
 
-// One figure of the start runs on one view: processMs, windowMs or rssMb.
-QList<double> starts(const QList<StartRun> &runs, double StartRun::*field,
-                     std::optional<Status> status = std::nullopt) {
-    QList<double> out;
-    for (const StartRun &run : runs)
-        if (!status || run.status == *status)
-            out << run.*field;
-    return out;
-}
-
-QList<double> switchFresh(const BenchResults &r) {
-    QList<double> out;
-    for (const SwitchRun &run : r.switches)
-        out << run.freshMs;
-    return out;
-}
-
-QJsonArray toArray(const QList<double> &samples) {
-    return bench::roundedArray(samples, 1);
-}
-
 QJsonObject environment(const BenchOptions &options, const BenchResults &r) {
-    return bench::machineJson(
+    QJsonObject env = bench::machineJson(
         r.serverVersion,
         {
             {QStringLiteral("qpa_platform"), QGuiApplication::platformName()},
-            {QStringLiteral("delivered"), r.data.delivered},
-            {QStringLiteral("dead"), r.data.dead},
-            {QStringLiteral("pending"), r.data.pending},
-            {QStringLiteral("processing"), r.data.processing},
-            {QStringLiteral("payload_bytes_avg"), bench::rounded(r.data.payloadBytes, 0)},
-            {QStringLiteral("table_size"), r.data.tableSize},
-            {QStringLiteral("load_s"), bench::rounded(r.loadSeconds, 1)},
             {QStringLiteral("backlog"), options.backlog},
             {QStringLiteral("stall_seconds"), options.stallSeconds},
-            {QStringLiteral("producer_events_per_s"), options.producerRate},
+            {QStringLiteral("producer_events_per_s"), kProducerRate},
             {QStringLiteral("dispatcher"),
              QStringLiteral("embedded (DispatcherPanel -> DispatcherHost), InProcessPublisher, "
                             "concurrency %1, batch %2")
-                 .arg(options.concurrency)
-                 .arg(options.batchSize)},
+                 .arg(kConcurrency)
+                 .arg(kBatchSize)},
             {QStringLiteral("window"), QStringLiteral("console::MainWindow (the real one)")},
-            {QStringLiteral("load_average_before"), r.loadBefore},
-            {QStringLiteral("load_average_after"), r.loadAfter},
         });
-}
-
-QJsonArray statementsJson(const QList<store::StatementStat> &list) {
-    QJsonArray array;
-    for (const store::StatementStat &st : list)
-        array.append(QJsonObject{{QStringLiteral("calls"), st.calls},
-                                 {QStringLiteral("total_ms"), bench::rounded(st.totalMs, 0)},
-                                 {QStringLiteral("mean_ms"), bench::rounded(st.meanMs, 1)},
-                                 {QStringLiteral("max_ms"), bench::rounded(st.maxMs, 1)},
-                                 {QStringLiteral("query"), st.query}});
-    return array;
+    for (auto it = r.data.begin(); it != r.data.end(); ++it)
+        env.insert(it.key(), it.value());
+    return env;
 }
 
 } // namespace
 
 QList<Check> checkTargets(const BenchResults &r) {
     QList<Check> checks;
-    const QString startTarget = QStringLiteral("< 1000 ms (every run)");
-    for (const auto &[kind, runs, field] :
-         {std::tuple{"new process", &r.processStarts, &StartRun::processMs},
-          std::tuple{"new window", &r.windowStarts, &StartRun::windowMs}}) {
+    for (const QString &kind : {QStringLiteral("process"), QStringLiteral("window")}) {
         for (Status status : {Status::Pending, Status::Delivered}) {
-            const QList<double> samples = starts(*runs, field, status);
-            checks.append({QStringLiteral("start -> rows painted, %1, %2 view")
-                               .arg(QLatin1String(kind), core::statusName(status)),
-                           middleMax(samples), startTarget, allBelow(samples, kStartTargetMs)});
+            const QString view = core::statusName(status);
+            const QList<double> samples =
+                r.samples.value(QStringLiteral("start_%1_%2_ms").arg(kind, view));
+            checks.append({QStringLiteral("start -> rows painted, new %1, %2 view").arg(kind, view),
+                           middleMax(samples), QStringLiteral("< 1000 ms (every run)"),
+                           allBelow(samples, kStartTargetMs)});
         }
     }
-    const QList<double> switches = switchFresh(r);
+    const QList<double> switches = r.samples.value(QStringLiteral("switch_fresh_ms"));
+    const QList<double> refreshes = r.samples.value(QStringLiteral("refresh_ms"));
     checks.append({QStringLiteral("switch status view -> fresh rows painted"),
                    middleMax(switches, "p50"), QStringLiteral("< 200 ms (every switch)"),
                    allBelow(switches, kSwitchTargetMs)});
     checks.append({QStringLiteral("refresh delivered view -> rows painted"),
-                   middleMax(r.refreshMs, "p50"), QStringLiteral("< 200 ms (every refresh)"),
-                   allBelow(r.refreshMs, kSwitchTargetMs)});
+                   middleMax(refreshes, "p50"), QStringLiteral("< 200 ms (every refresh)"),
+                   allBelow(refreshes, kSwitchTargetMs)});
     if (!r.stall.isEmpty()) {
         const auto stall = [&r](const char *key) {
             return r.stall.value(QLatin1String(key)).toDouble();
         };
-        checks.append({QStringLiteral("GUI event-loop stall, dispatcher at full speed"),
-                       QStringLiteral("max %1, p99 %2 (%3 s)")
-                           .arg(ms(stall("max_gap_ms")), ms(stall("p99_gap_ms")))
-                           .arg(stall("seconds"), 0, 'f', 1),
-                       QStringLiteral("< 50 ms (longest)"), stall("max_gap_ms") < kStallTargetMs});
+        checks.append(
+            {QStringLiteral("GUI event-loop stall, dispatcher at full speed"),
+             QStringLiteral("max %1, p99 %2 (%3 s)")
+                 .arg(bench::ms(stall("max_gap_ms"), 1), bench::ms(stall("p99_gap_ms"), 1))
+                 .arg(stall("seconds"), 0, 'f', 1),
+             QStringLiteral("< 50 ms (longest)"), stall("max_gap_ms") < kStallTargetMs});
     }
     checks.append({QStringLiteral("console memory (peak RSS)"), mb(r.rssPeakMb),
                    QStringLiteral("< 200 MB"), r.rssPeakMb > 0 && r.rssPeakMb < kMemoryTargetMb});
@@ -146,10 +105,13 @@ void printHuman(QTextStream &out, const BenchOptions &options, const BenchResult
     out << "Outbox Console benchmark\n";
     out << "  machine: " << bench::describeMachine(env) << " ("
         << env.value(QLatin1String("qpa_platform")).toString() << ")\n";
-    out << "  data: " << r.data.delivered << " delivered, " << r.data.dead << " dead, "
-        << r.data.pending << " pending, " << r.data.processing << " processing; payload ~"
-        << qRound(r.data.payloadBytes) << " bytes; table " << r.data.tableSize << "; loaded in "
-        << QString::number(r.loadSeconds, 'f', 1) << " s\n";
+    const auto data = [&r](const char *key) {
+        return r.data.value(QLatin1String(key)).toVariant().toString();
+    };
+    out << "  data: " << data("delivered") << " delivered, " << data("dead") << " dead, "
+        << data("pending") << " pending, " << data("processing") << " processing; payload ~"
+        << data("payload_bytes_avg") << " bytes; table " << data("table_size") << "; loaded in "
+        << QString::number(r.data.value(QLatin1String("load_s")).toDouble(), 'f', 1) << " s\n";
     out << "  window: the real console::MainWindow, fresh settings each run\n\n";
 
     bench::printChecks(out, checkTargets(r),
@@ -157,7 +119,8 @@ void printHuman(QTextStream &out, const BenchOptions &options, const BenchResult
                         QStringLiteral("target"), QStringLiteral("result")});
     out << "\nDetails\n";
     out << "  new-process console peak RSS: max "
-        << mb(maxOf(starts(r.processStarts, &StartRun::rssMb))) << "; bench process RSS ";
+        << mb(maxOf(r.samples.value(QStringLiteral("start_process_rss_mb"))))
+        << "; bench process RSS ";
     if (!r.stall.isEmpty())
         out << "before the dispatcher phase " << mb(r.rssBeforeStallMb) << ", ";
     out << "at the end " << mb(r.rssEndMb) << "\n";
@@ -169,60 +132,49 @@ void printHuman(QTextStream &out, const BenchOptions &options, const BenchResult
                            QString::number(it.value().toDouble(), 'g', 10);
         out << "  dispatcher phase: " << figures.join(QStringLiteral(", ")) << "\n";
     }
-    const auto statements = [&out](const char *title, const QList<store::StatementStat> &list) {
+    const auto statements = [&out](const char *title, const QJsonArray &list) {
         if (list.isEmpty())
             return;
         out << "  " << title << " (pg_stat_statements, by total time):\n";
-        for (const store::StatementStat &st : list)
-            out << "    " << QString::number(st.totalMs, 'f', 0).rightJustified(7) << " ms total "
-                << QString::number(st.calls).rightJustified(6) << " calls  mean "
-                << QString::number(st.meanMs, 'f', 1).rightJustified(7) << " ms  max "
-                << QString::number(st.maxMs, 'f', 1).rightJustified(7) << " ms  " << st.query
+        for (const QJsonValue &st : list) {
+            const auto figure = [&st](const char *key, int decimals, int width) {
+                return QString::number(st[QLatin1String(key)].toDouble(), 'f', decimals)
+                    .rightJustified(width);
+            };
+            out << "    " << figure("total_ms", 0, 7) << " ms total " << figure("calls", 0, 6)
+                << " calls  mean " << figure("mean_ms", 1, 7) << " ms  max "
+                << figure("max_ms", 1, 7) << " ms  " << st[QLatin1String("query")].toString()
                 << "\n";
+        }
     };
     statements("database work, start/switch/refresh phases", r.consoleStatements);
     statements("database work, dispatcher phase", r.stallStatements);
     for (const QString &note : r.notes)
         out << "  note: " << note << "\n";
-    out << "  load average before/after: " << r.loadBefore << " / " << r.loadAfter << "\n";
+    out << "  load average before/after: " << data("load_average_before") << " / "
+        << data("load_average_after") << "\n";
     out.flush();
 }
 
 QJsonObject toJson(const BenchOptions &options, const BenchResults &r) {
     const QList<Check> checks = checkTargets(r);
-    QJsonArray switches;
-    for (const SwitchRun &s : r.switches) {
-        switches.append(QJsonObject{{QStringLiteral("from"), core::statusName(s.from)},
-                                    {QStringLiteral("to"), core::statusName(s.to)},
-                                    {QStringLiteral("first_visit"), s.firstVisit},
-                                    {QStringLiteral("shown_ms"), bench::rounded(s.shownMs, 1)},
-                                    {QStringLiteral("fresh_ms"), bench::rounded(s.freshMs, 1)}});
-    }
-    return QJsonObject{
+    QJsonObject json{
         {QStringLiteral("pass"), bench::allPass(checks)},
         {QStringLiteral("figures"),
          bench::checksJson(checks, QStringLiteral("figure"), QStringLiteral("measured"))},
         {QStringLiteral("environment"), environment(options, r)},
-        {QStringLiteral("start_process_pending_ms"),
-         toArray(starts(r.processStarts, &StartRun::processMs, Status::Pending))},
-        {QStringLiteral("start_process_delivered_ms"),
-         toArray(starts(r.processStarts, &StartRun::processMs, Status::Delivered))},
-        {QStringLiteral("start_window_pending_ms"),
-         toArray(starts(r.windowStarts, &StartRun::windowMs, Status::Pending))},
-        {QStringLiteral("start_window_delivered_ms"),
-         toArray(starts(r.windowStarts, &StartRun::windowMs, Status::Delivered))},
-        {QStringLiteral("start_process_rss_mb"),
-         toArray(starts(r.processStarts, &StartRun::rssMb))},
-        {QStringLiteral("switches"), switches},
-        {QStringLiteral("refresh_ms"), toArray(r.refreshMs)},
+        {QStringLiteral("switches"), r.switches},
         {QStringLiteral("stall"), r.stall},
-        {QStringLiteral("statements_console_phases"), statementsJson(r.consoleStatements)},
-        {QStringLiteral("statements_dispatcher_phase"), statementsJson(r.stallStatements)},
+        {QStringLiteral("statements_console_phases"), r.consoleStatements},
+        {QStringLiteral("statements_dispatcher_phase"), r.stallStatements},
         {QStringLiteral("notes"), QJsonArray::fromStringList(r.notes)},
         {QStringLiteral("rss_peak_mb"), r.rssPeakMb},
         {QStringLiteral("rss_before_dispatcher_mb"), r.rssBeforeStallMb},
         {QStringLiteral("rss_end_mb"), r.rssEndMb},
     };
+    for (auto it = r.samples.begin(); it != r.samples.end(); ++it)
+        json.insert(it.key(), bench::roundedArray(it.value(), 1));
+    return json;
 }
 
 } // namespace outbox::consolebench

@@ -17,12 +17,13 @@ using core::Status;
 
 namespace {
 
-core::Result<StartRun> startChild(const BenchOptions &options, const core::ConnInfo &info,
-                                  Status status) {
+// The child's figures: process_to_rows_ms, window_to_rows_ms, rss_peak_mb.
+core::Result<QJsonObject> startChild(const core::ConnInfo &info, Status status) {
     QProcess child;
     child.setProcessChannelMode(QProcess::ForwardedErrorChannel);
     const qint64 t0 = bench::steadyNowNs();
-    child.start(options.childProgram,
+    // This program again, in --child-start mode.
+    child.start(QCoreApplication::applicationFilePath(),
                 {QStringLiteral("--child-start"), QStringLiteral("--db"), info.toKeyValue(),
                  QStringLiteral("--view"), core::statusName(status), QStringLiteral("--t0"),
                  QString::number(t0)});
@@ -39,11 +40,7 @@ core::Result<StartRun> startChild(const BenchOptions &options, const core::ConnI
                            .arg(child.exitCode())
                            .arg(QString::fromUtf8(lines.constLast())));
     }
-    const auto figure = [&json](const char *key) {
-        return json.value(QLatin1String(key)).toDouble();
-    };
-    return StartRun{status, figure("process_to_rows_ms"), figure("window_to_rows_ms"),
-                    figure("rss_peak_mb")};
+    return json;
 }
 
 } // namespace
@@ -84,16 +81,20 @@ core::Result<void> measureStarts(BenchApplication &app, const BenchOptions &opti
                                  const Progress &progress) {
     const core::ConnInfo info = cluster.connInfo();
     for (Status status : {Status::Pending, Status::Delivered}) {
-        progress(QStringLiteral("cold starts on the %1 view").arg(core::statusName(status)));
+        const QString view = core::statusName(status);
+        progress(QStringLiteral("cold starts on the %1 view").arg(view));
         for (int i = 0; i < options.startRuns; ++i) {
             if (auto idle = cluster.sql().waitIdle(kIdleTimeoutMs); !idle)
                 return idle;
-            auto run = startChild(options, info, status);
+            auto run = startChild(info, status);
             if (!run)
                 return run.error();
-            results.processStarts << run.value();
+            results.samples[QStringLiteral("start_process_%1_ms").arg(view)]
+                << run->value(QLatin1String("process_to_rows_ms")).toDouble();
+            results.samples[QStringLiteral("start_process_rss_mb")]
+                << run->value(QLatin1String("rss_peak_mb")).toDouble();
         }
-        progress(QStringLiteral("new windows on the %1 view").arg(core::statusName(status)));
+        progress(QStringLiteral("new windows on the %1 view").arg(view));
         for (int i = 0; i < options.startRuns; ++i) {
             if (auto idle = cluster.sql().waitIdle(kIdleTimeoutMs); !idle)
                 return idle;
@@ -101,7 +102,7 @@ core::Result<void> measureStarts(BenchApplication &app, const BenchOptions &opti
             auto ms = openWindow(app, window, info, status);
             if (!ms)
                 return ms.error();
-            results.windowStarts << StartRun{status, -1, ms.value(), 0};
+            results.samples[QStringLiteral("start_window_%1_ms").arg(view)] << ms.value();
             window.destroy();
             runFor(100); // let deferred deletions and the closed connection settle
         }

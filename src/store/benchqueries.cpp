@@ -5,6 +5,7 @@
 #include <QElapsedTimer>
 #include <QRegularExpression>
 #include <QSqlQuery>
+#include <QSqlRecord>
 #include <QThread>
 #include <QVariant>
 
@@ -92,6 +93,20 @@ core::Result<QSqlQuery> BenchQueries::row(const QString &sql, const QVariantList
     return query;
 }
 
+core::Result<QJsonObject> BenchQueries::rowObject(const QString &sql, const QVariantList &values,
+                                                  const QString &what) {
+    auto query = row(sql, values, what);
+    if (!query) {
+        return query.error();
+    }
+    QJsonObject object;
+    const QSqlRecord record = query->record();
+    for (int i = 0; i < record.count(); ++i) {
+        object.insert(record.fieldName(i), QJsonValue::fromVariant(query->value(i)));
+    }
+    return object;
+}
+
 core::Result<QString> BenchQueries::serverVersion() {
     auto version = row(QStringLiteral("SHOW server_version"), {}, QStringLiteral("server version"));
     if (!version) {
@@ -146,14 +161,14 @@ core::Result<qint64> BenchQueries::count(const QString &status) {
     return result->value(0).toLongLong();
 }
 
-core::Result<LatencyFigures> BenchQueries::latency(const QList<ProducedEvent> &produced) {
+core::Result<QJsonObject> BenchQueries::latency(const QList<ProducedEvent> &produced) {
     QStringList ids;
     QStringList transactions;
     for (const ProducedEvent &event : produced) {
         ids.append(event.id);
         transactions.append(event.transactionId);
     }
-    auto result = row(
+    return rowObject(
         QStringLiteral(
             "WITH p AS (SELECT * FROM unnest(?::uuid[], ?::xid8[]) AS p(id, xact)),"
             " d AS (SELECT extract(epoch FROM e.delivered_at"
@@ -161,28 +176,18 @@ core::Result<LatencyFigures> BenchQueries::latency(const QList<ProducedEvent> &p
             "              extract(epoch FROM e.delivered_at - e.created_at) * 1000 AS from_start"
             "         FROM p JOIN outbox_events e ON e.id = p.id"
             "        WHERE e.status = 'delivered')"
-            " SELECT count(ms),"
-            "        percentile_cont(0.5) WITHIN GROUP (ORDER BY ms),"
-            "        percentile_cont(0.9) WITHIN GROUP (ORDER BY ms),"
-            "        percentile_cont(0.99) WITHIN GROUP (ORDER BY ms),"
-            "        max(ms),"
-            "        percentile_cont(0.5) WITHIN GROUP (ORDER BY from_start),"
+            " SELECT count(ms) AS latency_events,"
+            "        percentile_cont(0.5) WITHIN GROUP (ORDER BY ms) AS latency_p50_ms,"
+            "        percentile_cont(0.9) WITHIN GROUP (ORDER BY ms) AS latency_p90_ms,"
+            "        percentile_cont(0.99) WITHIN GROUP (ORDER BY ms) AS latency_p99_ms,"
+            "        max(ms)::float8 AS latency_max_ms,"
+            "        percentile_cont(0.5) WITHIN GROUP (ORDER BY from_start)"
+            "          AS latency_from_transaction_start_p50_ms,"
             "        percentile_cont(0.99) WITHIN GROUP (ORDER BY from_start)"
+            "          AS latency_from_transaction_start_p99_ms"
             "   FROM d"),
         QVariantList{arrayLiteral(ids), arrayLiteral(transactions)},
         QStringLiteral("latency figures"));
-    if (!result) {
-        return result.error();
-    }
-    LatencyFigures figures;
-    figures.count = result->value(0).toLongLong();
-    figures.p50 = result->value(1).toDouble();
-    figures.p90 = result->value(2).toDouble();
-    figures.p99 = result->value(3).toDouble();
-    figures.max = result->value(4).toDouble();
-    figures.fromStartP50 = result->value(5).toDouble();
-    figures.fromStartP99 = result->value(6).toDouble();
-    return figures;
 }
 
 core::Result<qint64> BenchQueries::autovacuumCount() {
@@ -271,12 +276,14 @@ core::Result<void> BenchQueries::resetStatementStats() {
                 QStringLiteral("resetting statement statistics"));
 }
 
-core::Result<QList<StatementStat>> BenchQueries::statementStats(int limit) {
+core::Result<QJsonArray> BenchQueries::statementStats(int limit) {
     // The loader's own statements (inserts, this query) run as the same
     // user; they are told apart by text.
     auto query = store::exec(
         m_db,
-        QStringLiteral("SELECT calls, total_exec_time, mean_exec_time, max_exec_time, query"
+        QStringLiteral("SELECT calls, round(total_exec_time)::float8,"
+                       " round(mean_exec_time::numeric, 1)::float8,"
+                       " round(max_exec_time::numeric, 1)::float8, query"
                        " FROM pg_stat_statements"
                        " WHERE dbid = (SELECT oid FROM pg_database WHERE datname ="
                        " current_database())"
@@ -289,19 +296,17 @@ core::Result<QList<StatementStat>> BenchQueries::statementStats(int limit) {
         return query.error();
     }
     const QRegularExpression spaces(QStringLiteral("\\s+"));
-    QList<StatementStat> stats;
+    QJsonArray stats;
     while (query->next()) {
-        StatementStat stat;
-        stat.calls = query->value(0).toLongLong();
-        stat.totalMs = query->value(1).toDouble();
-        stat.meanMs = query->value(2).toDouble();
-        stat.maxMs = query->value(3).toDouble();
         QString text = query->value(4).toString().replace(spaces, QStringLiteral(" ")).trimmed();
         if (text.size() > 160) {
             text = text.left(157) + QStringLiteral("...");
         }
-        stat.query = text;
-        stats << stat;
+        stats.append(QJsonObject{{QStringLiteral("calls"), query->value(0).toLongLong()},
+                                 {QStringLiteral("total_ms"), query->value(1).toDouble()},
+                                 {QStringLiteral("mean_ms"), query->value(2).toDouble()},
+                                 {QStringLiteral("max_ms"), query->value(3).toDouble()},
+                                 {QStringLiteral("query"), text}});
     }
     return stats;
 }
@@ -416,7 +421,7 @@ core::Result<void> BenchQueries::insert(Kind kind, qint64 count) {
     return {};
 }
 
-core::Result<DatasetFacts> BenchQueries::loadDataset(const DatasetSize &size) {
+core::Result<QJsonObject> BenchQueries::loadDataset(const DatasetSize &size) {
     if (auto emptied = truncate(); !emptied) {
         return emptied.error();
     }
@@ -435,25 +440,15 @@ core::Result<DatasetFacts> BenchQueries::loadDataset(const DatasetSize &size) {
     if (auto done = vacuumAndCheckpoint(); !done) {
         return done.error();
     }
-    auto query = row(QStringLiteral("SELECT count(*) FILTER (WHERE status = 'delivered'),"
-                                    " count(*) FILTER (WHERE status = 'dead'),"
-                                    " count(*) FILTER (WHERE status = 'pending'),"
-                                    " count(*) FILTER (WHERE status = 'processing'),"
-                                    " avg(octet_length(payload::text)),"
-                                    " pg_size_pretty(pg_total_relation_size('outbox_events'))"
-                                    " FROM outbox_events"),
-                     {}, QStringLiteral("describing the data set"));
-    if (!query) {
-        return query.error();
-    }
-    DatasetFacts facts;
-    facts.delivered = query->value(0).toLongLong();
-    facts.dead = query->value(1).toLongLong();
-    facts.pending = query->value(2).toLongLong();
-    facts.processing = query->value(3).toLongLong();
-    facts.payloadBytes = query->value(4).toDouble();
-    facts.tableSize = query->value(5).toString();
-    return facts;
+    return rowObject(
+        QStringLiteral("SELECT count(*) FILTER (WHERE status = 'delivered') AS delivered,"
+                       " count(*) FILTER (WHERE status = 'dead') AS dead,"
+                       " count(*) FILTER (WHERE status = 'pending') AS pending,"
+                       " count(*) FILTER (WHERE status = 'processing') AS processing,"
+                       " round(avg(octet_length(payload::text)))::float8 AS payload_bytes_avg,"
+                       " pg_size_pretty(pg_total_relation_size('outbox_events')) AS table_size"
+                       " FROM outbox_events"),
+        {}, QStringLiteral("describing the data set"));
 }
 
 core::Result<void> BenchQueries::addBacklog(qint64 events) {

@@ -2,6 +2,8 @@
 
 #include "core/result.h"
 
+#include <QJsonArray>
+#include <QJsonObject>
 #include <QList>
 #include <QSqlDatabase>
 #include <QSqlQuery>
@@ -32,21 +34,6 @@ struct ProduceBatch {
     qint64 tick = 0;
 };
 
-// Commit-to-delivered figures computed by the database itself: from the
-// commit timestamp of the producer's transaction (track_commit_timestamp) to
-// delivered_at (start of the ack statement, after the runner's 2xx); one
-// clock, microsecond resolution. `fromStartP50` measures from created_at
-// (the start of the producer's transaction) instead, for comparison.
-struct LatencyFigures {
-    qint64 count = 0;
-    double p50 = 0;
-    double p90 = 0;
-    double p99 = 0;
-    double max = 0;
-    double fromStartP50 = 0;
-    double fromStartP99 = 0;
-};
-
 // The console benchmark's realistic outbox: how many rows of each kind.
 struct DatasetSize {
     qint64 delivered = 1000000;
@@ -54,25 +41,6 @@ struct DatasetSize {
     qint64 pendingDue = 2000; // attempts = 0, due now
     qint64 retrying = 2000;   // pending with attempts > 0, due within the hour
     qint64 processing = 1000; // leased; half of the leases already expired
-};
-
-// What was loaded, for the report.
-struct DatasetFacts {
-    qint64 delivered = 0;
-    qint64 dead = 0;
-    qint64 pending = 0;
-    qint64 processing = 0;
-    double payloadBytes = 0; // average size of the payload as JSON text
-    QString tableSize;       // heap + indexes + toast, pretty-printed
-};
-
-// One statement's share of the database work (pg_stat_statements).
-struct StatementStat {
-    qint64 calls = 0;
-    double totalMs = 0;
-    double meanMs = 0;
-    double maxMs = 0;
-    QString query; // normalised, shortened
 };
 
 // Runs in the thread of `db`'s connection.
@@ -90,7 +58,14 @@ public:
     // and CHECKPOINT so every phase starts from the same state.
     core::Result<void> loadUniform(int events, const QString &topic, int payloadBytes);
     core::Result<qint64> count(const QString &status);
-    core::Result<LatencyFigures> latency(const QList<ProducedEvent> &produced);
+    // Commit-to-delivered figures computed by the database itself, in
+    // milliseconds: from the commit timestamp of the producer's transaction
+    // (track_commit_timestamp) to delivered_at (start of the ack statement,
+    // after the runner's 2xx); one clock, microsecond resolution. Keys:
+    // latency_events, latency_p50_ms, _p90_ms, _p99_ms, _max_ms; and
+    // latency_from_transaction_start_p50_ms and _p99_ms, measured from
+    // created_at (the start of the producer's transaction), for comparison.
+    core::Result<QJsonObject> latency(const QList<ProducedEvent> &produced);
     // Runs of autovacuum on outbox_events so far (pg_stat_user_tables).
     core::Result<qint64> autovacuumCount();
     // Removes the table's autovacuum and vacuum_index_cleanup settings (the
@@ -106,7 +81,10 @@ public:
     // made from it, so id order is time order as in production), dead rows
     // with a handful of error shapes whose ids and numbers vary (so the
     // error grouping has real work to do).
-    core::Result<DatasetFacts> loadDataset(const DatasetSize &size);
+    // Returns what was loaded: delivered, dead, pending, processing,
+    // payload_bytes_avg (the payload as JSON text) and table_size (heap,
+    // indexes and toast, pretty-printed).
+    core::Result<QJsonObject> loadDataset(const DatasetSize &size);
     // Due pending events created "now", for the dispatcher to drain.
     core::Result<void> addBacklog(qint64 events);
     // Events delivered just now (they appear at the top of the Delivered view).
@@ -117,14 +95,19 @@ public:
     // pg_stat_statements (the server must preload it).
     core::Result<void> enableStatementStats();
     core::Result<void> resetStatementStats();
-    // The statements of other sessions (not the loader's) by total time.
-    core::Result<QList<StatementStat>> statementStats(int limit);
+    // The statements of other sessions (not the loader's) by total time,
+    // each its share of the database work: calls, total_ms, mean_ms, max_ms
+    // and query (normalised, shortened).
+    core::Result<QJsonArray> statementStats(int limit);
 
 private:
     enum class Kind { Delivered, Dead, PendingDue, Retrying, Processing, Backlog, Fresh };
     core::Result<void> insert(Kind kind, qint64 count);
     core::Result<void> vacuumAndCheckpoint();
     // Runs `sql` and moves to its first row; an error when there is none.
+    // The one row of `sql`, its columns by name.
+    core::Result<QJsonObject> rowObject(const QString &sql, const QVariantList &values,
+                                        const QString &what);
     core::Result<QSqlQuery> row(const QString &sql, const QVariantList &values,
                                 const QString &what);
 
