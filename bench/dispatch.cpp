@@ -228,7 +228,7 @@ core::Result<HttpCeiling> measureHttpCeiling(const QUrl &url, const QString &sec
     if (!signer)
         return signer.error();
     Load load(url, std::move(signer).value(), std::max(concurrency, 1), payloadBytes);
-    const QString late = QStringLiteral("HTTP ceiling: the runner did not answer in time");
+    const QString late = QStringLiteral("the runner did not answer in time");
     // Warm-up: open the connections (the dispatcher keeps its own open too).
     if (!load.run(std::min(requests, 2000)))
         return failure(late);
