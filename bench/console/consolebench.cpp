@@ -127,8 +127,8 @@ core::Result<void> measureStall(const BenchOptions &options, BenchCluster &clust
 
     progress(QStringLiteral("dispatcher at full speed for %1 s, console live")
                  .arg(options.stallSeconds));
-    // Ten ticks a second, one transaction each: the producer pattern of
-    // ARCHITECTURE.md (the NOTIFYs of a transaction fold into one).
+    // Ten ticks a second, one transaction each, as services enqueue (the
+    // NOTIFYs of a transaction fold into one).
     bench::Producer producer(
         cluster.connInfo(),
         {{QStringLiteral("billing"), QStringLiteral("files"), QStringLiteral("identity")},
