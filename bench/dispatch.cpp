@@ -3,9 +3,9 @@
 #include "bench/harness.h"
 #include "core/webhooksigner.h"
 #include "dispatch/dispatcherhost.h"
+#include "dispatch/httppublisher.h"
 
 #include <QCoreApplication>
-#include <QDateTime>
 #include <QElapsedTimer>
 #include <QEventLoop>
 #include <QNetworkAccessManager>
@@ -120,9 +120,9 @@ constexpr int ConnectionsPerManager = 6; // Qt's HTTP/1.1 limit per host and man
 class Load final {
 public:
     Load(const QUrl &url, core::WebhookSigner signer, int concurrency, int payloadBytes)
-        : m_url(url)
-        , m_signer(std::move(signer))
-        , m_concurrency(concurrency) {
+        : m_concurrency(concurrency) {
+        m_target.url = url;
+        m_target.signer = std::move(signer);
         const QByteArray head = "{\"n\": 1, \"pad\": \"";
         m_body =
             head + QByteArray(std::max<qsizetype>(payloadBytes - head.size() - 2, 0), 'x') + "\"}";
@@ -161,39 +161,20 @@ public:
     qint64 elapsedNs = 0;
 
 private:
-    // The same request the dispatcher's HttpPublisher makes.
-    QNetworkRequest request(const QByteArray &id) const {
-        QNetworkRequest request(m_url);
-        const qint64 timestamp = QDateTime::currentSecsSinceEpoch();
-        request.setHeader(QNetworkRequest::ContentTypeHeader,
-                          QByteArrayLiteral("application/json"));
-        request.setRawHeader(QByteArrayLiteral("webhook-id"), id);
-        request.setRawHeader(QByteArrayLiteral("webhook-timestamp"), QByteArray::number(timestamp));
-        request.setRawHeader(QByteArrayLiteral("webhook-signature"),
-                             m_signer.sign(id, timestamp, m_body));
-        request.setRawHeader(QByteArrayLiteral("Idempotency-Key"), id);
-        request.setRawHeader(QByteArrayLiteral("Outbox-Namespace"), QByteArrayLiteral("bench"));
-        request.setRawHeader(QByteArrayLiteral("Outbox-Topic"), QByteArrayLiteral("bench.http"));
-        request.setRawHeader(QByteArrayLiteral("Outbox-Attempt"), QByteArrayLiteral("1"));
-        request.setAttribute(QNetworkRequest::Http2AllowedAttribute, false);
-        request.setAttribute(QNetworkRequest::RedirectPolicyAttribute,
-                             QNetworkRequest::ManualRedirectPolicy);
-        request.setAttribute(QNetworkRequest::CookieLoadControlAttribute, QNetworkRequest::Manual);
-        request.setAttribute(QNetworkRequest::CookieSaveControlAttribute, QNetworkRequest::Manual);
-        request.setAttribute(QNetworkRequest::CacheLoadControlAttribute,
-                             QNetworkRequest::AlwaysNetwork);
-        request.setAttribute(QNetworkRequest::CacheSaveControlAttribute, false);
-        request.setTransferTimeout(10000);
-        return request;
-    }
-
     void send() {
         // The least busy manager, as HttpPublisher picks it.
         const auto chosen = size_t(std::min_element(m_load.begin(), m_load.end()) - m_load.begin());
         ++m_load[chosen];
         ++m_started;
-        const QByteArray id = QUuid::createUuid().toByteArray(QUuid::WithoutBraces);
-        QNetworkReply *reply = m_managers[chosen]->post(request(id), m_body);
+        // The dispatcher's own request for an event like the end-to-end phase's.
+        store::ClaimedEvent event;
+        event.id = QUuid::createUuid();
+        event.nameSpace = QStringLiteral("bench");
+        event.topic = QStringLiteral("bench.http");
+        event.attempts = 1;
+        event.payload = m_body;
+        QNetworkReply *reply =
+            m_managers[chosen]->post(dispatch::webhookRequest(m_target, event), m_body);
         QObject::connect(reply, &QNetworkReply::finished, &m_loop, [this, reply, chosen] {
             --m_load[chosen];
             const int status = reply->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt();
@@ -207,8 +188,7 @@ private:
         });
     }
 
-    QUrl m_url;
-    core::WebhookSigner m_signer;
+    dispatch::WebhookTarget m_target;
     int m_concurrency = 1;
     QByteArray m_body;
     std::vector<std::unique_ptr<QNetworkAccessManager>> m_managers;

@@ -81,14 +81,14 @@ core::Result<void> HttpPublisher::configure(const core::DispatcherConfig &config
         ssl.addCaCertificates(certificates);
     }
 
-    m_url = config.runnerUrl;
-    m_signer = std::move(signer).value();
+    m_target.url = config.runnerUrl;
+    m_target.signer = std::move(signer).value();
     m_bearerToken = config.bearerToken;
-    m_authorization =
+    m_target.authorization =
         config.bearerToken.isEmpty() ? QByteArray() : "Bearer " + config.bearerToken.toUtf8();
-    m_timeout = config.requestTimeout;
+    m_target.timeout = config.requestTimeout;
     m_permanentStatuses = config.permanentStatuses;
-    m_ssl = ssl;
+    m_target.ssl = ssl;
     resizePool((std::max(config.concurrency, 1) + ConnectionsPerManager - 1) /
                ConnectionsPerManager);
     m_configured = true;
@@ -108,16 +108,16 @@ void HttpPublisher::resizePool(int count) {
     m_activeManagers = count;
 }
 
-QNetworkRequest HttpPublisher::makeRequest(const store::ClaimedEvent &event) const {
-    QNetworkRequest request(m_url);
+QNetworkRequest webhookRequest(const WebhookTarget &target, const store::ClaimedEvent &event) {
+    QNetworkRequest request(target.url);
     const QByteArray id = core::uuidText(event.id).toLatin1();
     const qint64 timestamp = QDateTime::currentSecsSinceEpoch();
     request.setHeader(QNetworkRequest::ContentTypeHeader, QByteArrayLiteral("application/json"));
     request.setRawHeader(QByteArrayLiteral("webhook-id"), id);
     request.setRawHeader(QByteArrayLiteral("webhook-timestamp"), QByteArray::number(timestamp));
-    if (m_signer.isEnabled())
+    if (target.signer.isEnabled())
         request.setRawHeader(QByteArrayLiteral("webhook-signature"),
-                             m_signer.sign(id, timestamp, event.payload));
+                             target.signer.sign(id, timestamp, event.payload));
     request.setRawHeader(QByteArrayLiteral("Idempotency-Key"),
                          event.dedupeKey ? headerValue(*event.dedupeKey) : id);
     request.setRawHeader(QByteArrayLiteral("Outbox-Namespace"), headerValue(event.nameSpace));
@@ -126,8 +126,8 @@ QNetworkRequest HttpPublisher::makeRequest(const store::ClaimedEvent &event) con
         request.setRawHeader(QByteArrayLiteral("Outbox-Tenant"),
                              core::uuidText(*event.tenantId).toLatin1());
     request.setRawHeader(QByteArrayLiteral("Outbox-Attempt"), QByteArray::number(event.attempts));
-    if (!m_authorization.isEmpty())
-        request.setRawHeader(QByteArrayLiteral("Authorization"), m_authorization);
+    if (!target.authorization.isEmpty())
+        request.setRawHeader(QByteArrayLiteral("Authorization"), target.authorization);
 
     // HTTP/2 in Qt 6.4 stalls about 40 ms per round trip; HTTP/1.1 keep-alive
     // with a pool of managers is far faster for small POSTs.
@@ -139,9 +139,9 @@ QNetworkRequest HttpPublisher::makeRequest(const store::ClaimedEvent &event) con
     request.setAttribute(QNetworkRequest::CacheLoadControlAttribute,
                          QNetworkRequest::AlwaysNetwork);
     request.setAttribute(QNetworkRequest::CacheSaveControlAttribute, false);
-    request.setTransferTimeout(int(std::min<qint64>(m_timeout.count(), INT_MAX)));
-    if (m_url.scheme().compare(QLatin1String("https"), Qt::CaseInsensitive) == 0)
-        request.setSslConfiguration(m_ssl);
+    request.setTransferTimeout(int(std::min<qint64>(target.timeout.count(), INT_MAX)));
+    if (target.url.scheme().compare(QLatin1String("https"), Qt::CaseInsensitive) == 0)
+        request.setSslConfiguration(target.ssl);
     return request;
 }
 
@@ -164,7 +164,7 @@ void HttpPublisher::publish(const store::ClaimedEvent &event) {
 
     InFlight flight{event, {}, false, chosen};
     flight.timer.start();
-    QNetworkReply *reply = manager->post(makeRequest(event), event.payload);
+    QNetworkReply *reply = manager->post(webhookRequest(m_target, event), event.payload);
     m_replies.insert(reply, std::move(flight));
     connect(reply, &QNetworkReply::finished, this, [this, reply] { onReplyFinished(reply); });
     if (!m_deadlineTimer.isActive())
@@ -178,7 +178,7 @@ void HttpPublisher::checkDeadlines() {
     }
     QList<QNetworkReply *> expired;
     for (auto it = m_replies.begin(); it != m_replies.end(); ++it) {
-        if (!it->timedOut && it->timer.elapsed() >= m_timeout.count()) {
+        if (!it->timedOut && it->timer.elapsed() >= m_target.timeout.count()) {
             it->timedOut = true;
             expired << it.key();
         }
@@ -216,8 +216,8 @@ void HttpPublisher::onReplyFinished(QNetworkReply *reply) {
 QString HttpPublisher::scrub(QString text) const {
     if (!m_bearerToken.isEmpty())
         text.replace(m_bearerToken, QStringLiteral("***"));
-    if (!m_url.password().isEmpty())
-        text.replace(m_url.password(), QStringLiteral("***"));
+    if (!m_target.url.password().isEmpty())
+        text.replace(m_target.url.password(), QStringLiteral("***"));
     return text;
 }
 
@@ -240,7 +240,7 @@ PublishOutcome HttpPublisher::outcomeFor(QNetworkReply *reply, const InFlight &f
         // abortAll() never gets here because it disconnects first.
         return PublishOutcome::retry(event,
                                      QStringLiteral("timeout: no complete response within ") %
-                                         core::formatDuration(m_timeout));
+                                         core::formatDuration(m_target.timeout));
     }
 
     if (status >= 200 && status < 300) {

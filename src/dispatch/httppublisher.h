@@ -20,6 +20,20 @@ class QNetworkReply;
 
 namespace outbox::dispatch {
 
+// Where one publisher's requests go, and how they are signed.
+struct WebhookTarget {
+    QUrl url;
+    core::WebhookSigner signer;
+    QByteArray authorization; // the Authorization header ("Bearer <token>"); empty: none
+    core::Millis timeout{10000};
+    QSslConfiguration ssl; // used for https
+};
+
+// The request for one event exactly as the dispatcher sends it: the Standard
+// Webhooks and Outbox-* headers, HTTP/1.1, no redirects, cookies or cache.
+// The benchmark's HTTP ceiling sends the same request.
+QNetworkRequest webhookRequest(const WebhookTarget &target, const store::ClaimedEvent &event);
+
 // POSTs claimed events to the runner (the delivery contract in README.md):
 //  - body: the payload bytes, Content-Type: application/json
 //  - webhook-id (event id), webhook-timestamp (unix seconds), and, when
@@ -66,7 +80,6 @@ private:
     void resizePool(int count);
     void checkDeadlines();
     QString scrub(QString text) const;
-    QNetworkRequest makeRequest(const store::ClaimedEvent &event) const;
     void onReplyFinished(QNetworkReply *reply);
     PublishOutcome outcomeFor(QNetworkReply *reply, const InFlight &flight) const;
     QString excerpt(const QByteArray &body) const;
@@ -75,13 +88,9 @@ private:
     std::vector<int> m_load; // requests in flight per manager
     QHash<QNetworkReply *, InFlight> m_replies;
 
-    QUrl m_url;
-    core::WebhookSigner m_signer;
-    QByteArray m_authorization; // "Bearer <token>", never logged
-    QString m_bearerToken;      // to scrub it from response excerpts
-    core::Millis m_timeout{10000};
+    WebhookTarget m_target;
+    QString m_bearerToken; // to scrub it from response excerpts
     QList<int> m_permanentStatuses{410};
-    QSslConfiguration m_ssl;
     QTimer m_deadlineTimer; // hard request deadline (the transfer timeout is an idle timeout)
     int m_activeManagers = 0;
     bool m_configured = false;
