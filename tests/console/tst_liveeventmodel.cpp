@@ -73,9 +73,7 @@ void TestLiveEventModel::initTestCase() {
 }
 
 void TestLiveEventModel::init() {
-    m_dbName = m_pg->freshMigratedDatabase();
-    QVERIFY(!m_dbName.isEmpty());
-    m_db = m_pg->open(m_dbName);
+    m_db = m_pg->openFreshMigrated(m_dbName);
     QVERIFY(m_db.isOpen());
     auto info = core::ConnInfo::parse(m_pg->connInfo(m_dbName));
     QVERIFY(info.ok());
@@ -86,10 +84,7 @@ void TestLiveEventModel::init() {
 
 void TestLiveEventModel::cleanup() {
     m_client.reset();
-    const QString connection = m_db.connectionName();
-    m_db = QSqlDatabase();
-    m_pg->close(connection);
-    m_pg->dropDatabase(m_dbName);
+    m_pg->closeAndDrop(m_db, m_dbName);
 }
 
 void TestLiveEventModel::cleanupTestCase() {

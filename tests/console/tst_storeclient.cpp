@@ -91,18 +91,12 @@ void TestStoreClient::initTestCase() {
 }
 
 void TestStoreClient::init() {
-    m_dbName = m_pg->freshMigratedDatabase();
-    QVERIFY(!m_dbName.isEmpty());
-    m_db = m_pg->open(m_dbName);
+    m_db = m_pg->openFreshMigrated(m_dbName);
     QVERIFY(m_db.isOpen());
 }
 
 void TestStoreClient::cleanup() {
-    const QString connection = m_db.connectionName();
-    m_db = QSqlDatabase();
-    m_pg->close(connection);
-    if (m_pg->isStarted())
-        m_pg->dropDatabase(m_dbName);
+    m_pg->closeAndDrop(m_db, m_dbName);
 }
 
 void TestStoreClient::cleanupTestCase() {

@@ -30,9 +30,7 @@ void WindowTestBase::startCluster() {
 }
 
 void WindowTestBase::setUpDatabase() {
-    m_dbName = m_pg->freshMigratedDatabase();
-    QVERIFY(!m_dbName.isEmpty());
-    m_db = m_pg->open(m_dbName);
+    m_db = m_pg->openFreshMigrated(m_dbName);
     QVERIFY(m_db.isOpen());
     m_dir = std::make_unique<QTemporaryDir>();
     QVERIFY(m_dir->isValid());
@@ -47,10 +45,7 @@ void WindowTestBase::tearDownDatabase() {
     m_settings.reset();
     m_qsettings.reset();
     m_dir.reset();
-    const QString connection = m_db.connectionName();
-    m_db = QSqlDatabase();
-    m_pg->close(connection);
-    m_pg->dropDatabase(m_dbName);
+    m_pg->closeAndDrop(m_db, m_dbName);
 }
 
 void WindowTestBase::stopCluster() {

@@ -26,18 +26,11 @@ private Q_SLOTS:
     }
 
     void init() {
-        m_dbName = m_pg->freshMigratedDatabase();
-        QVERIFY(!m_dbName.isEmpty());
-        m_db = m_pg->open(m_dbName);
+        m_db = m_pg->openFreshMigrated(m_dbName);
         QVERIFY(m_db.isOpen());
     }
 
-    void cleanup() {
-        const QString connection = m_db.connectionName();
-        m_db = QSqlDatabase();
-        m_pg->close(connection);
-        m_pg->dropDatabase(m_dbName);
-    }
+    void cleanup() { m_pg->closeAndDrop(m_db, m_dbName); }
 
     void cleanupTestCase() { m_pg.reset(); }
 

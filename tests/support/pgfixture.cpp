@@ -217,4 +217,17 @@ core::Result<void> migrateSchemaWithRoles(const QString &connInfo) {
     return migrateWith(connInfo, true);
 }
 
+QSqlDatabase PgFixture::openFreshMigrated(QString &dbName) {
+    dbName = freshMigratedDatabase();
+    return dbName.isEmpty() ? QSqlDatabase() : open(dbName);
+}
+
+void PgFixture::closeAndDrop(QSqlDatabase &db, const QString &dbName) {
+    const QString connection = db.connectionName();
+    db = QSqlDatabase();
+    close(connection);
+    if (isStarted() && !dbName.isEmpty())
+        dropDatabase(dbName);
+}
+
 } // namespace outbox::testing

@@ -52,6 +52,13 @@ public:
     // Closes and removes a connection opened by open().
     void close(const QString &connectionName);
 
+    // The per-test database of most suites (init/cleanup): a fresh migrated
+    // database in `dbName` and a connection to it (closed on failure).
+    QSqlDatabase openFreshMigrated(QString &dbName);
+    // Clears `db`, removes its connection and drops `dbName` (while the
+    // cluster runs: a test may have stopped it).
+    void closeAndDrop(QSqlDatabase &db, const QString &dbName);
+
     const devtools::EmbeddedPostgres &cluster() const { return m_cluster; }
     devtools::EmbeddedPostgres &cluster() { return m_cluster; } // for stop/kill/restart tests
     QString connInfo(const QString &dbName = {}) const { return m_cluster.connInfo(dbName); }
