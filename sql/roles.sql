@@ -50,3 +50,19 @@ GRANT EXECUTE ON FUNCTION outbox_uuid_v7() TO outbox_operator;
 -- Viewers: read everything, change nothing.
 GRANT SELECT ON outbox_events, outbox_attempts, outbox_audit, outbox_audit_events,
                 outbox_schema_version TO outbox_viewer;
+
+-- Dispatcher registry, pauses and retention (003_registry_pause.sql). Every
+-- change goes through a SECURITY DEFINER function: a dispatcher writes only
+-- the registry row whose secret it holds, operators pause and resume (the
+-- function writes the audit row), everybody reads.
+GRANT SELECT ON outbox_dispatchers, outbox_pauses
+    TO outbox_dispatcher, outbox_operator, outbox_viewer;
+GRANT EXECUTE ON FUNCTION
+    outbox_dispatcher_register(uuid, text, text, bigint, text, text, text, text, integer, bigint, timestamptz),
+    outbox_dispatcher_heartbeat(uuid, text, text, integer, double precision, double precision, bigint),
+    outbox_dispatcher_unregister(uuid, text),
+    outbox_retention_delete(text, bigint, integer, text)
+    TO outbox_dispatcher, outbox_operator;
+GRANT EXECUTE ON FUNCTION outbox_pause(text, text, text, text, text, text),
+                          outbox_resume(text, text, text, text, text)
+    TO outbox_operator;

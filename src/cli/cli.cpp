@@ -12,7 +12,7 @@ namespace outbox::cli {
 
 namespace {
 
-constexpr std::array<CommandInfo, 13> kCommands{{
+constexpr std::array<CommandInfo, 16> kCommands{{
     {QLatin1StringView("migrate"), QLatin1StringView("Create or upgrade the outbox schema"),
      runMigrate},
     {QLatin1StringView("enqueue"), QLatin1StringView("Add one event to the outbox"), runEnqueue},
@@ -33,6 +33,12 @@ constexpr std::array<CommandInfo, 13> kCommands{{
      QLatin1StringView("Enqueue delivered or dead events again as new events"), runReplay},
     {QLatin1StringView("dispatch"),
      QLatin1StringView("Run a dispatcher that delivers events to a runner over HTTP"), runDispatch},
+    {QLatin1StringView("dispatchers"),
+     QLatin1StringView("List the registered dispatchers and what is paused"), runDispatchers},
+    {QLatin1StringView("pause"), QLatin1StringView("Stop delivering a namespace or topic"),
+     runPause},
+    {QLatin1StringView("resume"), QLatin1StringView("Deliver a paused namespace or topic again"),
+     runResume},
     {QLatin1StringView("runner"),
      QLatin1StringView("Run a development runner that receives events"), runRunner},
     {QLatin1StringView("bench"), QLatin1StringView("Measure enqueue and dispatch throughput"),

@@ -1,4 +1,5 @@
 #include "cli/commands.h"
+#include "cli/housekeepingflags.h"
 #include "cli/logging.h"
 #include "cli/serviceutil.h"
 #include "core/dispatcherconfig.h"
@@ -22,6 +23,7 @@ struct DispatchOptions {
     std::optional<std::pair<QHostAddress, quint16>> metricsAddress;
     core::Millis statsInterval{10000};
     bool listen = true;
+    dispatch::HousekeepingOptions housekeeping; // registry, retention
 };
 
 core::Result<QList<int>> parseStatuses(const QString &text) {
@@ -123,6 +125,10 @@ core::Result<DispatchOptions> readOptions(CommandParser &parser) {
     if (interval.value())
         options.statsInterval = *interval.value();
     options.listen = !parser.isSet(QStringLiteral("no-listen"));
+    auto housekeeping = readHousekeepingFlags(parser);
+    if (!housekeeping)
+        return housekeeping.error();
+    options.housekeeping = housekeeping.value();
 
     if (const auto valid = config.validate(); !valid)
         return valid.error();
@@ -227,6 +233,7 @@ void addDispatchOptions(CommandParser &parser) {
         option("no-listen", "Do not LISTEN for NOTIFY; find work by polling only."),
         option("verbose", "Log every claim and failed attempt."),
     });
+    parser.addOptions(housekeepingFlags());
     parser.setEpilog(QStringLiteral(
         "Logs are one line each on stderr (ts=... level=... event=... key=value).\n"
         "SIGINT or SIGTERM stops gracefully: no more claims, requests in flight finish within\n"
@@ -296,6 +303,7 @@ int serve(CommandParser &parser, const core::ConnInfo &connInfo, const DispatchO
     dispatch::DispatcherOptions dispatcherOptions;
     dispatcherOptions.listen = options.listen;
     dispatcherOptions.applicationName = QStringLiteral("outboxctl-dispatch");
+    dispatcherOptions.housekeeping = options.housekeeping;
     // A zero debounce still folds the NOTIFYs that arrive together (they are
     // handled in one event-loop pass) but adds no delay; a few milliseconds
     // of debounce cost as much in commit->delivered latency (measured with

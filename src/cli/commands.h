@@ -24,6 +24,9 @@ int runReplay(CommandContext &context);   // cmd_actions.cpp
 int runDispatch(CommandContext &context); // cmd_dispatch.cpp
 int runRunner(CommandContext &context);   // cmd_runner.cpp
 int runBench(CommandContext &context);    // cmd_bench.cpp
+int runDispatchers(CommandContext &context); // cmd_control.cpp
+int runPause(CommandContext &context);       // cmd_control.cpp
+int runResume(CommandContext &context);      // cmd_control.cpp
 
 struct CommandInfo {
     QLatin1StringView name;

@@ -6,6 +6,7 @@
 #include "dispatch/ackbuffer.h"
 #include "dispatch/claimwindow.h"
 #include "dispatch/dispatcherstats.h"
+#include "dispatch/housekeepingoptions.h"
 #include "dispatch/leasereleases.h"
 #include "dispatch/publisher.h"
 #include "dispatch/reconnectbackoff.h"
@@ -44,6 +45,8 @@ struct DispatcherOptions {
     // dispatcher with a positive value so that, on a busy machine, its GUI
     // thread gets the CPU first. 0 leaves the priority alone.
     int threadNiceIncrement = 0;
+    // Registry and retention, run beside the dispatcher by DispatcherHost.
+    HousekeepingOptions housekeeping;
 };
 
 // The dispatcher claims due rows from outbox_events,

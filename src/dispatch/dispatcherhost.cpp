@@ -1,5 +1,7 @@
 #include "dispatch/dispatcherhost.h"
 
+#include "dispatch/housekeeping.h"
+
 #include <QMetaObject>
 
 namespace outbox::dispatch {
@@ -9,8 +11,9 @@ DispatcherHost::DispatcherHost(core::ConnInfo connInfo, core::DispatcherConfig c
                                QObject *parent)
     : QObject(parent) {
     m_thread.setObjectName(QStringLiteral("outbox-dispatcher"));
-    m_dispatcher = new Dispatcher(std::move(connInfo), std::move(config),
-                                  std::move(publisherFactory), std::move(options));
+    m_dispatcher = new Dispatcher(connInfo, config, std::move(publisherFactory), options);
+    m_housekeeping = std::make_unique<Housekeeping>(connInfo, config, options.housekeeping,
+                                                    options.applicationName, m_dispatcher);
     m_dispatcher->moveToThread(&m_thread);
     // Deleted in its own thread, where its database connections live.
     connect(&m_thread, &QThread::finished, m_dispatcher, &QObject::deleteLater);
@@ -24,6 +27,8 @@ DispatcherHost::DispatcherHost(core::ConnInfo connInfo, core::DispatcherConfig c
     connect(m_dispatcher, &Dispatcher::stopped, this, &DispatcherHost::stopped);
     connect(m_dispatcher, &Dispatcher::failed, this, &DispatcherHost::failed);
     connect(m_dispatcher, &Dispatcher::configApplied, this, &DispatcherHost::configApplied);
+    connect(m_dispatcher, &Dispatcher::configApplied, this,
+            [this] { m_housekeeping->setConfig(m_requestedConfig); });
     connect(m_dispatcher, &Dispatcher::configRejected, this, &DispatcherHost::configRejected);
     m_thread.start();
 }
@@ -35,6 +40,7 @@ DispatcherHost::~DispatcherHost() {
     disconnect(m_dispatcher, nullptr, this, nullptr);
     m_thread.quit();
     m_thread.wait();
+    m_housekeeping.reset(); // after the dispatcher's last stopped(): unregisters
 }
 
 void DispatcherHost::start() {
@@ -46,6 +52,7 @@ void DispatcherHost::stop() {
 }
 
 void DispatcherHost::setConfig(const core::DispatcherConfig &config) {
+    m_requestedConfig = config;
     QMetaObject::invokeMethod(
         m_dispatcher, [dispatcher = m_dispatcher, config] { dispatcher->setConfig(config); },
         Qt::QueuedConnection);

@@ -5,7 +5,11 @@
 #include <QObject>
 #include <QThread>
 
+#include <memory>
+
 namespace outbox::dispatch {
+
+class Housekeeping;
 
 // Owns a worker QThread and a Dispatcher living in it; the console's
 // dispatcher panel and `outboxctl dispatch` use this. Lives in the caller's
@@ -46,6 +50,8 @@ private:
     QThread m_thread;
     Dispatcher *m_dispatcher = nullptr; // lives in m_thread, deleted there
     DispatcherStats m_lastStats;
+    std::unique_ptr<Housekeeping> m_housekeeping; // registry row, retention
+    core::DispatcherConfig m_requestedConfig;     // for the registry once applied
 };
 
 } // namespace outbox::dispatch

@@ -3,6 +3,7 @@
 #include "core/uuidtext.h"
 #include "store/database.h"
 #include "store/logging.h"
+#include "store/pausestore.h"
 #include "store/session.h"
 
 #include <QJsonArray>
@@ -80,6 +81,7 @@ QString claimSql(bool byNamespace) {
                           "     OR (status = 'processing' AND locked_until < now()))"
                           "   AND attempts < ?::integer"
                           "   AND created_at >= ?::timestamptz") +
+           notPausedCondition(QStringLiteral("outbox_events")) +
            (byNamespace ? QStringLiteral(" AND namespace = ?::text") : QString()) +
            QStringLiteral(
                " ORDER BY created_at, id"
@@ -190,8 +192,10 @@ QString floorSql(bool byNamespace) {
 QString nextDueSql(bool byNamespace) {
     return QStringLiteral(
                "SELECT ceil(extract(epoch FROM min(next_attempt_at) - now()) * 1000)::bigint"
-               " FROM outbox_events WHERE status = 'pending'") +
-           (byNamespace ? QStringLiteral(" AND namespace = ?::text") : QString());
+               " FROM (SELECT next_attempt_at FROM outbox_events WHERE status = 'pending'") +
+           notPausedCondition(QStringLiteral("outbox_events")) +
+           (byNamespace ? QStringLiteral(" AND namespace = ?::text") : QString()) +
+           QStringLiteral(" ORDER BY next_attempt_at LIMIT 1) due");
 }
 
 const QString kEnqueueSql = QStringLiteral(

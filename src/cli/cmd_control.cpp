@@ -1,0 +1,241 @@
+// outboxctl dispatchers / pause / resume: who is delivering, and holding
+// delivery back per namespace or topic.
+#include "cli/commands.h"
+#include "cli/output.h"
+#include "store/operations.h"
+#include "store/pausestore.h"
+#include "store/registrystore.h"
+
+#include <QJsonArray>
+
+namespace outbox::cli {
+
+namespace {
+
+QJsonObject dispatcherJson(const store::DispatcherEntry &e) {
+    return QJsonObject{
+        {QStringLiteral("worker_id"), jsonUuid(e.workerId)},
+        {QStringLiteral("alive"), e.alive},
+        {QStringLiteral("host"), e.host},
+        {QStringLiteral("pid"), e.pid},
+        {QStringLiteral("version"), e.version},
+        {QStringLiteral("application"), e.application},
+        {QStringLiteral("db_user"), e.dbUser},
+        {QStringLiteral("namespace"),
+         e.nameSpace.isEmpty() ? QJsonValue(QJsonValue::Null) : QJsonValue(e.nameSpace)},
+        {QStringLiteral("runner_url"), e.runnerUrl},
+        {QStringLiteral("concurrency"), e.concurrency},
+        {QStringLiteral("state"), e.state},
+        {QStringLiteral("in_flight"), e.inFlight},
+        {QStringLiteral("delivered_per_second"), e.deliveredPerSecond},
+        {QStringLiteral("failed_per_second"), e.failedPerSecond},
+        {QStringLiteral("delivered_total"), e.deliveredTotal},
+        {QStringLiteral("heartbeat_interval_ms"), qint64(e.heartbeatInterval.count())},
+        {QStringLiteral("started_at"), jsonTime(e.startedAt)},
+        {QStringLiteral("heartbeat_at"), jsonTime(e.heartbeatAt)},
+    };
+}
+
+QJsonObject pauseJson(const store::Pause &pause) {
+    return QJsonObject{
+        {QStringLiteral("namespace"), pause.nameSpace},
+        {QStringLiteral("topic"), pause.topic ? QJsonValue(*pause.topic) : QJsonValue()},
+        {QStringLiteral("reason"), pause.reason},
+        {QStringLiteral("paused_by"), pause.pausedBy},
+        {QStringLiteral("os_user"), pause.osUser},
+        {QStringLiteral("paused_at"), jsonTime(pause.pausedAt)},
+    };
+}
+
+QString scopeText(const QString &nameSpace, const std::optional<QString> &topic) {
+    return topic ? QStringLiteral("topic %1 of namespace %2").arg(*topic, nameSpace)
+                 : QStringLiteral("namespace %1").arg(nameSpace);
+}
+
+// --namespace (required) and --topic of pause and resume, and --yes.
+struct Scope {
+    QString nameSpace;
+    std::optional<QString> topic;
+};
+
+std::optional<int> readScope(CommandParser &parser, Scope &scope) {
+    scope.nameSpace = parser.value(QStringLiteral("namespace")).trimmed();
+    if (scope.nameSpace.isEmpty())
+        return parser.usageError(QStringLiteral("--namespace NS is required"));
+    if (parser.isSet(QStringLiteral("topic"))) {
+        const QString topic = parser.value(QStringLiteral("topic")).trimmed();
+        if (topic.isEmpty())
+            return parser.usageError(
+                QStringLiteral("--topic must name a topic (leave it out for the whole namespace)"));
+        scope.topic = topic;
+    }
+    return std::nullopt;
+}
+
+// Asks on the terminal unless --yes; returns the exit code when not confirmed.
+std::optional<int> confirm(CommandParser &parser, const QString &question) {
+    if (parser.isSet(QStringLiteral("yes")))
+        return std::nullopt;
+    if (!parser.console().stdinIsTerminal())
+        return parser.usageError(QStringLiteral("stdin is not a terminal, so outboxctl cannot "
+                                                "ask: add --yes to confirm non-interactively"));
+    auto &err = parser.console().err();
+    err << question << " [y/N] " << Qt::flush;
+    const auto answer = parser.console().readLine();
+    if (!answer || (answer->compare(QLatin1String("y"), Qt::CaseInsensitive) != 0 &&
+                    answer->compare(QLatin1String("yes"), Qt::CaseInsensitive) != 0)) {
+        err << "Not confirmed; nothing was changed.\n";
+        return ExitFailure;
+    }
+    return std::nullopt;
+}
+
+} // namespace
+
+int runDispatchers(CommandContext &context) {
+    CommandParser parser(
+        context, QStringLiteral("The dispatchers registered in the database: alive ones (a "
+                                "heartbeat within three intervals) first, then those gone "
+                                "without stopping (killed, host lost) for up to a day. Also "
+                                "lists what is paused."));
+    const auto json = option("json", "Print one JSON object.");
+    parser.addOption(json);
+    parser.setEpilog(QStringLiteral(
+        "JSON keys: server_time, alive, dispatchers[{worker_id, alive, host, pid, version,\n"
+        "application, db_user, namespace (null: all), runner_url, concurrency, state,\n"
+        "in_flight, delivered_per_second, failed_per_second, delivered_total,\n"
+        "heartbeat_interval_ms, started_at, heartbeat_at}], paused[{namespace, topic,\n"
+        "reason, paused_by, os_user, paused_at}]."));
+    if (auto exit = parser.parseOptionsOnly())
+        return *exit;
+    std::unique_ptr<Connection> connection;
+    if (const int exit = connect(parser, connection); exit != ExitOk)
+        return exit;
+    store::RegistryStore registry(*connection);
+    store::PauseStore pauses(*connection);
+    auto list = registry.list();
+    if (!list)
+        return parser.fail(list.error());
+    auto paused = pauses.list();
+    if (!paused)
+        return parser.fail(paused.error());
+    auto &out = context.console.out();
+    if (parser.isSet(json)) {
+        QJsonArray dispatchers;
+        for (const auto &entry : list->entries)
+            dispatchers.append(dispatcherJson(entry));
+        QJsonArray pausedJson;
+        for (const auto &pause : paused.value())
+            pausedJson.append(pauseJson(pause));
+        out << jsonText(QJsonObject{{QStringLiteral("server_time"), jsonTime(list->serverTime)},
+                                    {QStringLiteral("alive"), list->aliveCount()},
+                                    {QStringLiteral("dispatchers"), dispatchers},
+                                    {QStringLiteral("paused"), pausedJson}})
+            << '\n';
+        return ExitOk;
+    }
+    if (list->entries.isEmpty()) {
+        out << "No dispatcher has registered (none is running, or they run an older version).\n";
+    } else {
+        Table table({QStringLiteral("STATUS"), QStringLiteral("HOST"), QStringLiteral("PID"),
+                     QStringLiteral("NAMESPACE"), QStringLiteral("IN FLIGHT"),
+                     QStringLiteral("DELIVERED/S"), QStringLiteral("HEARTBEAT"),
+                     QStringLiteral("STARTED"), QStringLiteral("WORKER")});
+        table.setRightAligned(2);
+        table.setRightAligned(4);
+        table.setRightAligned(5);
+        for (const auto &e : list->entries) {
+            table.addRow({e.alive ? e.state : QStringLiteral("gone"), e.host,
+                          QString::number(e.pid),
+                          e.nameSpace.isEmpty() ? QStringLiteral("(all)") : e.nameSpace,
+                          QStringLiteral("%1/%2").arg(e.inFlight).arg(e.concurrency),
+                          QString::number(e.deliveredPerSecond, 'f', 1),
+                          relativeTime(e.heartbeatAt, list->serverTime),
+                          isoTime(e.startedAt), e.workerId.toString(QUuid::WithoutBraces)});
+        }
+        table.print(out);
+        out << '\n' << list->aliveCount() << " alive.\n";
+    }
+    for (const auto &pause : paused.value())
+        out << "Paused: " << scopeText(pause.nameSpace, pause.topic) << " since "
+            << isoTime(pause.pausedAt) << " by " << pause.pausedBy << ": " << pause.reason << '\n';
+    return ExitOk;
+}
+
+int runPause(CommandContext &context) {
+    CommandParser parser(
+        context, QStringLiteral("Stop delivering a namespace, or one topic of it. Dispatchers "
+                                "stop claiming its events within a poll interval; requests in "
+                                "flight finish. The events stay pending until `outboxctl "
+                                "resume`. Audited; needs the outbox_operator role."));
+    parser.addOptions({option("namespace", "The namespace to pause.", "ns"),
+                       option("topic", "Only this topic of the namespace.", "topic"),
+                       option("reason", "Why (required; shown to everybody and audited).",
+                              "text"),
+                       option("yes", "Do not ask for confirmation.")});
+    if (auto exit = parser.parseOptionsOnly())
+        return *exit;
+    Scope scope;
+    if (auto exit = readScope(parser, scope))
+        return *exit;
+    const QString reason = parser.value(QStringLiteral("reason")).trimmed();
+    if (reason.isEmpty())
+        return parser.usageError(
+            QStringLiteral("--reason TEXT is required: say why, e.g. --reason \"billing API "
+                           "down, INC-42\""));
+    std::unique_ptr<Connection> connection;
+    if (const int exit = connect(parser, connection); exit != ExitOk)
+        return exit;
+    if (auto exit =
+            confirm(parser, QStringLiteral("Pause delivery of %1?")
+                                .arg(scopeText(scope.nameSpace, scope.topic))))
+        return *exit;
+    store::PauseStore pauses(*connection);
+    if (auto paused = pauses.pause(scope.nameSpace, scope.topic, reason,
+                                   store::Actor::fromEnvironment(QStringLiteral("outboxctl")));
+        !paused)
+        return parser.fail(paused.error());
+    context.console.out() << "Paused " << scopeText(scope.nameSpace, scope.topic)
+                          << ". Resume with: outboxctl resume --namespace " << scope.nameSpace
+                          << (scope.topic ? QStringLiteral(" --topic ") + *scope.topic
+                                          : QString())
+                          << '\n';
+    return ExitOk;
+}
+
+int runResume(CommandContext &context) {
+    CommandParser parser(
+        context, QStringLiteral("Deliver a paused namespace (and every topic paused in it) or "
+                                "one paused topic again; dispatchers are woken at once. "
+                                "Audited; needs the outbox_operator role."));
+    parser.addOptions({option("namespace", "The namespace to resume.", "ns"),
+                       option("topic", "Only this topic of the namespace.", "topic"),
+                       option("yes", "Do not ask for confirmation.")});
+    if (auto exit = parser.parseOptionsOnly())
+        return *exit;
+    Scope scope;
+    if (auto exit = readScope(parser, scope))
+        return *exit;
+    std::unique_ptr<Connection> connection;
+    if (const int exit = connect(parser, connection); exit != ExitOk)
+        return exit;
+    if (auto exit = confirm(parser, QStringLiteral("Resume delivery of %1?")
+                                        .arg(scopeText(scope.nameSpace, scope.topic))))
+        return *exit;
+    store::PauseStore pauses(*connection);
+    auto resumed = pauses.resume(scope.nameSpace, scope.topic,
+                                 store::Actor::fromEnvironment(QStringLiteral("outboxctl")));
+    if (!resumed)
+        return parser.fail(resumed.error());
+    if (resumed.value() == 0) {
+        context.console.err() << "outboxctl resume: " << scopeText(scope.nameSpace, scope.topic)
+                              << " is not paused; see `outboxctl dispatchers`\n";
+        return ExitFailure;
+    }
+    context.console.out() << "Resumed " << scopeText(scope.nameSpace, scope.topic) << " ("
+                          << resumed.value() << " pause" << (resumed.value() == 1 ? "" : "s")
+                          << " ended).\n";
+    return ExitOk;
+}
+
+} // namespace outbox::cli

@@ -1,0 +1,152 @@
+#include "dispatch/registration.h"
+
+#include "dispatch/logging.h"
+
+#include <QCoreApplication>
+#include <QSysInfo>
+
+#ifndef OUTBOX_VERSION
+#define OUTBOX_VERSION "unknown"
+#endif
+
+namespace outbox::dispatch {
+
+namespace {
+
+store::Session::Options sessionOptions(const QString &application) {
+    store::Session::Options options;
+    options.applicationName = application + QStringLiteral("-registry");
+    return options;
+}
+
+} // namespace
+
+Registration::Registration(core::ConnInfo connInfo, core::DispatcherConfig config,
+                           QString application, core::Millis heartbeatInterval, QObject *parent)
+    : QObject(parent)
+    , m_config(std::move(config))
+    , m_application(std::move(application))
+    , m_interval(heartbeatInterval)
+    , m_session(std::move(connInfo), sessionOptions(m_application))
+    , m_timer(this) {
+    connect(&m_timer, &QTimer::timeout, this, &Registration::beat);
+}
+
+Registration::~Registration() {
+    m_session.close();
+}
+
+QString Registration::publicUrl(const QUrl &url) {
+    return url.toString(QUrl::RemoveUserInfo | QUrl::RemoveQuery | QUrl::RemoveFragment);
+}
+
+void Registration::onStarted(const QUuid &workerId) {
+    m_workerId = workerId;
+    m_token = store::RegistryStore::newToken();
+    m_startedAt = QDateTime::currentDateTimeUtc();
+    m_registered = false;
+    m_lastDelivered = 0;
+    m_lastFailed = 0;
+    m_stats = DispatcherStats();
+    m_sinceLastBeat.start();
+    beat();
+    m_timer.start(m_interval);
+}
+
+void Registration::onStats(const DispatcherStats &stats) {
+    m_stats = stats;
+}
+
+void Registration::setConfig(const core::DispatcherConfig &config) {
+    m_config = config;
+    if (!m_workerId.isNull() && ensureOpen())
+        registerNow(); // the namespace or concurrency may have changed
+}
+
+void Registration::onStopped() {
+    m_timer.stop();
+    if (m_workerId.isNull())
+        return;
+    if (m_registered && ensureOpen()) {
+        store::RegistryStore registry(m_session);
+        if (auto removed = registry.unregister(m_workerId, m_token); !removed)
+            qCWarning(lcDispatch).noquote()
+                << QLatin1String("event=unregister_failed error=\"") % removed.errorMessage() %
+                       u'"';
+    }
+    m_workerId = QUuid();
+    m_registered = false;
+    m_session.close();
+}
+
+bool Registration::ensureOpen() {
+    if (m_session.isOpen())
+        return true;
+    if (auto opened = m_session.open(); !opened) {
+        qCWarning(lcDispatch).noquote()
+            << QLatin1String("event=registry_unavailable error=\"") % opened.errorMessage() % u'"';
+        return false;
+    }
+    return true;
+}
+
+bool Registration::registerNow() {
+    store::DispatcherRegistration r;
+    r.workerId = m_workerId;
+    r.token = m_token;
+    r.host = QSysInfo::machineHostName();
+    r.pid = QCoreApplication::applicationPid();
+    r.version = QStringLiteral(OUTBOX_VERSION);
+    r.application = m_application;
+    r.nameSpace = m_config.nameSpace;
+    r.runnerUrl = publicUrl(m_config.runnerUrl);
+    r.concurrency = m_config.concurrency;
+    r.heartbeatInterval = m_interval;
+    r.startedAt = m_startedAt;
+    store::RegistryStore registry(m_session);
+    if (auto registered = registry.registerDispatcher(r); !registered) {
+        qCWarning(lcDispatch).noquote()
+            << QLatin1String("event=register_failed error=\"") % registered.errorMessage() % u'"';
+        m_session.close(); // reopened and registered again at the next beat
+        m_registered = false;
+        return false;
+    }
+    m_registered = true;
+    return true;
+}
+
+store::DispatcherHeartbeat Registration::nextHeartbeat() {
+    store::DispatcherHeartbeat beat;
+    beat.state = stateName(m_stats.state);
+    beat.inFlight = m_stats.inFlight;
+    beat.deliveredTotal = m_stats.delivered;
+    const qint64 failed = m_stats.retried + m_stats.dead;
+    const double seconds = std::max<qint64>(m_sinceLastBeat.restart(), 1) / 1000.0;
+    beat.deliveredPerSecond = double(std::max<qint64>(m_stats.delivered - m_lastDelivered, 0)) /
+                              seconds;
+    beat.failedPerSecond = double(std::max<qint64>(failed - m_lastFailed, 0)) / seconds;
+    m_lastDelivered = m_stats.delivered;
+    m_lastFailed = failed;
+    return beat;
+}
+
+void Registration::beat() {
+    if (m_workerId.isNull() || !ensureOpen())
+        return;
+    if (!m_registered) {
+        registerNow();
+        return;
+    }
+    store::RegistryStore registry(m_session);
+    auto beaten = registry.heartbeat(m_workerId, m_token, nextHeartbeat());
+    if (!beaten) {
+        qCWarning(lcDispatch).noquote()
+            << QLatin1String("event=heartbeat_failed error=\"") % beaten.errorMessage() % u'"';
+        m_session.close();
+        return;
+    }
+    if (!beaten.value())
+        registerNow(); // the row was removed meanwhile
+}
+
+} // namespace outbox::dispatch

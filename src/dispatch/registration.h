@@ -1,0 +1,63 @@
+#pragma once
+
+#include "core/conninfo.h"
+#include "core/dispatcherconfig.h"
+#include "dispatch/dispatcherstats.h"
+#include "store/registrystore.h"
+#include "store/session.h"
+
+#include <QElapsedTimer>
+#include <QObject>
+#include <QTimer>
+
+namespace outbox::dispatch {
+
+// A dispatcher's row in the registry (outbox_dispatchers): registered when
+// the dispatcher has started, a heartbeat with its current rates every
+// interval, deleted when it stops. A dispatcher killed without stopping
+// leaves a row whose heartbeat goes stale, which readers show as gone.
+//
+// Runs in a thread of its own (Housekeeping's) on its own connection, so a
+// slow or lost database never holds up delivery, and delivery never holds up
+// the heartbeat. A failed statement is logged and tried again at the next
+// beat (registering again when the row is gone).
+class Registration final : public QObject {
+    Q_OBJECT
+public:
+    Registration(core::ConnInfo connInfo, core::DispatcherConfig config, QString application,
+                 core::Millis heartbeatInterval, QObject *parent = nullptr);
+    ~Registration() override;
+    Q_DISABLE_COPY_MOVE(Registration)
+
+    // The runner URL as the registry shows it: no user info, no query.
+    static QString publicUrl(const QUrl &url);
+
+public Q_SLOTS:
+    void onStarted(const QUuid &workerId);
+    void onStats(const outbox::dispatch::DispatcherStats &stats);
+    void onStopped(); // unregisters (synchronously) and closes the connection
+    void setConfig(const outbox::core::DispatcherConfig &config);
+
+private:
+    void beat();
+    bool ensureOpen();
+    bool registerNow();
+    store::DispatcherHeartbeat nextHeartbeat();
+
+    core::DispatcherConfig m_config;
+    QString m_application;
+    core::Millis m_interval;
+    store::Session m_session;
+    QTimer m_timer;
+    QUuid m_workerId; // null while not running
+    QString m_token;
+    QDateTime m_startedAt;
+    bool m_registered = false;
+    DispatcherStats m_stats;
+    // The counters at the previous heartbeat, for the rates.
+    qint64 m_lastDelivered = 0;
+    qint64 m_lastFailed = 0;
+    QElapsedTimer m_sinceLastBeat;
+};
+
+} // namespace outbox::dispatch

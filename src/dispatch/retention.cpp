@@ -1,0 +1,122 @@
+#include "dispatch/retention.h"
+
+#include "dispatch/logging.h"
+#include "store/retentionstore.h"
+
+#include <QSysInfo>
+
+namespace outbox::dispatch {
+
+namespace {
+
+// Between two full batches: room for autovacuum and the other sessions.
+constexpr core::Millis kBatchPause{20};
+// The first pass soon after start, not a whole interval later.
+constexpr core::Millis kFirstPass{1000};
+
+store::Session::Options sessionOptions(const QString &application) {
+    store::Session::Options options;
+    options.applicationName = application + QStringLiteral("-retention");
+    return options;
+}
+
+} // namespace
+
+Retention::Retention(core::ConnInfo connInfo, HousekeepingOptions options, QString application,
+                     QObject *parent)
+    : QObject(parent)
+    , m_options(std::move(options))
+    , m_session(std::move(connInfo), sessionOptions(application))
+    , m_timer(this) {
+    m_timer.setSingleShot(true);
+    connect(&m_timer, &QTimer::timeout, this, &Retention::step);
+}
+
+Retention::~Retention() {
+    m_session.close();
+}
+
+void Retention::start() {
+    if (!enabled(m_options))
+        return;
+    m_timer.start(std::min(kFirstPass, m_options.retentionInterval));
+}
+
+void Retention::stop() {
+    if (m_inPass)
+        endPass();
+    m_timer.stop();
+    m_session.close();
+}
+
+bool Retention::beginPass() {
+    if (!m_session.isOpen()) {
+        if (auto opened = m_session.open(); !opened) {
+            qCWarning(lcDispatch).noquote()
+                << QLatin1String("event=retention_unavailable error=\"") % opened.errorMessage() %
+                       u'"';
+            return false;
+        }
+    }
+    store::RetentionStore store(m_session);
+    auto locked = store.tryLock();
+    if (!locked) {
+        qCWarning(lcDispatch).noquote()
+            << QLatin1String("event=retention_failed error=\"") % locked.errorMessage() % u'"';
+        m_session.close();
+        return false;
+    }
+    if (!locked.value()) {
+        qCDebug(lcDispatch) << "event=retention_skipped reason=another_dispatcher_holds_the_lock";
+        return false;
+    }
+    m_inPass = true;
+    m_deletedInPass = 0;
+    m_status = m_options.retainDelivered.count() > 0 ? core::Status::Delivered : core::Status::Dead;
+    return true;
+}
+
+void Retention::step() {
+    if (!m_inPass && !beginPass()) {
+        m_timer.start(m_options.retentionInterval);
+        return;
+    }
+    const core::Millis age =
+        m_status == core::Status::Delivered ? m_options.retainDelivered : m_options.retainDead;
+    store::RetentionStore store(m_session);
+    auto deleted = store.deleteBatch(m_status, age, m_options.retentionBatch,
+                                     QSysInfo::machineHostName());
+    if (!deleted) {
+        qCWarning(lcDispatch).noquote()
+            << QLatin1String("event=retention_failed error=\"") % deleted.errorMessage() % u'"';
+        endPass();
+        m_session.close(); // also releases the lock if the unlock could not
+        return;
+    }
+    m_deletedInPass += deleted.value();
+    if (deleted.value() >= m_options.retentionBatch) {
+        m_timer.start(kBatchPause);
+        return;
+    }
+    if (m_status == core::Status::Delivered && m_options.retainDead.count() > 0) {
+        m_status = core::Status::Dead;
+        m_timer.start(kBatchPause);
+        return;
+    }
+    endPass();
+}
+
+void Retention::endPass() {
+    if (m_deletedInPass > 0)
+        qCInfo(lcDispatch).noquote() << QStringLiteral("event=retention deleted=%1")
+                                            .arg(m_deletedInPass);
+    m_inPass = false;
+    if (m_session.isOpen()) {
+        store::RetentionStore store(m_session);
+        if (auto unlocked = store.unlock(); !unlocked)
+            m_session.close();
+    }
+    m_timer.start(m_options.retentionInterval);
+}
+
+} // namespace outbox::dispatch

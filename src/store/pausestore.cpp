@@ -1,0 +1,100 @@
+#include "store/pausestore.h"
+
+#include "store/database.h"
+#include "store/session.h"
+#include "store/sqlvalues.h"
+
+#include <QVariant>
+
+namespace outbox::store {
+
+using namespace sqlvalues;
+
+namespace {
+
+const QString kPauseColumns = QLatin1String("namespace, topic, reason, paused_by, os_user, host, ") +
+                              msOf(QStringLiteral("paused_at"));
+
+Pause pauseFrom(const QSqlQuery &query) {
+    Pause pause;
+    pause.nameSpace = query.value(0).toString();
+    pause.topic = optionalText(query.value(1));
+    pause.reason = query.value(2).toString();
+    pause.pausedBy = query.value(3).toString();
+    pause.osUser = query.value(4).toString();
+    pause.host = query.value(5).toString();
+    pause.pausedAt = timeFrom(query.value(6));
+    return pause;
+}
+
+} // namespace
+
+QString notPausedCondition(const QString &table) {
+    return QLatin1String(" AND NOT EXISTS (SELECT 1 FROM outbox_pauses p WHERE p.namespace = ") +
+           table + QLatin1String(".namespace AND (p.topic IS NULL OR p.topic = ") + table +
+           QLatin1String(".topic))");
+}
+
+PauseStore::PauseStore(Session &session)
+    : m_db(session.database()) {}
+
+PauseStore::PauseStore(QSqlDatabase db)
+    : m_db(std::move(db)) {}
+
+core::Result<void> PauseStore::pause(const QString &nameSpace, const std::optional<QString> &topic,
+                                     const QString &reason, const Actor &actor) {
+    auto paused = exec(m_db,
+                       QStringLiteral("SELECT outbox_pause(?::text, ?::text, ?::text, ?::text,"
+                                      " ?::text, ?::text)"),
+                       {nameSpace, nullableText(topic), reason, nullableText(actor.osUser),
+                        nullableText(actor.host), nullableText(actor.application)},
+                       QStringLiteral("pausing %1").arg(nameSpace));
+    if (!paused)
+        return paused.error();
+    return {};
+}
+
+core::Result<qint64> PauseStore::resume(const QString &nameSpace,
+                                        const std::optional<QString> &topic, const Actor &actor) {
+    auto resumed =
+        exec(m_db,
+             QStringLiteral("SELECT outbox_resume(?::text, ?::text, ?::text, ?::text, ?::text)"),
+             {nameSpace, nullableText(topic), nullableText(actor.osUser), nullableText(actor.host),
+              nullableText(actor.application)},
+             QStringLiteral("resuming %1").arg(nameSpace));
+    if (!resumed)
+        return resumed.error();
+    if (!resumed->next())
+        return core::Error{core::ErrorKind::Failed, QStringLiteral("resume: no result")};
+    return resumed->value(0).toLongLong();
+}
+
+core::Result<QList<Pause>> PauseStore::list() {
+    auto rows = exec(m_db,
+                     QLatin1String("SELECT ") + kPauseColumns +
+                         QLatin1String(" FROM outbox_pauses ORDER BY namespace, topic NULLS FIRST"),
+                     {}, QStringLiteral("listing pauses"));
+    if (!rows)
+        return rows.error();
+    QList<Pause> pauses;
+    while (rows->next())
+        pauses.append(pauseFrom(*rows));
+    return pauses;
+}
+
+core::Result<std::optional<Pause>> PauseStore::pauseOf(const QString &nameSpace,
+                                                       const QString &topic) {
+    auto rows = exec(m_db,
+                     QLatin1String("SELECT ") + kPauseColumns +
+                         QLatin1String(" FROM outbox_pauses WHERE namespace = ?::text"
+                                       " AND (topic IS NULL OR topic = ?::text)"
+                                       " ORDER BY topic NULLS FIRST LIMIT 1"),
+                     {nameSpace, topic}, QStringLiteral("reading the pause of %1").arg(nameSpace));
+    if (!rows)
+        return rows.error();
+    if (!rows->next())
+        return std::optional<Pause>();
+    return std::optional<Pause>(pauseFrom(*rows));
+}
+
+} // namespace outbox::store
