@@ -150,8 +150,8 @@ int runDispatchers(CommandContext &context) {
                           e.nameSpace.isEmpty() ? QStringLiteral("(all)") : e.nameSpace,
                           QStringLiteral("%1/%2").arg(e.inFlight).arg(e.concurrency),
                           QString::number(e.deliveredPerSecond, 'f', 1),
-                          relativeTime(e.heartbeatAt, list->serverTime),
-                          isoTime(e.startedAt), e.workerId.toString(QUuid::WithoutBraces)});
+                          relativeTime(e.heartbeatAt, list->serverTime), isoTime(e.startedAt),
+                          e.workerId.toString(QUuid::WithoutBraces)});
         }
         table.print(out);
         out << '\n' << list->aliveCount() << " alive.\n";
@@ -170,8 +170,7 @@ int runPause(CommandContext &context) {
                                 "resume`. Audited; needs the outbox_operator role."));
     parser.addOptions({option("namespace", "The namespace to pause.", "ns"),
                        option("topic", "Only this topic of the namespace.", "topic"),
-                       option("reason", "Why (required; shown to everybody and audited).",
-                              "text"),
+                       option("reason", "Why (required; shown to everybody and audited).", "text"),
                        option("yes", "Do not ask for confirmation.")});
     if (auto exit = parser.parseOptionsOnly())
         return *exit;
@@ -186,9 +185,9 @@ int runPause(CommandContext &context) {
     std::unique_ptr<Connection> connection;
     if (const int exit = connect(parser, connection); exit != ExitOk)
         return exit;
-    if (auto exit =
-            confirm(parser, QStringLiteral("Pause delivery of %1?")
-                                .arg(scopeText(scope.nameSpace, scope.topic))))
+    if (auto exit = confirm(
+            parser,
+            QStringLiteral("Pause delivery of %1?").arg(scopeText(scope.nameSpace, scope.topic))))
         return *exit;
     store::PauseStore pauses(*connection);
     if (auto paused = pauses.pause(scope.nameSpace, scope.topic, reason,
@@ -197,8 +196,7 @@ int runPause(CommandContext &context) {
         return parser.fail(paused.error());
     context.console.out() << "Paused " << scopeText(scope.nameSpace, scope.topic)
                           << ". Resume with: outboxctl resume --namespace " << scope.nameSpace
-                          << (scope.topic ? QStringLiteral(" --topic ") + *scope.topic
-                                          : QString())
+                          << (scope.topic ? QStringLiteral(" --topic ") + *scope.topic : QString())
                           << '\n';
     return ExitOk;
 }
@@ -219,8 +217,9 @@ int runResume(CommandContext &context) {
     std::unique_ptr<Connection> connection;
     if (const int exit = connect(parser, connection); exit != ExitOk)
         return exit;
-    if (auto exit = confirm(parser, QStringLiteral("Resume delivery of %1?")
-                                        .arg(scopeText(scope.nameSpace, scope.topic))))
+    if (auto exit = confirm(
+            parser,
+            QStringLiteral("Resume delivery of %1?").arg(scopeText(scope.nameSpace, scope.topic))))
         return *exit;
     store::PauseStore pauses(*connection);
     auto resumed = pauses.resume(scope.nameSpace, scope.topic,

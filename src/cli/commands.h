@@ -11,19 +11,19 @@
 // returns an ExitCode.
 namespace outbox::cli {
 
-int runMigrate(CommandContext &context);  // cmd_migrate.cpp
-int runEnqueue(CommandContext &context);  // cmd_enqueue.cpp
-int runStats(CommandContext &context);    // cmd_stats.cpp
-int runList(CommandContext &context);     // cmd_list.cpp
-int runShow(CommandContext &context);     // cmd_show.cpp
-int runRequeue(CommandContext &context);  // cmd_actions.cpp
-int runRetry(CommandContext &context);    // cmd_actions.cpp
-int runCancel(CommandContext &context);   // cmd_actions.cpp
-int runPurge(CommandContext &context);    // cmd_actions.cpp
-int runReplay(CommandContext &context);   // cmd_actions.cpp
-int runDispatch(CommandContext &context); // cmd_dispatch.cpp
-int runRunner(CommandContext &context);   // cmd_runner.cpp
-int runBench(CommandContext &context);    // cmd_bench.cpp
+int runMigrate(CommandContext &context);     // cmd_migrate.cpp
+int runEnqueue(CommandContext &context);     // cmd_enqueue.cpp
+int runStats(CommandContext &context);       // cmd_stats.cpp
+int runList(CommandContext &context);        // cmd_list.cpp
+int runShow(CommandContext &context);        // cmd_show.cpp
+int runRequeue(CommandContext &context);     // cmd_actions.cpp
+int runRetry(CommandContext &context);       // cmd_actions.cpp
+int runCancel(CommandContext &context);      // cmd_actions.cpp
+int runPurge(CommandContext &context);       // cmd_actions.cpp
+int runReplay(CommandContext &context);      // cmd_actions.cpp
+int runDispatch(CommandContext &context);    // cmd_dispatch.cpp
+int runRunner(CommandContext &context);      // cmd_runner.cpp
+int runBench(CommandContext &context);       // cmd_bench.cpp
 int runDispatchers(CommandContext &context); // cmd_control.cpp
 int runPause(CommandContext &context);       // cmd_control.cpp
 int runResume(CommandContext &context);      // cmd_control.cpp

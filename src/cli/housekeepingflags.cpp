@@ -28,9 +28,9 @@ core::Result<dispatch::HousekeepingOptions> readHousekeepingFlags(const CommandP
         if (!value.value())
             return {};
         if (*value.value() < min)
-            return usage(QStringLiteral("--%1 must be at least %2 (got %3)")
-                             .arg(name, core::formatDuration(min),
-                                  core::formatDuration(*value.value())));
+            return usage(
+                QStringLiteral("--%1 must be at least %2 (got %3)")
+                    .arg(name, core::formatDuration(min), core::formatDuration(*value.value())));
         target = *value.value();
         return {};
     };
@@ -45,7 +45,8 @@ core::Result<dispatch::HousekeepingOptions> readHousekeepingFlags(const CommandP
                           options.heartbeatInterval);
         !ok)
         return ok.error();
-    auto batch = parser.integer(QStringLiteral("retention-batch"), options.retentionBatch, 1, 10000);
+    auto batch =
+        parser.integer(QStringLiteral("retention-batch"), options.retentionBatch, 1, 10000);
     if (!batch)
         return batch.error();
     options.retentionBatch = int(batch.value());

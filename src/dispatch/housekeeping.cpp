@@ -14,8 +14,7 @@ Housekeeping::Housekeeping(const core::ConnInfo &connInfo, const core::Dispatche
     : QObject(parent) {
     m_thread.setObjectName(QStringLiteral("outbox-housekeeping"));
     if (options.registry) {
-        m_registration =
-            new Registration(connInfo, config, application, options.heartbeatInterval);
+        m_registration = new Registration(connInfo, config, application, options.heartbeatInterval);
         m_registration->moveToThread(&m_thread);
         connect(&m_thread, &QThread::finished, m_registration, &QObject::deleteLater);
         connect(dispatcher, &Dispatcher::started, m_registration, &Registration::onStarted);

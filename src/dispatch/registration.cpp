@@ -70,9 +70,8 @@ void Registration::onStopped() {
     if (m_registered && ensureOpen()) {
         store::RegistryStore registry(m_session);
         if (auto removed = registry.unregister(m_workerId, m_token); !removed)
-            qCWarning(lcDispatch).noquote()
-                << QLatin1String("event=unregister_failed error=\"") % removed.errorMessage() %
-                       u'"';
+            qCWarning(lcDispatch).noquote() << QLatin1String("event=unregister_failed error=\"") %
+                                                   removed.errorMessage() % u'"';
     }
     m_workerId = QUuid();
     m_registered = false;
@@ -122,8 +121,8 @@ store::DispatcherHeartbeat Registration::nextHeartbeat() {
     beat.deliveredTotal = m_stats.delivered;
     const qint64 failed = m_stats.retried + m_stats.dead;
     const double seconds = std::max<qint64>(m_sinceLastBeat.restart(), 1) / 1000.0;
-    beat.deliveredPerSecond = double(std::max<qint64>(m_stats.delivered - m_lastDelivered, 0)) /
-                              seconds;
+    beat.deliveredPerSecond =
+        double(std::max<qint64>(m_stats.delivered - m_lastDelivered, 0)) / seconds;
     beat.failedPerSecond = double(std::max<qint64>(failed - m_lastFailed, 0)) / seconds;
     m_lastDelivered = m_stats.delivered;
     m_lastFailed = failed;

@@ -84,8 +84,8 @@ void Retention::step() {
     const core::Millis age =
         m_status == core::Status::Delivered ? m_options.retainDelivered : m_options.retainDead;
     store::RetentionStore store(m_session);
-    auto deleted = store.deleteBatch(m_status, age, m_options.retentionBatch,
-                                     QSysInfo::machineHostName());
+    auto deleted =
+        store.deleteBatch(m_status, age, m_options.retentionBatch, QSysInfo::machineHostName());
     if (!deleted) {
         qCWarning(lcDispatch).noquote()
             << QLatin1String("event=retention_failed error=\"") % deleted.errorMessage() % u'"';
@@ -108,8 +108,8 @@ void Retention::step() {
 
 void Retention::endPass() {
     if (m_deletedInPass > 0)
-        qCInfo(lcDispatch).noquote() << QStringLiteral("event=retention deleted=%1")
-                                            .arg(m_deletedInPass);
+        qCInfo(lcDispatch).noquote()
+            << QStringLiteral("event=retention deleted=%1").arg(m_deletedInPass);
     m_inPass = false;
     if (m_session.isOpen()) {
         store::RetentionStore store(m_session);

@@ -12,8 +12,9 @@ using namespace sqlvalues;
 
 namespace {
 
-const QString kPauseColumns = QLatin1String("namespace, topic, reason, paused_by, os_user, host, ") +
-                              msOf(QStringLiteral("paused_at"));
+const QString kPauseColumns =
+    QLatin1String("namespace, topic, reason, paused_by, os_user, host, ") +
+    msOf(QStringLiteral("paused_at"));
 
 Pause pauseFrom(const QSqlQuery &query) {
     Pause pause;
@@ -56,12 +57,11 @@ core::Result<void> PauseStore::pause(const QString &nameSpace, const std::option
 
 core::Result<qint64> PauseStore::resume(const QString &nameSpace,
                                         const std::optional<QString> &topic, const Actor &actor) {
-    auto resumed =
-        exec(m_db,
-             QStringLiteral("SELECT outbox_resume(?::text, ?::text, ?::text, ?::text, ?::text)"),
-             {nameSpace, nullableText(topic), nullableText(actor.osUser), nullableText(actor.host),
-              nullableText(actor.application)},
-             QStringLiteral("resuming %1").arg(nameSpace));
+    auto resumed = exec(
+        m_db, QStringLiteral("SELECT outbox_resume(?::text, ?::text, ?::text, ?::text, ?::text)"),
+        {nameSpace, nullableText(topic), nullableText(actor.osUser), nullableText(actor.host),
+         nullableText(actor.application)},
+        QStringLiteral("resuming %1").arg(nameSpace));
     if (!resumed)
         return resumed.error();
     if (!resumed->next())
@@ -78,7 +78,7 @@ core::Result<QList<Pause>> PauseStore::list() {
         return rows.error();
     QList<Pause> pauses;
     while (rows->next())
-        pauses.append(pauseFrom(*rows));
+        pauses.append(pauseFrom(rows.value()));
     return pauses;
 }
 
@@ -94,7 +94,7 @@ core::Result<std::optional<Pause>> PauseStore::pauseOf(const QString &nameSpace,
         return rows.error();
     if (!rows->next())
         return std::optional<Pause>();
-    return std::optional<Pause>(pauseFrom(*rows));
+    return std::optional<Pause>(pauseFrom(rows.value()));
 }
 
 } // namespace outbox::store
