@@ -102,11 +102,13 @@ private Q_SLOTS:
         CtlProcess survivor(dispatchArguments(asDispatcher, url));
         QVERIFY(victim.start());
         QVERIFY(survivor.start());
+        const qint64 victimPid = victim.pid(); // 0 once it has exited
+        const qint64 survivorPid = survivor.pid();
 
         QTRY_COMPARE_WITH_TIMEOUT(dispatchersJson(admin).value(QStringLiteral("alive")).toInt(), 2,
                                   30000);
         const QJsonObject list = dispatchersJson(admin);
-        const QJsonObject first = entryOf(list, victim.pid());
+        const QJsonObject first = entryOf(list, victimPid);
         QVERIFY2(!first.isEmpty(), QJsonDocument(list).toJson().constData());
         QCOMPARE(first.value(QStringLiteral("namespace")).toString(), QStringLiteral("billing"));
         QCOMPARE(first.value(QStringLiteral("db_user")).toString(),
@@ -115,25 +117,23 @@ private Q_SLOTS:
         QVERIFY(!first.value(QStringLiteral("runner_url"))
                      .toString()
                      .contains(QStringLiteral("pw-not-shown")));
-        QVERIFY(entryOf(list, survivor.pid()).value(QStringLiteral("namespace")).isNull());
+        QVERIFY(entryOf(list, survivorPid).value(QStringLiteral("namespace")).isNull());
 
         victim.killHard();
         QVERIFY(victim.waitForExit(10000));
         QTRY_COMPARE_WITH_TIMEOUT(dispatchersJson(admin).value(QStringLiteral("alive")).toInt(), 1,
                                   30000);
-        QCOMPARE(entryOf(dispatchersJson(admin), victim.pid())
-                     .value(QStringLiteral("alive"))
-                     .toBool(true),
-                 false);
-        QVERIFY(entryOf(dispatchersJson(admin), survivor.pid())
-                    .value(QStringLiteral("alive"))
-                    .toBool());
+        QCOMPARE(
+            entryOf(dispatchersJson(admin), victimPid).value(QStringLiteral("alive")).toBool(true),
+            false);
+        QVERIFY(
+            entryOf(dispatchersJson(admin), survivorPid).value(QStringLiteral("alive")).toBool());
 
         survivor.terminate();
         QVERIFY(survivor.waitForExit(30000));
         QCOMPARE(survivor.exitCode(), 0);
         const QJsonObject after = dispatchersJson(admin);
-        QVERIFY(entryOf(after, survivor.pid()).isEmpty());
+        QVERIFY(entryOf(after, survivorPid).isEmpty());
         QCOMPARE(after.value(QStringLiteral("dispatchers")).toArray().size(), 1); // the killed one
         const auto [code, text] =
             ctl({QStringLiteral("--db"), admin, QStringLiteral("dispatchers")});
@@ -155,35 +155,40 @@ private Q_SLOTS:
                                        " 'h', 1, 'v', 'a', NULL, 'http://x', 1, 1000, now())")));
         const QString dispatcherConn =
             m_pg->connInfo(dbName) + QStringLiteral(" user=ctl_dispatcher");
-        auto info = outbox::core::ConnInfo::parse(dispatcherConn);
-        QVERIFY(info.ok());
-        auto opened = outbox::store::openDatabase(info.value(), QStringLiteral("as-dispatcher"));
-        QVERIFY2(opened.ok(), qPrintable(opened.errorMessage()));
-        QSqlDatabase asDispatcher = opened.value();
-        // Someone else's row: a wrong secret changes nothing.
-        QCOMPARE(sqlScalar(asDispatcher,
-                           QStringLiteral("SELECT outbox_dispatcher_heartbeat("
-                                          "'0190e0a0-0000-7000-8000-000000000001', repeat('b', 64),"
-                                          " 'running', 0, 0, 0, 0)")),
-                 QStringLiteral("false"));
-        QCOMPARE(
-            sqlScalar(asDispatcher,
-                      QStringLiteral("SELECT outbox_dispatcher_unregister("
-                                     "'0190e0a0-0000-7000-8000-000000000001', repeat('b', 64))")),
-            QStringLiteral("false"));
-        QCOMPARE(sqlScalar(db, QStringLiteral("SELECT count(*) FROM outbox_dispatchers")),
-                 QStringLiteral("1"));
-        // Nor take over a live row, nor write the table directly.
-        QVERIFY(!sqlExec(asDispatcher,
+        {
+            auto info = outbox::core::ConnInfo::parse(dispatcherConn);
+            QVERIFY(info.ok());
+            auto opened =
+                outbox::store::openDatabase(info.value(), QStringLiteral("as-dispatcher"));
+            QVERIFY2(opened.ok(), qPrintable(opened.errorMessage()));
+            QSqlDatabase asDispatcher = opened.value();
+            // Someone else's row: a wrong secret changes nothing.
+            QCOMPARE(
+                sqlScalar(asDispatcher,
+                          QStringLiteral("SELECT outbox_dispatcher_heartbeat("
+                                         "'0190e0a0-0000-7000-8000-000000000001', repeat('b', 64),"
+                                         " 'running', 0, 0, 0, 0)")),
+                QStringLiteral("false"));
+            QCOMPARE(sqlScalar(asDispatcher,
+                               QStringLiteral(
+                                   "SELECT outbox_dispatcher_unregister("
+                                   "'0190e0a0-0000-7000-8000-000000000001', repeat('b', 64))")),
+                     QStringLiteral("false"));
+            QCOMPARE(sqlScalar(db, QStringLiteral("SELECT count(*) FROM outbox_dispatchers")),
+                     QStringLiteral("1"));
+            // Nor take over a live row, nor write the table directly.
+            QVERIFY(
+                !sqlExec(asDispatcher,
                          QStringLiteral("SELECT outbox_dispatcher_register("
                                         "'0190e0a0-0000-7000-8000-000000000001', repeat('b', 64),"
                                         " 'h', 1, 'v', 'a', NULL, 'http://x', 1, 1000, now())")));
-        QVERIFY(!sqlExec(asDispatcher, QStringLiteral("DELETE FROM outbox_dispatchers")));
-        QVERIFY(!sqlExec(asDispatcher, QStringLiteral("UPDATE outbox_dispatchers SET pid = 2")));
-        QVERIFY(
-            !sqlExec(asDispatcher, QStringLiteral("INSERT INTO outbox_pauses (namespace, reason)"
-                                                  " VALUES ('x', 'y')")));
-        asDispatcher = QSqlDatabase();
+            QVERIFY(!sqlExec(asDispatcher, QStringLiteral("DELETE FROM outbox_dispatchers")));
+            QVERIFY(
+                !sqlExec(asDispatcher, QStringLiteral("UPDATE outbox_dispatchers SET pid = 2")));
+            QVERIFY(!sqlExec(asDispatcher,
+                             QStringLiteral("INSERT INTO outbox_pauses (namespace, reason)"
+                                            " VALUES ('x', 'y')")));
+        }
         QSqlDatabase::removeDatabase(QStringLiteral("as-dispatcher"));
 
         const QStringList pause{QStringLiteral("pause"),       QStringLiteral("--namespace"),
