@@ -5,6 +5,8 @@
 
 #include <QCoreApplication>
 
+#include <algorithm>
+
 namespace outbox::console {
 
 namespace {
@@ -53,8 +55,70 @@ bool nobodyDispatching(const QDateTime &dueSince, const QDateTime &now,
     return !activity.lastActivity.isValid() || activity.lastActivity.msecsTo(now) >= grace;
 }
 
+// From the registry: paused, nobody alive, or nobody serving the namespace.
+std::optional<Explanation> fromRegistry(const core::OutboxEvent &e, const QDateTime &now,
+                                        const QDateTime &dueSince, const RegistrySnapshot &r) {
+    if (const auto pause = r.pauseOf(e.nameSpace, e.topic)) {
+        const QString what =
+            pause->topic ? tr("Topic %1 of namespace %2").arg(*pause->topic, pause->nameSpace)
+                         : tr("Namespace %1").arg(pause->nameSpace);
+        QString who = pause->pausedBy;
+        if (!pause->osUser.isEmpty() && pause->osUser != pause->pausedBy)
+            who += tr(" (%1)").arg(pause->osUser);
+        return Explanation{
+            Explanation::Tone::Warning,
+            tr("Paused: %1 was paused by %2 at %3: \u201c%4\u201d. The event stays "
+               "pending until it is resumed (navigator: Resume, or outboxctl "
+               "resume --namespace %5).")
+                .arg(what, who, when(pause->pausedAt, now), pause->reason, pause->nameSpace)};
+    }
+    if (e.nextAttemptAt.isValid() && e.nextAttemptAt > now)
+        return std::nullopt; // not due yet: the backoff explanation says more
+    const QList<store::DispatcherEntry> &all = r.dispatchers.entries;
+    const int alive = r.dispatchers.aliveCount();
+    if (alive == 0) {
+        if (all.isEmpty())
+            return Explanation{Explanation::Tone::Error,
+                               tr("Due since %1, but no dispatcher is running (none has "
+                                  "registered). Start one: outboxctl dispatch.")
+                                   .arg(formatRelativeTime(dueSince, now))};
+        QDateTime last;
+        for (const auto &entry : all)
+            last = std::max(last, entry.heartbeatAt);
+        return Explanation{Explanation::Tone::Error,
+                           tr("Due since %1, but no dispatcher has heartbeat since %2: every "
+                              "registered dispatcher is gone. Start one: outboxctl dispatch.")
+                               .arg(formatRelativeTime(dueSince, now), when(last, now))};
+    }
+    const bool served = std::any_of(all.cbegin(), all.cend(), [&e](const auto &entry) {
+        return entry.alive && entry.serves(e.nameSpace);
+    });
+    if (!served) {
+        QStringList namespaces;
+        for (const auto &entry : all) {
+            if (entry.alive && !namespaces.contains(entry.nameSpace))
+                namespaces << entry.nameSpace;
+        }
+        return Explanation{
+            Explanation::Tone::Error,
+            (alive == 1
+                 ? tr("1 dispatcher alive, but it does not serve namespace %1 (it serves %2).")
+                       .arg(e.nameSpace, namespaces.join(QStringLiteral(", ")))
+                 : tr("%1 dispatchers alive, none serves namespace %2 (they serve %3).")
+                       .arg(QString::number(alive), e.nameSpace,
+                            namespaces.join(QStringLiteral(", ")))) +
+                tr(" Start one for it: outboxctl dispatch --namespace %1.").arg(e.nameSpace)};
+    }
+    return std::nullopt;
+}
+
 Explanation pending(const core::OutboxEvent &e, const QDateTime &now,
                     const DispatchActivity &activity) {
+    const QDateTime dueFrom = e.nextAttemptAt.isValid() ? e.nextAttemptAt : e.createdAt;
+    if (activity.registry) {
+        if (auto known = fromRegistry(e, now, dueFrom, *activity.registry))
+            return *known;
+    }
     if (e.nextAttemptAt.isValid() && e.nextAttemptAt > now) {
         if (e.attempts == 0) {
             return {
@@ -67,7 +131,7 @@ Explanation pending(const core::OutboxEvent &e, const QDateTime &now,
                     lastErrorText(e)};
     }
     const QDateTime dueSince = e.nextAttemptAt.isValid() ? e.nextAttemptAt : e.createdAt;
-    if (nobodyDispatching(dueSince, now, activity)) {
+    if (!activity.registry && nobodyDispatching(dueSince, now, activity)) {
         return {Explanation::Tone::Error,
                 tr("Due since %1, but no dispatcher is running: nothing is being processed and "
                    "nothing has been claimed recently. Start a dispatcher.")

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "console/model/registrywatcher.h"
 #include "core/event.h"
 
 #include <QDateTime>
@@ -16,6 +17,9 @@ struct DispatchActivity {
     QDateTime lastActivity; // last time a claim or a delivery was seen; invalid = unknown
     // A due row older than this with no activity means nobody is dispatching.
     std::chrono::milliseconds grace{30000};
+    // The dispatcher registry and the pauses, when the database has them:
+    // "no dispatcher has heartbeat since ...", "paused by ..." instead of guesses.
+    std::optional<RegistrySnapshot> registry;
 };
 
 struct Explanation {

@@ -11,6 +11,7 @@
 #include "console/widgets/demopanel.h"
 #include "console/widgets/detailpane.h"
 #include "console/widgets/dispatcherpanel.h"
+#include "console/widgets/dispatchersview.h"
 #include "console/widgets/errorgroupsview.h"
 #include "console/widgets/eventview.h"
 #include "console/widgets/filterbar.h"
@@ -179,6 +180,7 @@ void MainWindow::buildDocks() {
     QDockWidget *dispatcher = makeDock(this, tr("Dispatcher"), QStringLiteral("dispatcherDock"),
                                        m_dispatcher, Qt::BottomDockWidgetArea);
     dispatcher->hide();
+    m_registry = new DispatchersView(this, m_navView, &m_activity, m_detail); // its own dock
     resizeDocks({nav, detail}, {330, 470}, Qt::Horizontal);
     resizeDocks({nav, errors, dispatcher}, {330, 420, 330}, Qt::Vertical);
 }
@@ -338,6 +340,7 @@ void MainWindow::connectTo(const core::ConnInfo &info, const QString &profileNam
     m_detail->setClient(m_client.get());
     m_actions->setClient(m_client.get());
     m_dispatcher->setConnInfo(info);
+    m_registry->setConnInfo(info);
     m_indicators->setTarget(m_client->connectionDescription());
     updateReadOnly();
     updateTitle();

@@ -28,6 +28,7 @@ class ConsoleSettings;
 class DemoEnvironment;
 class DetailPane;
 class DispatcherPanel;
+class DispatchersView;
 class ErrorGroupsView;
 class EventView;
 class FilterBar;
@@ -108,6 +109,7 @@ private:
     StatusIndicators *m_indicators;
     ConnectionBanner *m_banner;
     DispatcherPanel *m_dispatcher;
+    DispatchersView *m_registry = nullptr; // registry dock, navigator pause/resume
     QDockWidget *m_demoDock = nullptr;
     QMenu *m_viewMenu = nullptr;
     QMenu *m_tableMenu = nullptr;

@@ -1,0 +1,173 @@
+#include "console/widgets/dispatchersview.h"
+
+#include "console/model/consoletypes.h"
+#include "console/model/statusnavmodel.h"
+#include "console/widgets/detailpane.h"
+
+#include <QAbstractItemView>
+#include <QDockWidget>
+#include <QHeaderView>
+#include <QInputDialog>
+#include <QLabel>
+#include <QMainWindow>
+#include <QMenu>
+#include <QStatusBar>
+#include <QTableWidget>
+#include <QVBoxLayout>
+
+namespace outbox::console {
+
+namespace {
+
+enum Column { State, Host, Pid, Namespace, InFlight, Rate, Heartbeat, Started, Version, Worker };
+
+QString scopeText(const QString &nameSpace, const std::optional<QString> &topic) {
+    return topic ? QObject::tr("topic %1 of %2").arg(*topic, nameSpace)
+                 : QObject::tr("namespace %1").arg(nameSpace);
+}
+
+} // namespace
+
+DispatchersView::DispatchersView(QMainWindow *window, QAbstractItemView *navigator,
+                                 DispatchActivity *activity, DetailPane *detail)
+    : QWidget(window)
+    , m_window(window)
+    , m_navigator(navigator)
+    , m_activity(activity)
+    , m_detail(detail)
+    , m_table(new QTableWidget(0, 10))
+    , m_summary(new QLabel)
+    , m_pauses(new QLabel) {
+    setObjectName(QStringLiteral("dispatchersView"));
+    m_table->setObjectName(QStringLiteral("dispatchersTable"));
+    m_table->setHorizontalHeaderLabels({tr("State"), tr("Host"), tr("PID"), tr("Namespace"),
+                                        tr("In flight"), tr("Delivered/s"), tr("Heartbeat"),
+                                        tr("Started"), tr("Version"), tr("Worker")});
+    m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_table->verticalHeader()->hide();
+    m_table->horizontalHeader()->setStretchLastSection(true);
+    m_summary->setObjectName(QStringLiteral("dispatchersSummary"));
+    m_pauses->setObjectName(QStringLiteral("pausesLabel"));
+    m_pauses->setWordWrap(true);
+    m_summary->setText(tr("Not connected."));
+    auto *layout = new QVBoxLayout(this);
+    layout->addWidget(m_summary);
+    layout->addWidget(m_table, 1);
+    layout->addWidget(m_pauses);
+
+    auto *dock = new QDockWidget(tr("Dispatchers"), window);
+    dock->setObjectName(QStringLiteral("dispatchersDock"));
+    dock->setWidget(this);
+    window->addDockWidget(Qt::BottomDockWidgetArea, dock);
+    dock->hide();
+
+    m_navigator->setContextMenuPolicy(Qt::CustomContextMenu);
+    connect(m_navigator, &QWidget::customContextMenuRequested, this,
+            &DispatchersView::showNavigatorMenu);
+    connect(&m_watcher, &RegistryWatcher::snapshotReady, this, &DispatchersView::showSnapshot);
+    connect(&m_watcher, &RegistryWatcher::failed, this, [this](const QString &message) {
+        m_summary->setText(tr("Registry not available: %1").arg(message));
+    });
+    connect(&m_watcher, &RegistryWatcher::actionFinished, this,
+            [this](bool, const QString &message) {
+                m_window->statusBar()->showMessage(message, 15000);
+            });
+}
+
+void DispatchersView::setConnInfo(const core::ConnInfo &info) {
+    m_snapshot.reset();
+    m_watcher.setConnInfo(info);
+}
+
+void DispatchersView::showSnapshot(const RegistrySnapshot &snapshot) {
+    m_snapshot = snapshot;
+    const store::DispatcherList &list = snapshot.dispatchers;
+    m_table->setRowCount(int(list.entries.size()));
+    for (int row = 0; row < list.entries.size(); ++row) {
+        const store::DispatcherEntry &e = list.entries.at(row);
+        const QStringList texts{
+            e.alive ? e.state : tr("gone"),
+            e.host,
+            QString::number(e.pid),
+            e.nameSpace.isEmpty() ? tr("(all)") : e.nameSpace,
+            tr("%1 / %2").arg(e.inFlight).arg(e.concurrency),
+            QString::number(e.deliveredPerSecond, 'f', 1),
+            formatRelativeTime(e.heartbeatAt, list.serverTime),
+            e.startedAt.toLocalTime().toString(QStringLiteral("yyyy-MM-dd HH:mm:ss")),
+            e.version,
+            e.workerId.toString(QUuid::WithoutBraces)};
+        for (int column = 0; column < texts.size(); ++column) {
+            auto *item = new QTableWidgetItem(texts.at(column));
+            if (!e.alive)
+                item->setForeground(palette().color(QPalette::Disabled, QPalette::Text));
+            if (column == Host)
+                item->setToolTip(tr("%1, database user %2, runner %3")
+                                     .arg(e.application, e.dbUser, e.runnerUrl));
+            m_table->setItem(row, column, item);
+        }
+    }
+    m_summary->setText(
+        list.entries.isEmpty()
+            ? tr("No dispatcher has registered.")
+            : tr("%1 alive of %2 registered.").arg(list.aliveCount()).arg(list.entries.size()));
+    QStringList pauses;
+    for (const store::Pause &pause : snapshot.pauses)
+        pauses << tr("Paused: %1 by %2, %3: %4")
+                      .arg(scopeText(pause.nameSpace, pause.topic), pause.pausedBy,
+                           formatRelativeTime(pause.pausedAt, list.serverTime), pause.reason);
+    m_pauses->setText(pauses.join(QLatin1Char('\n')));
+    m_pauses->setVisible(!pauses.isEmpty());
+    m_activity->registry = snapshot;
+    m_detail->setDispatchActivity(*m_activity);
+}
+
+void DispatchersView::showNavigatorMenu(const QPoint &pos) {
+    const QModelIndex index = m_navigator->indexAt(pos);
+    const auto kind = StatusNavModel::NodeKind(index.data(StatusNavModel::KindRole).toInt());
+    if (!index.isValid() ||
+        (kind != StatusNavModel::NodeKind::Namespace && kind != StatusNavModel::NodeKind::Topic))
+        return;
+    const store::EventFilter filter = StatusNavModel::filterAt(index);
+    const QString nameSpace = filter.nameSpace;
+    const std::optional<QString> topic = kind == StatusNavModel::NodeKind::Topic
+                                             ? std::optional<QString>(filter.topic)
+                                             : std::nullopt;
+    bool paused = false;
+    if (m_snapshot) {
+        for (const store::Pause &pause : m_snapshot->pauses)
+            paused = paused || (pause.nameSpace == nameSpace && (!topic || pause.topic == topic));
+    }
+    QMenu menu(m_navigator);
+    QAction *pause = menu.addAction(tr("Pause %1…").arg(scopeText(nameSpace, topic)));
+    pause->setObjectName(QStringLiteral("pauseAction"));
+    QAction *resume = menu.addAction(tr("Resume %1").arg(scopeText(nameSpace, topic)));
+    resume->setObjectName(QStringLiteral("resumeAction"));
+    resume->setEnabled(paused || !m_snapshot);
+    QAction *chosen = menu.exec(m_navigator->viewport()->mapToGlobal(pos));
+    if (chosen == pause)
+        askPause(nameSpace, topic);
+    else if (chosen == resume)
+        m_watcher.resume(nameSpace, topic);
+}
+
+void DispatchersView::askPause(const QString &nameSpace, const std::optional<QString> &topic) {
+    bool ok = false;
+    const QString reason =
+        QInputDialog::getText(m_window, tr("Pause delivery"),
+                              tr("Dispatchers stop claiming events of %1 within a poll "
+                                 "interval; they stay pending until resumed.\nWhy? (shown to "
+                                 "everybody and audited)")
+                                  .arg(scopeText(nameSpace, topic)),
+                              QLineEdit::Normal, QString(), &ok)
+            .trimmed();
+    if (!ok)
+        return;
+    if (reason.isEmpty()) {
+        m_window->statusBar()->showMessage(tr("Not paused: a reason is required."), 15000);
+        return;
+    }
+    m_watcher.pause(nameSpace, topic, reason);
+}
+
+} // namespace outbox::console

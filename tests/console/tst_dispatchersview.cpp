@@ -1,0 +1,162 @@
+// The console's side of the registry and the pauses, offscreen against a real
+// cluster: the Dispatchers dock lists registered dispatchers, "why is this
+// not delivered?" uses the registry and the pauses, and Pause / Resume from
+// the navigator's context menu go through the database (audited).
+
+#include "console/model/eventexplanation.h"
+#include "console/model/statusnavmodel.h"
+#include "console/widgets/dispatchersview.h"
+#include "windowtestbase.h"
+
+#include <QInputDialog>
+#include <QLabel>
+#include <QMenu>
+#include <QTableWidget>
+#include <QTreeView>
+#include <QtTest>
+
+using namespace outbox;
+using namespace outbox::testing;
+
+namespace {
+
+store::DispatcherEntry entry(const QString &nameSpace, bool alive, const QDateTime &beat) {
+    store::DispatcherEntry e;
+    e.nameSpace = nameSpace;
+    e.alive = alive;
+    e.heartbeatAt = beat;
+    return e;
+}
+
+} // namespace
+
+class TestDispatchersView final : public WindowTestBase {
+    Q_OBJECT
+
+private Q_SLOTS:
+    void initTestCase() { startCluster(); }
+    void init() { setUpDatabase(); }
+    void cleanup() { tearDownDatabase(); }
+    void cleanupTestCase() { stopCluster(); }
+
+    // The registry's answers, pure: paused, nobody alive, nobody serving.
+    void explanationUsesTheRegistry() {
+        const QDateTime now = QDateTime::currentDateTimeUtc();
+        core::OutboxEvent event;
+        event.status = core::Status::Pending;
+        event.nameSpace = QStringLiteral("billing");
+        event.topic = QStringLiteral("invoice.paid");
+        event.createdAt = now.addSecs(-120);
+        event.nextAttemptAt = event.createdAt;
+        console::DispatchActivity activity;
+        activity.processing = 5; // the old guess would say "someone is working"
+        activity.registry = console::RegistrySnapshot{};
+        activity.registry->dispatchers.serverTime = now;
+
+        activity.registry->dispatchers.entries = {entry(QStringLiteral("shipping"), true, now),
+                                                  entry(QString(), false, now.addSecs(-600))};
+        auto why = console::explainEvent(event, now, activity);
+        QCOMPARE(why.tone, console::Explanation::Tone::Error);
+        QVERIFY2(why.text.contains(QStringLiteral("does not serve namespace billing")),
+                 qPrintable(why.text));
+
+        activity.registry->dispatchers.entries = {entry(QStringLiteral("a"), true, now),
+                                                  entry(QStringLiteral("b"), true, now)};
+        why = console::explainEvent(event, now, activity);
+        QVERIFY2(why.text.contains(QStringLiteral("2 dispatchers alive, none serves namespace "
+                                                  "billing")),
+                 qPrintable(why.text));
+
+        activity.registry->dispatchers.entries = {entry(QString(), false, now.addSecs(-600))};
+        why = console::explainEvent(event, now, activity);
+        QVERIFY2(why.text.contains(QStringLiteral("no dispatcher has heartbeat since")),
+                 qPrintable(why.text));
+
+        activity.registry->dispatchers.entries = {entry(QString(), true, now)};
+        why = console::explainEvent(event, now, activity);
+        QCOMPARE(why.tone, console::Explanation::Tone::Waiting);
+
+        store::Pause pause;
+        pause.nameSpace = QStringLiteral("billing");
+        pause.reason = QStringLiteral("runner down");
+        pause.pausedBy = QStringLiteral("alice");
+        pause.pausedAt = now.addSecs(-60);
+        activity.registry->pauses = {pause};
+        why = console::explainEvent(event, now, activity);
+        QCOMPARE(why.tone, console::Explanation::Tone::Warning);
+        QVERIFY2(why.text.contains(QStringLiteral("paused by alice")) &&
+                     why.text.contains(QStringLiteral("runner down")),
+                 qPrintable(why.text));
+    }
+
+    // The dock lists what the database holds; the navigator pauses and
+    // resumes a namespace, audited with the console as the application.
+    void dockListsAndNavigatorPausesAndResumes() {
+        QVERIFY(sqlExec(m_db,
+                        QStringLiteral("SELECT outbox_dispatcher_register(outbox_uuid_v7(),"
+                                       " repeat('s', 64), 'worker-host', 4242, '1.0', 'outboxctl',"
+                                       " 'shipping', 'http://runner', 8, 60000, now())")));
+        QVERIFY(sqlExec(m_db, QStringLiteral("INSERT INTO outbox_events (id, namespace, topic,"
+                                             " payload) VALUES (outbox_uuid_v7(), 'billing',"
+                                             " 'invoice.paid', '{}')")));
+        openWindow();
+        auto *table = part<QTableWidget>(QStringLiteral("dispatchersTable"));
+        QVERIFY(table);
+        QTRY_COMPARE_WITH_TIMEOUT(table->rowCount(), 1, kWindowTimeout);
+        QCOMPARE(table->item(0, 1)->text(), QStringLiteral("worker-host"));
+        QCOMPARE(table->item(0, 2)->text(), QStringLiteral("4242"));
+
+        auto *navigator = part<QTreeView>(QStringLiteral("navigatorView"));
+        QVERIFY(navigator);
+        auto *nav = qobject_cast<console::StatusNavModel *>(navigator->model());
+        const QString key =
+            console::StatusNavModel::namespaceKey(core::Status::Pending, QStringLiteral("billing"));
+        QTRY_VERIFY_WITH_TIMEOUT(nav->indexForKey(key).isValid(), kWindowTimeout);
+        const QModelIndex index = nav->indexForKey(key);
+        navigator->expand(index.parent());
+        navigator->scrollTo(index);
+        const QPoint at = navigator->visualRect(index).center();
+
+        // Pause: the menu, then the reason.
+        answerNext<QInputDialog>([](QInputDialog *dialog) {
+            dialog->setTextValue(QStringLiteral("billing API down"));
+            dialog->accept();
+        });
+        chooseFromMenu(navigator, at, QStringLiteral("pauseAction"));
+        QTRY_COMPARE_WITH_TIMEOUT(scalar(QStringLiteral("SELECT reason FROM outbox_pauses"
+                                                        " WHERE namespace = 'billing'")),
+                                  QStringLiteral("billing API down"), kWindowTimeout);
+        auto *pauses = part<QLabel>(QStringLiteral("pausesLabel"));
+        QTRY_VERIFY_WITH_TIMEOUT(pauses->text().contains(QStringLiteral("billing API down")),
+                                 kWindowTimeout);
+
+        chooseFromMenu(navigator, at, QStringLiteral("resumeAction"));
+        QTRY_COMPARE_WITH_TIMEOUT(scalar(QStringLiteral("SELECT count(*) FROM outbox_pauses")),
+                                  QStringLiteral("0"), kWindowTimeout);
+        QCOMPARE(scalar(QStringLiteral("SELECT string_agg(action || ':' || application, ','"
+                                       " ORDER BY id) FROM outbox_audit")),
+                 QStringLiteral("pause:outbox-console,resume:outbox-console"));
+    }
+
+private:
+    // Opens the navigator's context menu at `at` and triggers the action
+    // named `name` in it.
+    void chooseFromMenu(QTreeView *navigator, const QPoint &at, const QString &name) {
+        QTimer::singleShot(50, navigator, [name] {
+            auto *menu = qobject_cast<QMenu *>(QApplication::activePopupWidget());
+            if (!menu)
+                return;
+            for (QAction *action : menu->actions()) {
+                if (action->objectName() == name && action->isEnabled()) {
+                    menu->setActiveAction(action);
+                    action->trigger();
+                }
+            }
+            menu->close();
+        });
+        Q_EMIT navigator->customContextMenuRequested(at);
+    }
+};
+
+QTEST_MAIN(TestDispatchersView)
+#include "tst_dispatchersview.moc"
