@@ -149,7 +149,8 @@ private:
             for (QAction *action : menu->actions()) {
                 if (action->objectName() == name && action->isEnabled()) {
                     menu->setActiveAction(action);
-                    action->trigger();
+                    QTest::keyClick(menu, Qt::Key_Return);
+                    return;
                 }
             }
             menu->close();
