@@ -319,6 +319,7 @@ int serve(CommandParser &parser, const core::ConnInfo &connInfo, const DispatchO
             return parser.fail(core::Error{core::ErrorKind::Failed, listening.errorMessage()});
         QObject::connect(&host, &dispatch::DispatcherHost::statsSnapshot, metrics.get(),
                          &dispatch::MetricsServer::update);
+        metrics->enableQueueGauges(connInfo, options.housekeeping.gaugesInterval);
     }
 
     QEventLoop loop;

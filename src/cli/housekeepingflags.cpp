@@ -15,6 +15,10 @@ QList<QCommandLineOption> housekeepingFlags() {
                "How often this dispatcher's row in the registry is refreshed (default 5s; it is "
                "shown as gone after three missed heartbeats).",
                "duration"),
+        option("gauges-interval",
+               "With --metrics-addr: how often the queue gauges (outbox_queue_*) are read from "
+               "the database (default 10s).",
+               "duration"),
     };
 }
 

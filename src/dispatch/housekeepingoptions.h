@@ -13,6 +13,7 @@ struct HousekeepingOptions {
     core::Millis retainDead{0};            // > 0: delete dead events older than this
     core::Millis retentionInterval{60000}; // how often retention looks
     int retentionBatch = 1000;             // rows per delete (one short transaction)
+    core::Millis gaugesInterval{10000};    // queue gauges of /metrics read this often
 };
 
 } // namespace outbox::dispatch

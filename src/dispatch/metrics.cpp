@@ -25,7 +25,8 @@ void gauge(QByteArray &out, const char *name, const char *help, const QByteArray
            qint64 value) {
     out += QByteArray("# HELP ") + name + ' ' + help + '\n';
     out += QByteArray("# TYPE ") + name + " gauge\n";
-    out += QByteArray(name) + '{' + labels + "} " + QByteArray::number(value) + '\n';
+    out += QByteArray(name) + (labels.isEmpty() ? QByteArray() : '{' + labels + '}') + ' ' +
+           QByteArray::number(value) + '\n';
 }
 
 // A histogram as Prometheus lines (cumulative le buckets in seconds, _sum,
@@ -98,6 +99,41 @@ QByteArray prometheusText(const DispatcherStats &stats) {
                                stats.commitToDelivered);
     out += prometheusHistogram("outbox_dispatch_http_duration_seconds",
                                "Duration of delivery requests.", labels, stats.httpDuration);
+    return out;
+}
+
+QByteArray queueGaugesText(const store::QueueGauges &g, const QDateTime &now) {
+    QByteArray out;
+    out += "# HELP outbox_queue_events Events in the outbox table per status (delivered is "
+           "estimated beyond 100000, see outbox_queue_delivered_estimated).\n"
+           "# TYPE outbox_queue_events gauge\n";
+    const std::pair<const char *, qint64> statuses[] = {{"pending", g.pending},
+                                                        {"processing", g.processing},
+                                                        {"delivered", g.delivered},
+                                                        {"dead", g.dead}};
+    for (const auto &[status, count] : statuses)
+        out += QByteArray("outbox_queue_events{status=\"") + status + "\"} " +
+               QByteArray::number(count) + '\n';
+    gauge(out, "outbox_queue_delivered_estimated",
+          "1 when outbox_queue_events{status=\"delivered\"} is an estimate.", {},
+          g.deliveredEstimated ? 1 : 0);
+    gauge(out, "outbox_queue_due_events", "Pending events due now and not paused.", {}, g.dueNow);
+    out += "# HELP outbox_queue_oldest_due_age_seconds How long the oldest due, not paused event "
+           "has been waiting since it became due (0 when none is due).\n"
+           "# TYPE outbox_queue_oldest_due_age_seconds gauge\n"
+           "outbox_queue_oldest_due_age_seconds " +
+           number(g.oldestDueAgeSeconds) + '\n';
+    gauge(out, "outbox_queue_paused_namespaces", "Namespaces with a pause (whole or some topics).",
+          {}, g.pausedNamespaces);
+    gauge(out, "outbox_queue_paused_scopes", "Pauses in force (namespaces and topics).", {},
+          g.pausedScopes);
+    gauge(out, "outbox_dispatchers_alive",
+          "Dispatchers registered with a heartbeat within three intervals.", {},
+          g.dispatchersAlive);
+    out += "# HELP outbox_queue_gauges_age_seconds Age of the outbox_queue_* values.\n"
+           "# TYPE outbox_queue_gauges_age_seconds gauge\n"
+           "outbox_queue_gauges_age_seconds " +
+           number(double(g.readAt.msecsTo(now)) / 1000.0) + '\n';
     return out;
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "dispatch/dispatcherstats.h"
+#include "store/queuegauges.h"
 
 #include <QByteArray>
 
@@ -15,5 +16,14 @@ namespace outbox::dispatch {
 // outbox_dispatch_http_duration_seconds. Every series carries
 // worker_id="<uuid>".
 QByteArray prometheusText(const DispatcherStats &stats);
+
+// The queue as the database holds it (no worker_id: every dispatcher of a
+// database reports the same values, aggregate them with max()):
+// outbox_queue_events{status="pending"|"processing"|"delivered"|"dead"},
+// outbox_queue_delivered_estimated, outbox_queue_due_events,
+// outbox_queue_oldest_due_age_seconds, outbox_queue_paused_namespaces,
+// outbox_queue_paused_scopes, outbox_dispatchers_alive and
+// outbox_queue_gauges_age_seconds (how old these values are).
+QByteArray queueGaugesText(const store::QueueGauges &gauges, const QDateTime &now);
 
 } // namespace outbox::dispatch

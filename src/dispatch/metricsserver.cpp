@@ -2,6 +2,7 @@
 
 #include "dispatch/logging.h"
 #include "dispatch/metrics.h"
+#include "dispatch/queuegaugereader.h"
 
 #include <QHttpServer>
 #include <QHttpServerRequest>
@@ -51,9 +52,11 @@ MetricsServer::MetricsServer(QObject *parent)
     , m_http(new QHttpServer(this)) {
     m_http->route(QStringLiteral("/metrics"), QHttpServerRequest::Method::Get,
                   [this](const QHttpServerRequest &, QHttpServerResponder &&responder) {
-                      answerAndClose(responder, Status::Ok,
-                                     "text/plain; version=0.0.4; charset=utf-8",
-                                     prometheusText(m_stats));
+                      answerAndClose(
+                          responder, Status::Ok, "text/plain; version=0.0.4; charset=utf-8",
+                          prometheusText(m_stats) +
+                              (m_queue ? queueGaugesText(*m_queue, QDateTime::currentDateTimeUtc())
+                                       : QByteArray()));
                   });
     m_http->setMissingHandler([](const QHttpServerRequest &, QHttpServerResponder &&responder) {
         answerAndClose(responder, Status::NotFound, "text/plain; charset=utf-8",
@@ -81,6 +84,15 @@ core::Result<void> MetricsServer::listen(const QHostAddress &address, quint16 po
 
 quint16 MetricsServer::port() const {
     return m_server ? m_server->serverPort() : 0;
+}
+
+void MetricsServer::enableQueueGauges(const core::ConnInfo &connInfo, core::Millis interval) {
+    if (m_queueReader)
+        return;
+    auto *reader = new QueueGaugeReader(connInfo, interval, this);
+    connect(reader, &QueueGaugeReader::gaugesRead, this,
+            [this](const store::QueueGauges &gauges) { m_queue = gauges; });
+    m_queueReader = reader;
 }
 
 void MetricsServer::update(const DispatcherStats &stats) {

@@ -61,6 +61,30 @@ QJsonObject entryOf(const QJsonObject &list, qint64 pid) {
     return {};
 }
 
+// GET /metrics on 127.0.0.1:port; empty on failure.
+QByteArray scrape(int port) {
+    QNetworkAccessManager manager;
+    QNetworkReply *reply =
+        manager.get(QNetworkRequest(QUrl(QStringLiteral("http://127.0.0.1:%1/metrics").arg(port))));
+    QEventLoop loop;
+    QObject::connect(reply, &QNetworkReply::finished, &loop, &QEventLoop::quit);
+    QTimer::singleShot(10000, &loop, &QEventLoop::quit);
+    loop.exec();
+    const QByteArray body = reply->readAll();
+    reply->deleteLater();
+    return body;
+}
+
+// Whether every line of `expected` is a line of the metrics text.
+bool hasLines(const QByteArray &metrics, const QList<QByteArray> &expected) {
+    const QList<QByteArray> lines = metrics.split('\n');
+    for (const QByteArray &line : expected) {
+        if (!lines.contains(line))
+            return false;
+    }
+    return true;
+}
+
 } // namespace
 
 class TestE2eControl final : public QObject {
@@ -240,11 +264,16 @@ private Q_SLOTS:
 
         RunnerProcess runner;
         QVERIFY(runner.start(0));
+        const int metricsPort = freePort();
         std::vector<std::unique_ptr<CtlProcess>> dispatchers;
         for (int i = 0; i < 3; ++i) {
-            dispatchers.push_back(std::make_unique<CtlProcess>(
-                dispatchArguments(withUser(admin, QStringLiteral("ctl_dispatcher")), runner.url(),
-                                  {QStringLiteral("--batch-size"), QStringLiteral("20")})));
+            QStringList extra{QStringLiteral("--batch-size"), QStringLiteral("20")};
+            if (i == 0)
+                extra << QStringLiteral("--metrics-addr")
+                      << QStringLiteral("127.0.0.1:%1").arg(metricsPort)
+                      << QStringLiteral("--gauges-interval") << QStringLiteral("200ms");
+            dispatchers.push_back(std::make_unique<CtlProcess>(dispatchArguments(
+                withUser(admin, QStringLiteral("ctl_dispatcher")), runner.url(), extra)));
             QVERIFY(dispatchers.back()->start());
         }
         QTRY_COMPARE_WITH_TIMEOUT(
@@ -266,6 +295,18 @@ private Q_SLOTS:
         // The console and `outboxctl dispatchers` name the pause.
         const QJsonArray paused = dispatchersJson(admin).value(QStringLiteral("paused")).toArray();
         QCOMPARE(paused.size(), 2);
+        // The queue gauges say the same as the table: 400 pending, none due
+        // (all paused), 300 delivered, two paused namespaces, three alive.
+        QTRY_VERIFY2_WITH_TIMEOUT(
+            hasLines(scrape(metricsPort),
+                     {"outbox_queue_events{status=\"pending\"} 400",
+                      "outbox_queue_events{status=\"processing\"} 0",
+                      "outbox_queue_events{status=\"delivered\"} 300",
+                      "outbox_queue_events{status=\"dead\"} 0", "outbox_queue_due_events 0",
+                      "outbox_queue_oldest_due_age_seconds 0", "outbox_queue_paused_namespaces 2",
+                      "outbox_dispatchers_alive 3"}),
+            scrape(metricsPort).constData(), 20000);
+        QCOMPARE(countWhere(db, QStringLiteral("status = 'pending'")), qint64(400));
         QCOMPARE(paused.at(0).toObject().value(QStringLiteral("paused_by")).toString(),
                  QStringLiteral("ctl_operator"));
 
