@@ -3,7 +3,7 @@
 --
 -- Every write goes through a SECURITY DEFINER function, so the database, not
 -- the client, decides who may change what and writes the audit row
--- (docs/SECURITY.md, "Dispatcher registry, pauses and retention").
+-- (docs/DECISIONS.md, "Registry, pauses and retention in the database").
 
 -- One row per running dispatcher, written by itself. A row whose heartbeat is
 -- older than three heartbeat intervals belongs to a dispatcher that is gone

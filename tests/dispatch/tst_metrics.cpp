@@ -5,6 +5,9 @@
 #include "dispatch/metrics.h"
 #include "dispatch/metricsserver.h"
 
+#include <QFile>
+#include <QRegularExpression>
+#include <QSet>
 #include <QTcpSocket>
 #include <QtTest>
 
@@ -26,6 +29,7 @@ private Q_SLOTS:
     void hugeValuesSaturate();
     void prometheusText();
     void metricsServer();
+    void alertRulesNameExposedMetrics();
 };
 
 void TestMetrics::bucketsCoverValues_data() {
@@ -175,6 +179,31 @@ void TestMetrics::metricsServer() {
     QVERIFY(response.startsWith("HTTP/1.1 404"));
     get("/metrics", response, "DELETE");
     QVERIFY(response.startsWith("HTTP/1.1 404"));
+}
+
+// Every metric the example alert rules (packaging/prometheus) use is one
+// this build exposes: a renamed metric must not silently disarm an alert.
+void TestMetrics::alertRulesNameExposedMetrics() {
+    QFile rules(qEnvironmentVariable("OUTBOX_SOURCE_DIR") +
+                QStringLiteral("/packaging/prometheus/outbox-alerts.yml"));
+    QVERIFY2(rules.open(QIODevice::ReadOnly), qPrintable(rules.fileName()));
+    const QString text = QString::fromUtf8(rules.readAll());
+    outbox::store::QueueGauges gauges;
+    gauges.readAt = QDateTime::currentDateTimeUtc();
+    const QString exposed =
+        QString::fromUtf8(outbox::dispatch::prometheusText(DispatcherStats()) +
+                          outbox::dispatch::queueGaugesText(gauges, gauges.readAt));
+    QSet<QString> names;
+    static const QRegularExpression metric(QStringLiteral("\\b(outbox_[a-z_]+)"));
+    for (auto it = metric.globalMatch(text); it.hasNext();)
+        names.insert(it.next().captured(1));
+    QVERIFY(names.size() >= 5);
+    for (const QString &name : names) {
+        const QRegularExpression line(QStringLiteral("^") + name + QStringLiteral("[ {]"),
+                                      QRegularExpression::MultilineOption);
+        QVERIFY2(line.match(exposed).hasMatch(), qPrintable(name));
+    }
+    QVERIFY(exposed.contains(QStringLiteral("outbox_queue_events{status=\"pending\"} 0")));
 }
 
 QTEST_GUILESS_MAIN(TestMetrics)
