@@ -109,6 +109,7 @@ private:
     core::Result<void> httpPair(const QString &suffix);
     core::Result<void> latency();
     core::Result<QJsonObject> burnDown();
+    core::Result<QJsonObject> retention();
     QJsonObject environment() const;
 
     const BenchOptions &o;
@@ -291,6 +292,44 @@ core::Result<QJsonObject> Benchmark::burnDown() {
     };
 }
 
+// Does retention slow delivery? The database-only dispatcher over a table
+// with an old delivered history, without retention and then with retention
+// deleting that history while it delivers (its first pass starts a second in).
+core::Result<QJsonObject> Benchmark::retention() {
+    const int history = o.retentionHistory;
+    double rates[2] = {0, 0};
+    qint64 deleted = 0;
+    for (const bool retain : {false, true}) {
+        progress(QStringLiteral("retention: %1 events over %2 old delivered ones, %3...")
+                     .arg(o.events)
+                     .arg(history)
+                     .arg(retain ? QStringLiteral("deleting them") : QStringLiteral("kept")));
+        if (auto loaded = load(o.events, kThroughputTopic); !loaded)
+            return loaded.error();
+        if (auto old = database.sql().loadDeliveredHistory(history, o.payloadBytes); !old)
+            return old.error();
+        DispatchPlan retaining = plan(false, o.events);
+        if (retain)
+            retaining.options.housekeeping.retainDelivered = core::Millis(86400000);
+        auto run = runDispatcher(retaining);
+        if (!run)
+            return run.error();
+        rates[retain ? 1 : 0] = rate(o.events, run->seconds);
+        auto left = database.sql().count(QStringLiteral("delivered"));
+        if (!left)
+            return left.error();
+        deleted = qint64(history) + o.events - left.value();
+    }
+    return QJsonObject{
+        {QStringLiteral("history_events"), history},
+        {QStringLiteral("events"), o.events},
+        {QStringLiteral("without_events_per_s"), rounded(rates[0], 0)},
+        {QStringLiteral("with_events_per_s"), rounded(rates[1], 0)},
+        {QStringLiteral("ratio"), rounded(rates[0] > 0 ? rates[1] / rates[0] : 0.0, 3)},
+        {QStringLiteral("deleted_during_run"), deleted},
+    };
+}
+
 QJsonObject Benchmark::environment() const {
     return machineJson(database.serverVersion(),
                        {
@@ -354,6 +393,12 @@ core::Result<BenchResults> Benchmark::run() {
     }
     runner.stop();
 
+    if (o.retentionHistory > 0) {
+        auto measured = in(QStringLiteral("retention"), retention());
+        if (!measured)
+            return measured.error();
+        r.retention = measured.value();
+    }
     if (o.burnDown > 0 && o.phases.contains(QLatin1String("burn-down"))) {
         auto tuned = in(QStringLiteral("burn-down"), burnDown());
         if (!tuned)

@@ -30,6 +30,9 @@ struct BenchOptions {
     core::Millis notifyDebounce{0}; // DispatcherOptions::notifyDebounce (as outboxctl dispatch)
     bool durable = false; // fsync and synchronous_commit on (default: off, like the tests)
     int payloadBytes = 256;
+    // > 0: the retention phase, database only, over this many old delivered
+    // rows: the rate without retention, then with it deleting that history.
+    int retentionHistory = 0;
     // Which measurements to run: "db", "http", "latency", "burn-down".
     QStringList phases{QStringLiteral("db"), QStringLiteral("http"), QStringLiteral("latency"),
                        QStringLiteral("burn-down")};
@@ -64,6 +67,10 @@ struct BenchResults {
     // consecutive windows of window_s). Empty when it did not run.
     QJsonObject burnDown;
     double rssMbMax = 0; // the benchmark process over the whole run
+    // The retention phase: history_events, events, without_events_per_s,
+    // with_events_per_s, ratio (with / without), deleted_during_run. Empty
+    // when it did not run.
+    QJsonObject retention;
 
     QJsonObject environment; // cpus, PostgreSQL version, Qt version, options...
 };

@@ -74,6 +74,8 @@ QJsonObject resultsJson(const BenchResults &r) {
     }
     if (!r.burnDown.isEmpty())
         json.insert(QStringLiteral("burn_down"), r.burnDown);
+    if (!r.retention.isEmpty())
+        json.insert(QStringLiteral("retention"), r.retention);
     const QList<Check> checks = checkTargets(r);
     json.insert(QStringLiteral("targets"),
                 checksJson(checks, QStringLiteral("name"), QStringLiteral("value")));

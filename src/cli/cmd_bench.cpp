@@ -100,6 +100,13 @@ void printHuman(QTextStream &out, const bench::BenchResults &r) {
              rates.join(QLatin1Char(' '))});
     };
     burnDownRows(r.burnDown, QStringLiteral("burn-down"));
+    if (!r.retention.isEmpty())
+        figures.addRow(
+            {QStringLiteral("database only without / with retention deleting %1 rows")
+                 .arg(r.retention.value(QLatin1String("deleted_during_run")).toInteger()),
+             rate(r.retention.value(QLatin1String("without_events_per_s")).toDouble()) +
+                 QStringLiteral(" / ") +
+                 rate(r.retention.value(QLatin1String("with_events_per_s")).toDouble())});
     figures.print(out);
     out << '\n';
 
@@ -136,6 +143,10 @@ int runBench(CommandContext &context) {
         option("events", "Events per throughput phase (default 50000).", "n"),
         option("repeat", "Rounds of the throughput phases; medians are reported (default 1).", "n"),
         option("burn-down", "Backlog for the burn-down (default 1000000; 0 skips it).", "n"),
+        option("retention-history",
+               "Also measure delivery with retention deleting this many old delivered events "
+               "(default 0: skip).",
+               "n"),
         option("latency-events", "Events in the latency phase (default 1000).", "n"),
         option("latency-interval", "Time between latency events (default 10ms).", "duration"),
         option("concurrency", "HTTP requests in flight (default 64).", "n"),
@@ -166,6 +177,7 @@ int runBench(CommandContext &context) {
          {std::tuple{QStringLiteral("events"), &options.events, 100},
           std::tuple{QStringLiteral("repeat"), &options.repeat, 1},
           std::tuple{QStringLiteral("burn-down"), &options.burnDown, 0},
+          std::tuple{QStringLiteral("retention-history"), &options.retentionHistory, 0},
           std::tuple{QStringLiteral("latency-events"), &options.latencyEvents, 10},
           std::tuple{QStringLiteral("concurrency"), &options.concurrency, 1},
           std::tuple{QStringLiteral("batch-size"), &options.batchSize, 1}}) {
