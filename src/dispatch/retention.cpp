@@ -3,14 +3,22 @@
 #include "dispatch/logging.h"
 #include "store/retentionstore.h"
 
+#include <QElapsedTimer>
 #include <QSysInfo>
+
+#include <algorithm>
 
 namespace outbox::dispatch {
 
 namespace {
 
-// Between two full batches: room for autovacuum and the other sessions.
+// Between two full batches: room for autovacuum and the other sessions. The
+// pause is at least kBatchPause and kPauseFactor times what the batch took,
+// so retention keeps one connection busy at most 1 / (1 + kPauseFactor) of
+// the time however slow the database is (a 50 ms batch of 1000 rows still
+// deletes 4000 rows a second, far more than a day's delivery needs).
 constexpr core::Millis kBatchPause{20};
+constexpr int kPauseFactor = 4;
 // The first pass soon after start, not a whole interval later.
 constexpr core::Millis kFirstPass{1000};
 
@@ -84,6 +92,8 @@ void Retention::step() {
     const core::Millis age =
         m_status == core::Status::Delivered ? m_options.retainDelivered : m_options.retainDead;
     store::RetentionStore store(m_session);
+    QElapsedTimer took;
+    took.start();
     auto deleted =
         store.deleteBatch(m_status, age, m_options.retentionBatch, QSysInfo::machineHostName());
     if (!deleted) {
@@ -94,13 +104,14 @@ void Retention::step() {
         return;
     }
     m_deletedInPass += deleted.value();
+    const core::Millis pause = std::max(kBatchPause, core::Millis(kPauseFactor * took.elapsed()));
     if (deleted.value() >= m_options.retentionBatch) {
-        m_timer.start(kBatchPause);
+        m_timer.start(pause);
         return;
     }
     if (m_status == core::Status::Delivered && m_options.retainDead.count() > 0) {
         m_status = core::Status::Dead;
-        m_timer.start(kBatchPause);
+        m_timer.start(pause);
         return;
     }
     endPass();
