@@ -77,6 +77,7 @@ DispatchersView::DispatchersView(QMainWindow *window, QAbstractItemView *navigat
 
 void DispatchersView::setConnInfo(const core::ConnInfo &info) {
     m_snapshot.reset();
+    m_activity->registry.reset(); // another database: nothing known until the first read
     m_watcher.setConnInfo(info);
 }
 
