@@ -28,11 +28,12 @@ private:
     }
 
     static QStringList commands() {
-        return {QStringLiteral("migrate"), QStringLiteral("enqueue"),  QStringLiteral("stats"),
-                QStringLiteral("list"),    QStringLiteral("show"),     QStringLiteral("requeue"),
-                QStringLiteral("retry"),   QStringLiteral("cancel"),   QStringLiteral("purge"),
-                QStringLiteral("replay"),  QStringLiteral("dispatch"), QStringLiteral("runner"),
-                QStringLiteral("bench")};
+        return {QStringLiteral("migrate"), QStringLiteral("enqueue"),     QStringLiteral("stats"),
+                QStringLiteral("list"),    QStringLiteral("show"),        QStringLiteral("requeue"),
+                QStringLiteral("retry"),   QStringLiteral("cancel"),      QStringLiteral("purge"),
+                QStringLiteral("replay"),  QStringLiteral("dispatch"),    QStringLiteral("runner"),
+                QStringLiteral("bench"),   QStringLiteral("dispatchers"), QStringLiteral("pause"),
+                QStringLiteral("resume")};
     }
 
 private Q_SLOTS:
