@@ -129,6 +129,11 @@ QString DispatcherConfig::describe() const {
     QStringList statuses;
     for (int status : permanentStatuses)
         statuses << QString::number(status);
+    const QString batchBounds =
+        delivery == Delivery::Batch
+            ? QString(QStringLiteral(" batch-max-events=") % QString::number(batchMaxEvents) %
+                      QStringLiteral(" batch-max-bytes=") % QString::number(batchMaxBytes))
+            : QString();
     QStringList parts{
         QStringLiteral("runner-url=") % showUrl(runnerUrl),
         QStringLiteral("batch-size=") % QString::number(batchSize),
@@ -142,7 +147,7 @@ QString DispatcherConfig::describe() const {
         QStringLiteral("shutdown-grace=") % formatDuration(shutdownGrace),
         QStringLiteral("permanent-status=") %
             (statuses.isEmpty() ? QStringLiteral("none") : statuses.join(QLatin1Char(','))),
-        QStringLiteral("delivery=") % deliveryName(delivery),
+        QStringLiteral("delivery=") % deliveryName(delivery) % batchBounds,
         QStringLiteral("namespace=") % (nameSpace.isEmpty() ? QStringLiteral("(all)") : nameSpace),
         QStringLiteral("worker-id=") %
             (workerId.isNull() ? QStringLiteral("(generated)") : uuidText(workerId)),
@@ -157,9 +162,6 @@ QString DispatcherConfig::describe() const {
     };
     if (!caFile.isEmpty())
         parts << QStringLiteral("ca-file=") % caFile;
-    if (delivery == Delivery::Batch)
-        parts << QStringLiteral("batch-max-events=") % QString::number(batchMaxEvents)
-              << QStringLiteral("batch-max-bytes=") % QString::number(batchMaxBytes);
     return parts.join(QLatin1Char(' '));
 }
 

@@ -166,7 +166,8 @@ void DevRunnerConnection::processNext() {
                                 " failed=" + QByteArray::number(s.failed) +
                                 " duplicates=" + QByteArray::number(s.duplicates) +
                                 " unique_ids=" + QByteArray::number(s.uniqueIds) +
-                                " bad_signatures=" + QByteArray::number(s.badSignatures) + '\n';
+                                " bad_signatures=" + QByteArray::number(s.badSignatures) +
+                                " batches=" + QByteArray::number(s.batches) + '\n';
         write(200, request.method == "HEAD" ? QByteArray() : body, {});
         return;
     }
