@@ -121,9 +121,7 @@ DispatcherSettingsForm::DispatcherSettingsForm(QSettings *settings, QWidget *par
                 onEdit();
         });
     connect(m_delivery, &QComboBox::currentIndexChanged, this, [this, onEdit] {
-        const bool batch = m_delivery->currentIndex() == 1;
-        m_batchMaxEvents->setEnabled(batch);
-        m_batchMaxBytes->setEnabled(batch);
+        enableBatchBounds();
         if (!m_loading)
             onEdit();
     });
@@ -145,6 +143,12 @@ DispatcherSettingsForm::DispatcherSettingsForm(QSettings *settings, QWidget *par
 
 DispatcherSettingsForm::~DispatcherSettingsForm() = default;
 
+void DispatcherSettingsForm::enableBatchBounds() {
+    const bool batch = m_delivery->currentData() == core::deliveryName(core::Delivery::Batch);
+    m_batchMaxEvents->setEnabled(batch);
+    m_batchMaxBytes->setEnabled(batch);
+}
+
 QLineEdit *DispatcherSettingsForm::durationField(Field field) const {
     return static_cast<QLineEdit *>(m_fields.value(field));
 }
@@ -162,6 +166,7 @@ void DispatcherSettingsForm::setConfig(const core::DispatcherConfig &config, boo
     m_delivery->setCurrentIndex(m_delivery->findData(core::deliveryName(config.delivery)));
     m_batchMaxEvents->setValue(config.batchMaxEvents);
     m_batchMaxBytes->setValue(int(std::min<qint64>(config.batchMaxBytes, 1 << 30)));
+    enableBatchBounds();
     durationField(Field::Lease)->setText(core::formatDuration(config.lease));
     durationField(Field::PollInterval)->setText(core::formatDuration(config.pollInterval));
     durationField(Field::BaseDelay)->setText(core::formatDuration(config.baseDelay));

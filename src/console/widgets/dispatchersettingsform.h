@@ -59,6 +59,7 @@ private:
     };
 
     QLineEdit *durationField(Field field) const;
+    void enableBatchBounds(); // the bounds only matter for batch delivery
     void validate();
     void load();
     void save();
