@@ -2,6 +2,7 @@
 
 #include "bench/harness.h"
 #include "bench/report.h"
+#include "core/dispatcherconfig.h"
 #include "core/duration.h"
 #include "core/result.h"
 #include "store/benchqueries.h"
@@ -30,6 +31,7 @@ struct BenchOptions {
     core::Millis notifyDebounce{0}; // DispatcherOptions::notifyDebounce (as outboxctl dispatch)
     bool durable = false; // fsync and synchronous_commit on (default: off, like the tests)
     int payloadBytes = 256;
+    core::Delivery delivery = core::Delivery::PerEvent; // end to end and latency
     // Which measurements to run: "db", "http", "latency", "burn-down".
     QStringList phases{QStringLiteral("db"), QStringLiteral("http"), QStringLiteral("latency"),
                        QStringLiteral("burn-down")};

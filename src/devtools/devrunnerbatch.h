@@ -20,7 +20,8 @@ struct BatchAnswer {
 };
 
 // The "id" of every element of a batch body {"events": [...]}, in order; an
-// error naming what is wrong when the body is not such a batch.
+// error naming what is wrong when the body is not such a batch (a check of
+// the structure, not a full JSON validation).
 core::Result<QList<QByteArray>> batchEventIds(const QByteArray &body);
 
 // The answer to a batch whose events `failed` are failed on purpose:

@@ -9,7 +9,9 @@
 #include <QJsonObject>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <cstdio>
 
 namespace outbox::dispatch {
 
@@ -50,6 +52,22 @@ void appendOptional(QByteArray &out, const std::optional<QString> &text) {
         out += "null";
 }
 
+// "2026-01-02T03:04:05.678Z", quoted; by hand because QDateTime's own
+// conversion and formatting cost several microseconds an event.
+void appendTimestamp(QByteArray &out, const QDateTime &time) {
+    using namespace std::chrono;
+    const sys_time<milliseconds> at{milliseconds(time.toMSecsSinceEpoch())};
+    const sys_days day = floor<days>(at);
+    const year_month_day date{day};
+    const hh_mm_ss<milliseconds> clock{at - day};
+    char text[40];
+    const int length = std::snprintf(text, sizeof text, "\"%04d-%02u-%02uT%02d:%02d:%02d.%03dZ\"",
+                                     int(date.year()), unsigned(date.month()), unsigned(date.day()),
+                                     int(clock.hours().count()), int(clock.minutes().count()),
+                                     int(clock.seconds().count()), int(clock.subseconds().count()));
+    out.append(text, length);
+}
+
 core::Result<QList<BatchFailure>> malformed(const QString &what) {
     return core::Error{core::ErrorKind::Invalid,
                        QStringLiteral("the runner's batch answer ") % what %
@@ -73,8 +91,9 @@ std::optional<core::Millis> retryAfterOf(const QJsonValue &value) {
 QByteArray batchElement(const store::ClaimedEvent &event) {
     QByteArray out;
     out.reserve(300 + event.payload.size());
+    const QByteArray id = event.id.toByteArray(QUuid::WithoutBraces); // as core::uuidText
     out += "{\"id\":\"";
-    out += core::uuidText(event.id).toLatin1();
+    out += id;
     out += "\",\"namespace\":";
     appendString(out, event.nameSpace);
     out += ",\"topic\":";
@@ -87,13 +106,17 @@ QByteArray batchElement(const store::ClaimedEvent &event) {
     out += ",\"aggregate_id\":";
     appendOptional(out, event.aggregateId);
     out += ",\"idempotency_key\":";
-    appendString(out, event.dedupeKey ? *event.dedupeKey : core::uuidText(event.id));
+    if (event.dedupeKey)
+        appendString(out, *event.dedupeKey);
+    else
+        out += '"' + id + '"';
     out += ",\"attempt\":";
     out += QByteArray::number(event.attempts);
     out += ",\"created_at\":";
-    appendOptional(out, event.createdAt.isValid()
-                            ? std::optional(event.createdAt.toUTC().toString(Qt::ISODateWithMs))
-                            : std::nullopt);
+    if (event.createdAt.isValid())
+        appendTimestamp(out, event.createdAt);
+    else
+        out += "null";
     out += ",\"payload\":";
     out += event.payload.isEmpty() ? QByteArrayView("null") : QByteArrayView(event.payload);
     out += '}';

@@ -236,7 +236,9 @@ void TestDevRunner::batchesAreAnsweredPerEvent() {
     for (const QUuid &id : ids) {
         if (id != ids.first())
             body += ',';
-        body += R"({"id": ")" + id.toByteArray(QUuid::WithoutBraces) + R"(", "payload": {}})";
+        // Ids inside a payload are the payload's, not events.
+        body += R"({"id": ")" + id.toByteArray(QUuid::WithoutBraces) +
+                R"(", "topic": "a \"quoted\" }", "payload": {"id": "x", "l": [{"id": 2}]}})";
     }
     body += "]}";
     const auto batchPost = [](const QByteArray &content) {
@@ -284,11 +286,20 @@ void TestDevRunner::batchesAreAnsweredPerEvent() {
     QCOMPARE(runner.stats().delivered, 3);
 
     // Not a batch body: 400, naming what is wrong.
-    client.send(batchPost(R"({"items": []})"));
-    QTRY_COMPARE(client.responses().size(), 3);
-    QCOMPARE(client.responses().at(2).status, 400);
-    QVERIFY2(client.responses().at(2).body.contains("no \"events\" array"),
-             client.responses().at(2).body.constData());
+    const QList<QPair<QByteArray, QByteArray>> malformed{
+        {R"({"items": []})", R"(no "events" array)"},
+        {R"({"events": [{"topic": "t"}]})", R"(an event without an "id")"},
+        {R"({"events": [{"id": "a"}])", "unbalanced brackets"},
+        {R"({"events": [{"id": "a}]})", "an unterminated string"},
+    };
+    for (const auto &[content, problem] : malformed) {
+        const qsizetype before = client.responses().size();
+        client.send(batchPost(content));
+        QTRY_COMPARE(client.responses().size(), before + 1);
+        QCOMPARE(client.responses().last().status, 400);
+        QVERIFY2(client.responses().last().body.contains(problem),
+                 client.responses().last().body.constData());
+    }
 }
 
 void TestDevRunner::latencyDelaysWithoutBlocking() {
