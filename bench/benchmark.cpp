@@ -127,6 +127,7 @@ DispatchPlan Benchmark::plan(bool http, qint64 target) const {
     if (http)
         plan.config.secrets = {runner.secret()};
     plan.config.batchSize = o.batchSize;
+    plan.config.delivery = http ? o.delivery : core::Delivery::PerEvent;
     // The in-process publisher's slots in the database-only phases.
     plan.config.concurrency = http ? o.concurrency : 100;
     plan.config.lease = core::Millis(30000);
@@ -210,6 +211,9 @@ core::Result<void> Benchmark::httpPair(const QString &suffix) {
     r.rounds[QStringLiteral("e2e_rounds")].append(e2eRate);
     r.rounds[QStringLiteral("e2e_ratio_rounds")].append(
         http->requestsPerSecond > 0 ? e2eRate / http->requestsPerSecond : 0.0);
+    if (const QList<double> dbOnly = r.rounds.value(QStringLiteral("db_only_rounds"));
+        o.delivery == core::Delivery::Batch && !dbOnly.isEmpty()) // this round's
+        r.rounds[QStringLiteral("e2e_db_only_ratio_rounds")].append(e2eRate / dbOnly.last());
     return {};
 }
 
@@ -343,6 +347,7 @@ QJsonObject Benchmark::environment() const {
                            {QStringLiteral("flush_delay_ms"),
                             qint64(dispatch::DispatcherOptions().flushDelay.count())},
                            {QStringLiteral("payload_bytes"), o.payloadBytes},
+                           {QStringLiteral("delivery"), core::deliveryName(o.delivery)},
                            {QStringLiteral("phases"), QJsonArray::fromStringList(o.phases)},
                        });
 }

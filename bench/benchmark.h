@@ -2,6 +2,7 @@
 
 #include "bench/harness.h"
 #include "bench/report.h"
+#include "core/dispatcherconfig.h"
 #include "core/duration.h"
 #include "core/result.h"
 #include "store/benchqueries.h"
@@ -33,6 +34,7 @@ struct BenchOptions {
     // > 0: the retention phase, database only, over this many old delivered
     // rows: the rate without retention, then with it deleting that history.
     int retentionHistory = 0;
+    core::Delivery delivery = core::Delivery::PerEvent; // end to end and latency
     // Which measurements to run: "db", "http", "latency", "burn-down".
     QStringList phases{QStringLiteral("db"), QStringLiteral("http"), QStringLiteral("latency"),
                        QStringLiteral("burn-down")};

@@ -14,7 +14,11 @@ QList<Check> checkTargets(const BenchResults &r) {
         checks.append({QStringLiteral("database only / database ceiling"), percent(dbRatio),
                        QStringLiteral(">= 80%"), dbRatio >= 0.80});
     }
-    if (r.httpRan) {
+    if (const auto batch = r.rounds.value(QStringLiteral("e2e_db_only_ratio_rounds"));
+        !batch.isEmpty()) // batch delivery: the database is the limit, not one request per event
+        checks.append({QStringLiteral("end to end (batch delivery) / database only"),
+                       percent(median(batch)), QStringLiteral(">= 80%"), median(batch) >= 0.80});
+    else if (r.httpRan) {
         const double e2eRatio = median(r.rounds.value(QStringLiteral("e2e_ratio_rounds")));
         checks.append({QStringLiteral("end to end / HTTP ceiling"), percent(e2eRatio),
                        QStringLiteral(">= 70%"), e2eRatio >= 0.70});
@@ -56,7 +60,8 @@ QJsonObject resultsJson(const BenchResults &r) {
           {"db_only_ratio", "db_only_ratio_rounds", 3},
           {"http_only_requests_per_s", "http_ceiling_rounds", 0},
           {"e2e_events_per_s", "e2e_rounds", 0},
-          {"e2e_ratio", "e2e_ratio_rounds", 3}}) {
+          {"e2e_ratio", "e2e_ratio_rounds", 3},
+          {"e2e_db_only_ratio", "e2e_db_only_ratio_rounds", 3}}) {
         const QList<double> values = r.rounds.value(QLatin1String(rounds));
         json.insert(QLatin1String(key), rounded(median(values), decimals));
         json.insert(QLatin1String(rounds), roundedArray(values, decimals));

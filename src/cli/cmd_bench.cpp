@@ -34,7 +34,8 @@ void printHuman(QTextStream &out, const bench::BenchResults &r) {
     figures.addRow({QStringLiteral("HTTP ceiling (QNetworkAccessManager x%1, no database)")
                         .arg(r.httpManagers),
                     rate(bench::median(rounds("http_ceiling_rounds")))});
-    figures.addRow({QStringLiteral("end to end (dispatcher, HTTP publisher)"),
+    const QString delivery = r.environment.value(QLatin1String("delivery")).toString();
+    figures.addRow({QStringLiteral("end to end (dispatcher, HTTP publisher, %1)").arg(delivery),
                     rate(bench::median(rounds("e2e_rounds")))});
     const auto perRound = [](const QList<double> &ratios) {
         QStringList parts;
@@ -61,6 +62,9 @@ void printHuman(QTextStream &out, const bench::BenchResults &r) {
         figures.addRow({QStringLiteral("  events/s per round (dispatcher/ceiling)"),
                         ratesPerRound(rounds("http_ceiling_rounds"), rounds("e2e_rounds"))});
     }
+    if (rounds("e2e_db_only_ratio_rounds").size() > 1)
+        figures.addRow({QStringLiteral("end to end / database only, per round"),
+                        perRound(rounds("e2e_db_only_ratio_rounds"))});
     figures.addRow(
         {QStringLiteral("end to end duplicates at the runner"), QString::number(r.e2eDuplicates)});
     figures.addRow({QStringLiteral("commit->delivered p50 / p90 (%1 events)")
@@ -151,6 +155,10 @@ int runBench(CommandContext &context) {
         option("latency-interval", "Time between latency events (default 10ms).", "duration"),
         option("concurrency", "HTTP requests in flight (default 64).", "n"),
         option("batch-size", "Rows per claim (default 100).", "n"),
+        option("delivery",
+               "How the end-to-end and latency phases deliver: per-event (default) or batch "
+               "(then end to end is checked against the database-only rate).",
+               "mode"),
         option("notify-debounce", "The dispatcher's NOTIFY debounce (default 0ms).", "duration"),
         option("durable", "fsync and synchronous_commit on (default off, like the tests)."),
         option("only",
@@ -212,6 +220,12 @@ int runBench(CommandContext &context) {
         }
     }
     options.durable = parser.isSet(QStringLiteral("durable"));
+    if (parser.isSet(QStringLiteral("delivery"))) {
+        const auto delivery = core::deliveryNamed(parser.value(QStringLiteral("delivery")));
+        if (!delivery)
+            return parser.usageError(QStringLiteral("--delivery: use per-event or batch"));
+        options.delivery = *delivery;
+    }
 
     // The library's per-event debug lines would drown the figures.
     QLoggingCategory::setFilterRules(QStringLiteral("outbox.*.debug=false\noutbox.*.info=false"));

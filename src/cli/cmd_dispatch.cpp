@@ -45,6 +45,24 @@ core::Result<QList<int>> parseStatuses(const QString &text) {
     return statuses;
 }
 
+// --delivery and the batch bounds.
+core::Result<void> readDelivery(CommandParser &parser, core::DispatcherConfig &config) {
+    if (parser.isSet(QStringLiteral("delivery"))) {
+        const auto delivery = core::deliveryNamed(parser.value(QStringLiteral("delivery")));
+        if (!delivery)
+            return usage(QStringLiteral("--delivery '%1' is unknown; use per-event (one request "
+                                        "per event) or batch (many events per request)")
+                             .arg(parser.value(QStringLiteral("delivery")).trimmed()));
+        config.delivery = *delivery;
+    }
+    auto bytes = parser.integer(QStringLiteral("batch-max-bytes"), config.batchMaxBytes,
+                                std::numeric_limits<qint64>::min(), qint64(1) << 30);
+    if (!bytes)
+        return bytes.error();
+    config.batchMaxBytes = bytes.value();
+    return {};
+}
+
 // Everything from the command line and the environment; secrets are read
 // from files (never taken on the command line, where `ps` would show them).
 core::Result<DispatchOptions> readOptions(CommandParser &parser) {
@@ -74,9 +92,11 @@ core::Result<DispatchOptions> readOptions(CommandParser &parser) {
     // Sizes below 1 are left to DispatcherConfig::validate(), whose message
     // names the fix.
     constexpr qint64 maxSize = 1000000;
-    for (auto [name, target] : {std::pair{QStringLiteral("batch-size"), &config.batchSize},
-                                std::pair{QStringLiteral("concurrency"), &config.concurrency},
-                                std::pair{QStringLiteral("max-attempts"), &config.maxAttempts}}) {
+    for (auto [name, target] :
+         {std::pair{QStringLiteral("batch-size"), &config.batchSize},
+          std::pair{QStringLiteral("concurrency"), &config.concurrency},
+          std::pair{QStringLiteral("max-attempts"), &config.maxAttempts},
+          std::pair{QStringLiteral("batch-max-events"), &config.batchMaxEvents}}) {
         auto value = parser.integer(name, *target, std::numeric_limits<int>::min(), maxSize);
         if (!value)
             return value.error();
@@ -95,6 +115,8 @@ core::Result<DispatchOptions> readOptions(CommandParser &parser) {
         if (value.value())
             *target = *value.value();
     }
+    if (const auto delivery = readDelivery(parser, config); !delivery)
+        return delivery.error();
     auto workerId = parser.uuid(QStringLiteral("worker-id"));
     if (!workerId)
         return workerId.error();
@@ -210,7 +232,20 @@ void addDispatchOptions(CommandParser &parser) {
                "file"),
         option("ca-file", "Extra CA bundle (PEM) for an https runner.", "file"),
         option("batch-size", "Most rows claimed per statement (default 100).", "n"),
-        option("concurrency", "Most requests in flight (default 64).", "n"),
+        option("concurrency",
+               "Most events in flight (default 64): one request each, or shared by batches with "
+               "--delivery batch.",
+               "n"),
+        option("delivery",
+               "per-event (default: one request per event) or batch (many events per request, "
+               "for runners that accept the batch format; see the README).",
+               "mode"),
+        option("batch-max-events", "With --delivery batch: most events per request (default 100).",
+               "n"),
+        option("batch-max-bytes",
+               "With --delivery batch: most bytes of body per request (default 1048576); a "
+               "larger event travels alone.",
+               "bytes"),
         option("lease", "How long a claimed row stays reserved (default 30s).", "duration"),
         option("poll-interval",
                "Watchdog poll when no NOTIFY arrives (default 1s; at most lease/3).", "duration"),

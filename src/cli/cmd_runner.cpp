@@ -35,19 +35,21 @@ QJsonObject statsJson(const devtools::DevRunnerStats &stats) {
         {QStringLiteral("bad_signatures"), stats.badSignatures},
         {QStringLiteral("duplicates"), stats.duplicates},
         {QStringLiteral("unique"), stats.uniqueIds},
+        {QStringLiteral("batches"), stats.batches},
     };
 }
 
 QString statsLine(const devtools::DevRunnerStats &stats) {
     return QStringLiteral("received=%1 delivered=%2 failed=%3 bad_signatures=%4 duplicates=%5 "
-                          "unique=%6 connections=%7")
+                          "unique=%6 connections=%7 batches=%8")
         .arg(stats.received)
         .arg(stats.delivered)
         .arg(stats.failed)
         .arg(stats.badSignatures)
         .arg(stats.duplicates)
         .arg(stats.uniqueIds)
-        .arg(stats.connections);
+        .arg(stats.connections)
+        .arg(stats.batches);
 }
 
 // --secret and --secret-file together; $OUTBOX_RUNNER_SECRET when neither
@@ -80,6 +82,7 @@ core::Result<devtools::DevRunnerSettings> readSettings(CommandParser &parser) {
         return usage(QStringLiteral("--fail-rate must be between 0 and 1 (e.g. 0.2 fails one "
                                     "request in five)"));
     settings.failRate = failRate.value();
+    settings.failPermanent = parser.isSet(QStringLiteral("fail-permanent"));
 
     auto failStatus = parser.integer(QStringLiteral("fail-status"), 503, 300, 599);
     if (!failStatus)
@@ -140,7 +143,11 @@ void addRunnerOptions(CommandParser &parser) {
                "(space-separated); none = no verification.",
                "secret"),
         option("secret-file", "Read the secrets from a file, one per line.", "file"),
-        option("fail-rate", "Share of requests (0..1) answered with --fail-status.", "p"),
+        option("fail-rate",
+               "Share of requests (0..1) answered with --fail-status; in a batch, share of its "
+               "events listed as failed.",
+               "p"),
+        option("fail-permanent", "A batch lists its failed events as permanent (dead at once)."),
         option("fail-status", "Status of the failures (default 503).", "code"),
         option("status", "Answer every verified request with this status (e.g. 500 or 410).",
                "code"),
@@ -159,6 +166,9 @@ void addRunnerOptions(CommandParser &parser) {
     parser.setEpilog(QStringLiteral(
         "GET on any path answers the counters as text (received=... delivered=... "
         "duplicates=... unique_ids=...).\n"
+        "A request with the header Outbox-Batch is a batch ({\"events\": [...]}, see the "
+        "README): it is\nanswered {\"failed\": [...]}, --fail-rate applying to each event, and "
+        "counted per event.\n"
         "SIGINT or SIGTERM stops the runner and logs the final counters (exit 0).\n"
         "\n"
         "Example:\n"

@@ -1,5 +1,6 @@
 #include "core/dispatcherconfig.h"
 
+#include "core/enumnames.h"
 #include "core/uuidtext.h"
 #include "core/webhooksigner.h"
 
@@ -34,7 +35,18 @@ Result<void> checkPositive(const char *flag, Millis value, const char *example) 
                   QLatin1Char(' ') % QLatin1String(example));
 }
 
+constexpr EnumName<Delivery> kDeliveryNames[] = {{Delivery::PerEvent, "per-event"},
+                                                 {Delivery::Batch, "batch"}};
+
 } // namespace
+
+QString deliveryName(Delivery delivery) {
+    return nameOf(kDeliveryNames, delivery, "per-event");
+}
+
+std::optional<Delivery> deliveryNamed(QStringView name) {
+    return valueNamed(kDeliveryNames, name);
+}
 
 Result<void> DispatcherConfig::validate() const {
     if (runnerUrl.isEmpty())
@@ -58,10 +70,15 @@ Result<void> DispatcherConfig::validate() const {
                        checkPositive("--poll-interval", pollInterval, "1s"),
                        checkPositive("--base-delay", baseDelay, "1s"),
                        checkPositive("--max-delay", maxDelay, "5m"),
-                       checkPositive("--request-timeout", requestTimeout, "10s")}) {
+                       checkPositive("--request-timeout", requestTimeout, "10s"),
+                       checkPositive("--batch-max-events", batchMaxEvents, "100")}) {
         if (!check)
             return check;
     }
+    if (batchMaxBytes < 1)
+        return refuse(QStringLiteral("--batch-max-bytes must be at least 1 (got ") %
+                      QString::number(batchMaxBytes) %
+                      QStringLiteral("); use e.g. --batch-max-bytes 1048576"));
     if (shutdownGrace.count() < 0)
         return refuse(QStringLiteral("--shutdown-grace must not be negative (got ") %
                       formatDuration(shutdownGrace) %
@@ -112,6 +129,11 @@ QString DispatcherConfig::describe() const {
     QStringList statuses;
     for (int status : permanentStatuses)
         statuses << QString::number(status);
+    const QString batchBounds =
+        delivery == Delivery::Batch
+            ? QString(QStringLiteral(" batch-max-events=") % QString::number(batchMaxEvents) %
+                      QStringLiteral(" batch-max-bytes=") % QString::number(batchMaxBytes))
+            : QString();
     QStringList parts{
         QStringLiteral("runner-url=") % showUrl(runnerUrl),
         QStringLiteral("batch-size=") % QString::number(batchSize),
@@ -125,6 +147,7 @@ QString DispatcherConfig::describe() const {
         QStringLiteral("shutdown-grace=") % formatDuration(shutdownGrace),
         QStringLiteral("permanent-status=") %
             (statuses.isEmpty() ? QStringLiteral("none") : statuses.join(QLatin1Char(','))),
+        QStringLiteral("delivery=") % deliveryName(delivery) % batchBounds,
         QStringLiteral("namespace=") % (nameSpace.isEmpty() ? QStringLiteral("(all)") : nameSpace),
         QStringLiteral("worker-id=") %
             (workerId.isNull() ? QStringLiteral("(generated)") : uuidText(workerId)),

@@ -8,7 +8,19 @@
 #include <QUrl>
 #include <QUuid>
 
+#include <optional>
+
 namespace outbox::core {
+
+// How events travel to the runner: one request per event, or many events in
+// one request (the batch format of the delivery contract in README.md).
+enum class Delivery {
+    PerEvent,
+    Batch,
+};
+
+QString deliveryName(Delivery delivery); // "per-event", "batch"
+std::optional<Delivery> deliveryNamed(QStringView name);
 
 // Everything a dispatcher needs to run. Secrets are held here only in memory
 // and never rendered by describe().
@@ -29,6 +41,9 @@ struct DispatcherConfig {
     QUuid workerId;                    // null = generate at start
     QString nameSpace;                 // empty = all namespaces
     QList<int> permanentStatuses{410}; // HTTP statuses that dead-letter at once
+    Delivery delivery = Delivery::PerEvent;
+    int batchMaxEvents = 100;           // batch delivery: most events per request
+    qint64 batchMaxBytes = 1024 * 1024; // batch delivery: most body bytes per request
 
     // Refuses: non-http(s) URL, sizes < 1, poll_interval > lease/3,
     // request_timeout >= lease, base > max, ... with a message naming the

@@ -1,6 +1,7 @@
 #include "devtools/devrunner.h"
 
 #include "core/webhooksigner.h"
+#include "devtools/devrunnerbatch.h"
 #include "devtools/devrunnerconnection.h"
 #include "devtools/logging.h"
 #include "dispatch/logging.h"
@@ -138,7 +139,8 @@ int DevRunner::decide(DevRunnerSettings &settings, const DevRunnerRequest &reque
         reason = "fixed status\n";
         return settings.fixedStatus;
     }
-    if (settings.failRate > 0.0 && m_shared->rng.generateDouble() < settings.failRate) {
+    const bool batch = !request.header("outbox-batch").isEmpty(); // failRate per event
+    if (!batch && settings.failRate > 0.0 && m_shared->rng.generateDouble() < settings.failRate) {
         reason = "simulated failure\n";
         return settings.failStatus;
     }
@@ -146,26 +148,60 @@ int DevRunner::decide(DevRunnerSettings &settings, const DevRunnerRequest &reque
     return 200;
 }
 
-void DevRunner::account(const DevRunnerRequest &request, int status, bool dropped) {
+BatchAnswer DevRunner::answerBatch(const DevRunnerRequest &request,
+                                   const DevRunnerSettings &settings) {
+    BatchAnswer answer;
+    const auto ids = batchEventIds(request.body);
+    if (!ids) {
+        answer.status = 400;
+        answer.body = ids.errorMessage().toUtf8() + '\n';
+        return answer;
+    }
+    QList<QByteArray> failed;
+    {
+        QMutexLocker lock(&m_shared->mutex);
+        for (const QByteArray &id : ids.value()) {
+            if (settings.failRate > 0.0 && m_shared->rng.generateDouble() < settings.failRate)
+                failed.append(id);
+            else
+                answer.delivered.append(id);
+        }
+    }
+    bool retryAfterOk = false;
+    const qint64 retryAfter = settings.retryAfter.toLongLong(&retryAfterOk);
+    answer.failed = failed.size();
+    answer.body = batchAnswer(failed, settings.failPermanent, retryAfterOk ? retryAfter : -1);
+    return answer;
+}
+
+void DevRunner::account(const DevRunnerRequest &request, int status, bool dropped,
+                        const BatchAnswer *batch) {
+    const auto countDelivered = [this](const QByteArray &id) {
+        const QUuid uuid = QUuid::fromString(QLatin1String(id));
+        int &count = uuid.isNull() ? m_shared->deliveredOtherIds[id] : m_shared->deliveredIds[uuid];
+        if (count++ == 0)
+            ++m_shared->stats.uniqueIds;
+        else
+            ++m_shared->stats.duplicates;
+    };
     {
         QMutexLocker lock(&m_shared->mutex);
         DevRunnerStats &stats = m_shared->stats;
+        if (batch)
+            ++stats.batches;
         if (status == 401) {
             ++stats.badSignatures;
         } else if (dropped || status < 200 || status >= 300) {
             ++stats.failed;
+        } else if (batch) {
+            stats.delivered += batch->delivered.size();
+            stats.failed += batch->failed;
+            for (const QByteArray &id : batch->delivered)
+                countDelivered(id);
         } else {
             ++stats.delivered;
-            const QByteArray id = request.header("webhook-id");
-            if (!id.isEmpty()) {
-                const QUuid uuid = QUuid::fromString(QLatin1String(id));
-                int &count =
-                    uuid.isNull() ? m_shared->deliveredOtherIds[id] : m_shared->deliveredIds[uuid];
-                if (count++ == 0)
-                    ++stats.uniqueIds;
-                else
-                    ++stats.duplicates;
-            }
+            if (const QByteArray id = request.header("webhook-id"); !id.isEmpty())
+                countDelivered(id);
         }
         if (m_shared->recording) {
             DevRunnerRequest copy = request;

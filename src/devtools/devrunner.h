@@ -21,7 +21,8 @@ class QTcpServer;
 
 namespace outbox::devtools {
 class DevRunnerConnection;
-}
+struct BatchAnswer;
+} // namespace outbox::devtools
 
 namespace outbox::devtools {
 
@@ -36,7 +37,9 @@ struct DevRunnerSettings {
     };
 
     Mode mode = Mode::Normal;
-    double failRate = 0.0; // 0..1: share of requests answered with failStatus
+    double failRate = 0.0;      // 0..1: share of requests answered with failStatus; in a batch,
+                                // share of its events listed as failed
+    bool failPermanent = false; // a batch lists its failures as permanent
     int failStatus = 503;
     int fixedStatus = 0;     // non-zero: answer every verified request with this status
     core::Millis latency{0}; // delay before answering (a timer; the runner never blocks)
@@ -50,11 +53,13 @@ struct DevRunnerSettings {
 struct DevRunnerStats {
     qint64 connections = 0;   // TCP connections accepted
     qint64 received = 0;      // complete requests read
-    qint64 delivered = 0;     // answered 2xx
-    qint64 failed = 0;        // answered non-2xx on purpose, or dropped/never answered by a mode
+    qint64 delivered = 0;     // answered 2xx (in a batch answered 2xx: each event not failed)
+    qint64 failed = 0;        // answered non-2xx on purpose, or dropped/never answered by a mode;
+                              // in a batch answered 2xx: each event listed as failed
+    qint64 batches = 0;       // requests that carried a batch (header Outbox-Batch)
     qint64 badSignatures = 0; // answered 401 (missing or wrong signature)
     qint64 duplicates = 0;    // 2xx answers for an id that had already been answered 2xx
-    qint64 uniqueIds = 0;     // distinct ids answered 2xx
+    qint64 uniqueIds = 0;     // distinct ids answered 2xx (in batches: the events' ids)
 };
 
 // One request as the runner saw it (recorded only when recording is on).
@@ -71,8 +76,10 @@ struct DevRunnerRequest {
 
 // A development HTTP runner: HTTP/1.1 with keep-alive and Content-Length
 // bodies (pipelined requests are answered in order), Standard Webhooks
-// signature verification, delivery and duplicate counting per webhook-id,
-// and failure injection. Used by `outboxctl runner`, demo mode, tests and
+// signature verification, delivery and duplicate counting per webhook-id
+// (per event id in batches: requests with the Outbox-Batch header, answered
+// with the batch format of README.md's delivery contract), and failure
+// injection. Used by `outboxctl runner`, demo mode, tests and
 // benchmarks.
 //
 // Threading: the runner serves connections in the thread it lives in; call
@@ -127,7 +134,10 @@ private:
 
     void onNewConnection();
     int decide(DevRunnerSettings &settings, const DevRunnerRequest &request, QByteArray &reason);
-    void account(const DevRunnerRequest &request, int status, bool dropped);
+    // The answer to a verified batch request; failRate applies to each event.
+    BatchAnswer answerBatch(const DevRunnerRequest &request, const DevRunnerSettings &settings);
+    void account(const DevRunnerRequest &request, int status, bool dropped,
+                 const BatchAnswer *batch = nullptr);
 
     QTcpServer *m_server = nullptr;
     QSet<DevRunnerConnection *> m_connections;

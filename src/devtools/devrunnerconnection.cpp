@@ -1,5 +1,7 @@
 #include "devtools/devrunnerconnection.h"
 
+#include "devtools/devrunnerbatch.h"
+
 #include <QDateTime>
 #include <QTcpSocket>
 #include <QTimer>
@@ -164,7 +166,8 @@ void DevRunnerConnection::processNext() {
                                 " failed=" + QByteArray::number(s.failed) +
                                 " duplicates=" + QByteArray::number(s.duplicates) +
                                 " unique_ids=" + QByteArray::number(s.uniqueIds) +
-                                " bad_signatures=" + QByteArray::number(s.badSignatures) + '\n';
+                                " bad_signatures=" + QByteArray::number(s.badSignatures) +
+                                " batches=" + QByteArray::number(s.batches) + '\n';
         write(200, request.method == "HEAD" ? QByteArray() : body, {});
         return;
     }
@@ -206,6 +209,13 @@ void DevRunnerConnection::processNext() {
         if (status == 401)
             extra.append(
                 qMakePair(QByteArray("WWW-Authenticate"), QByteArray("webhook-signature")));
+        if (status >= 200 && status < 300 && !request.header("outbox-batch").isEmpty()) {
+            const BatchAnswer batch = m_runner->answerBatch(request, settings);
+            m_runner->account(request, batch.status, false, &batch);
+            write(batch.status, batch.body, extra,
+                  batch.status == 200 ? "application/json" : "text/plain; charset=utf-8");
+            return;
+        }
         m_runner->account(request, status, false);
         write(status, reason, extra);
     };
@@ -216,12 +226,13 @@ void DevRunnerConnection::processNext() {
 }
 
 void DevRunnerConnection::write(int status, const QByteArray &body,
-                                const QList<QPair<QByteArray, QByteArray>> &headers) {
+                                const QList<QPair<QByteArray, QByteArray>> &headers,
+                                QByteArrayView contentType) {
     QByteArray out;
     out.reserve(160 + body.size());
     out += "HTTP/1.1 " + QByteArray::number(status) + ' ' + reasonPhrase(status) + "\r\n";
-    out += "Content-Type: text/plain; charset=utf-8\r\nContent-Length: " +
-           QByteArray::number(body.size()) + "\r\n";
+    out += "Content-Type: " + contentType.toByteArray() +
+           "\r\nContent-Length: " + QByteArray::number(body.size()) + "\r\n";
     for (const auto &[name, value] : headers)
         out += name + ": " + value + "\r\n";
     if (!m_keepAlive)

@@ -27,7 +27,8 @@ private:
     Parse parse(DevRunnerRequest &request, int &errorStatus);
     void processNext();
     void write(int status, const QByteArray &body,
-               const QList<QPair<QByteArray, QByteArray>> &headers);
+               const QList<QPair<QByteArray, QByteArray>> &headers,
+               QByteArrayView contentType = "text/plain; charset=utf-8");
 
     DevRunner *m_runner;
     QTcpSocket *m_socket;

@@ -2,7 +2,7 @@
 
 #include "core/uuidtext.h"
 #include "core/uuidv7.h"
-#include "dispatch/httppublisher.h"
+#include "dispatch/deliverypublisher.h"
 #include "dispatch/logging.h"
 #include "dispatch/notifier.h"
 #include "dispatch/threadedpublisher.h"
@@ -67,7 +67,7 @@ Dispatcher::~Dispatcher() {
 PublisherFactory Dispatcher::httpPublisherFactory() {
     // Its own thread: claims and acks wait on the database, and requests and
     // replies should not wait for them (docs/PERFORMANCE.md).
-    return ThreadedPublisher::inOwnThread([] { return std::make_unique<HttpPublisher>(); },
+    return ThreadedPublisher::inOwnThread([] { return std::make_unique<DeliveryPublisher>(); },
                                           QStringLiteral("outbox-http"));
 }
 

@@ -1,13 +1,11 @@
 #include "dispatch/httppublisher.h"
 
 #include "core/retrypolicy.h"
-#include "core/uuidtext.h"
 #include "dispatch/logging.h"
 
 #include <QDateTime>
 #include <QNetworkAccessManager>
 #include <QNetworkReply>
-#include <QSslCertificate>
 
 #include <algorithm>
 
@@ -16,25 +14,6 @@ namespace outbox::dispatch {
 namespace {
 
 constexpr qsizetype ExcerptReadBytes = 2048;
-
-// Header values must not carry line breaks or raw non-ASCII; namespace, topic
-// and keys are free text in the table, so everything outside printable ASCII
-// (and '%' itself) is percent-encoded UTF-8.
-QByteArray headerValue(const QString &text) {
-    const QByteArray utf8 = text.toUtf8();
-    QByteArray out;
-    out.reserve(utf8.size());
-    for (char c : utf8) {
-        const auto byte = uchar(c);
-        if (byte < 0x20 || byte >= 0x7f || byte == '%') {
-            out += '%';
-            out += QByteArray::number(byte, 16).rightJustified(2, '0').toUpper();
-        } else {
-            out += c;
-        }
-    }
-    return out;
-}
 
 QString reasonPhrase(QNetworkReply *reply) {
     return QString::fromLatin1(
@@ -64,31 +43,11 @@ PublishOutcome::Kind HttpPublisher::classifyStatus(int httpStatus,
 }
 
 core::Result<void> HttpPublisher::configure(const core::DispatcherConfig &config) {
-    auto signer = core::WebhookSigner::fromSecrets(config.secrets);
-    if (!signer)
-        return core::Result<void>(signer.error());
-
-    QSslConfiguration ssl = QSslConfiguration::defaultConfiguration();
-    if (!config.caFile.isEmpty()) {
-        const QList<QSslCertificate> certificates =
-            QSslCertificate::fromPath(config.caFile, QSsl::Pem);
-        if (certificates.isEmpty())
-            return core::Result<void>::failure(
-                core::ErrorKind::Invalid,
-                QStringLiteral("the CA bundle \"") % config.caFile %
-                    QStringLiteral("\" contains no PEM certificate; give a PEM file with the "
-                                   "runner's CA (-----BEGIN CERTIFICATE-----)"));
-        ssl.addCaCertificates(certificates);
-    }
-
-    m_target.url = config.runnerUrl;
-    m_target.signer = std::move(signer).value();
-    m_bearerToken = config.bearerToken;
-    m_target.authorization =
-        config.bearerToken.isEmpty() ? QByteArray() : "Bearer " + config.bearerToken.toUtf8();
-    m_target.timeout = config.requestTimeout;
+    auto target = webhookTarget(config);
+    if (!target)
+        return core::Result<void>(target.error());
+    m_target = std::move(target).value();
     m_permanentStatuses = config.permanentStatuses;
-    m_target.ssl = ssl;
     resizePool((std::max(config.concurrency, 1) + ConnectionsPerManager - 1) /
                ConnectionsPerManager);
     m_configured = true;
@@ -106,43 +65,6 @@ void HttpPublisher::resizePool(int count) {
         m_load.push_back(0);
     }
     m_activeManagers = count;
-}
-
-QNetworkRequest webhookRequest(const WebhookTarget &target, const store::ClaimedEvent &event) {
-    QNetworkRequest request(target.url);
-    const QByteArray id = core::uuidText(event.id).toLatin1();
-    const qint64 timestamp = QDateTime::currentSecsSinceEpoch();
-    request.setHeader(QNetworkRequest::ContentTypeHeader, QByteArrayLiteral("application/json"));
-    request.setRawHeader(QByteArrayLiteral("webhook-id"), id);
-    request.setRawHeader(QByteArrayLiteral("webhook-timestamp"), QByteArray::number(timestamp));
-    if (target.signer.isEnabled())
-        request.setRawHeader(QByteArrayLiteral("webhook-signature"),
-                             target.signer.sign(id, timestamp, event.payload));
-    request.setRawHeader(QByteArrayLiteral("Idempotency-Key"),
-                         event.dedupeKey ? headerValue(*event.dedupeKey) : id);
-    request.setRawHeader(QByteArrayLiteral("Outbox-Namespace"), headerValue(event.nameSpace));
-    request.setRawHeader(QByteArrayLiteral("Outbox-Topic"), headerValue(event.topic));
-    if (event.tenantId)
-        request.setRawHeader(QByteArrayLiteral("Outbox-Tenant"),
-                             core::uuidText(*event.tenantId).toLatin1());
-    request.setRawHeader(QByteArrayLiteral("Outbox-Attempt"), QByteArray::number(event.attempts));
-    if (!target.authorization.isEmpty())
-        request.setRawHeader(QByteArrayLiteral("Authorization"), target.authorization);
-
-    // HTTP/2 in Qt 6.4 stalls about 40 ms per round trip; HTTP/1.1 keep-alive
-    // with a pool of managers is far faster for small POSTs.
-    request.setAttribute(QNetworkRequest::Http2AllowedAttribute, false);
-    request.setAttribute(QNetworkRequest::RedirectPolicyAttribute,
-                         QNetworkRequest::ManualRedirectPolicy);
-    request.setAttribute(QNetworkRequest::CookieLoadControlAttribute, QNetworkRequest::Manual);
-    request.setAttribute(QNetworkRequest::CookieSaveControlAttribute, QNetworkRequest::Manual);
-    request.setAttribute(QNetworkRequest::CacheLoadControlAttribute,
-                         QNetworkRequest::AlwaysNetwork);
-    request.setAttribute(QNetworkRequest::CacheSaveControlAttribute, false);
-    request.setTransferTimeout(int(std::min<qint64>(target.timeout.count(), INT_MAX)));
-    if (target.url.scheme().compare(QLatin1String("https"), Qt::CaseInsensitive) == 0)
-        request.setSslConfiguration(target.ssl);
-    return request;
 }
 
 void HttpPublisher::publish(const store::ClaimedEvent &event) {
@@ -214,11 +136,7 @@ void HttpPublisher::onReplyFinished(QNetworkReply *reply) {
 }
 
 QString HttpPublisher::scrub(QString text) const {
-    if (!m_bearerToken.isEmpty())
-        text.replace(m_bearerToken, QStringLiteral("***"));
-    if (!m_target.url.password().isEmpty())
-        text.replace(m_target.url.password(), QStringLiteral("***"));
-    return text;
+    return scrubSecrets(m_target, std::move(text));
 }
 
 QString HttpPublisher::excerpt(const QByteArray &body) const {

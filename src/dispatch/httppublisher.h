@@ -1,16 +1,13 @@
 #pragma once
 
-#include "core/webhooksigner.h"
 #include "dispatch/publisher.h"
+#include "dispatch/webhookrequest.h"
 
 #include <QElapsedTimer>
 #include <QHash>
 #include <QList>
-#include <QNetworkRequest>
 #include <QPointer>
-#include <QSslConfiguration>
 #include <QTimer>
-#include <QUrl>
 
 #include <memory>
 #include <vector>
@@ -19,20 +16,6 @@ class QNetworkAccessManager;
 class QNetworkReply;
 
 namespace outbox::dispatch {
-
-// Where one publisher's requests go, and how they are signed.
-struct WebhookTarget {
-    QUrl url;
-    core::WebhookSigner signer;
-    QByteArray authorization; // the Authorization header ("Bearer <token>"); empty: none
-    core::Millis timeout{10000};
-    QSslConfiguration ssl; // used for https
-};
-
-// The request for one event exactly as the dispatcher sends it: the Standard
-// Webhooks and Outbox-* headers, HTTP/1.1, no redirects, cookies or cache.
-// The benchmark's HTTP ceiling sends the same request.
-QNetworkRequest webhookRequest(const WebhookTarget &target, const store::ClaimedEvent &event);
 
 // POSTs claimed events to the runner (the delivery contract in README.md):
 //  - body: the payload bytes, Content-Type: application/json
@@ -89,7 +72,6 @@ private:
     QHash<QNetworkReply *, InFlight> m_replies;
 
     WebhookTarget m_target;
-    QString m_bearerToken; // to scrub it from response excerpts
     QList<int> m_permanentStatuses{410};
     QTimer m_deadlineTimer; // hard request deadline (the transfer timeout is an idle timeout)
     int m_activeManagers = 0;

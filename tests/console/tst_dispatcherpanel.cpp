@@ -12,6 +12,7 @@
 #include "store/queries.h"
 #include "support/pgfixture.h"
 
+#include <QComboBox>
 #include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
@@ -64,6 +65,7 @@ private Q_SLOTS:
     void validFormEnablesStart();
     void readOnlyDisablesStart();
     void settingsPersistWithoutSecret();
+    void batchDeliverySetting();
     void readyToCloseWhenIdle();
     void logIsBounded();
     void chartKeepsWindow();
@@ -215,6 +217,40 @@ void TestDispatcherPanel::settingsPersistWithoutSecret() {
     QCOMPARE(reread.value(QStringLiteral("dispatcher/runnerUrl")).toString(),
              QStringLiteral("http://runner.test/hooks"));
     QCOMPARE(reread.value(QStringLiteral("dispatcher/concurrency")).toInt(), 7);
+}
+
+void TestDispatcherPanel::batchDeliverySetting() {
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QString path = dir.filePath(QStringLiteral("console.ini"));
+    {
+        QSettings settings(path, QSettings::IniFormat);
+        DispatcherPanel panel(&settings);
+        child<QLineEdit>(&panel, "runnerUrl")->setText(QStringLiteral("http://runner.test/hooks"));
+        auto *delivery = child<QComboBox>(&panel, "delivery");
+        auto *maxEvents = child<QSpinBox>(&panel, "batchMaxEvents");
+        auto *maxBytes = child<QSpinBox>(&panel, "batchMaxBytes");
+        QVERIFY(delivery && maxEvents && maxBytes);
+        QCOMPARE(panel.config().delivery, core::Delivery::PerEvent);
+        QVERIFY(!maxEvents->isEnabled()); // only meaningful for batches
+        delivery->setCurrentIndex(delivery->findText(QStringLiteral("Batch")));
+        QVERIFY(maxEvents->isEnabled() && maxBytes->isEnabled());
+        maxEvents->setValue(250);
+        maxBytes->setValue(200000);
+        QVERIFY2(panel.validationError().isEmpty(), qPrintable(panel.validationError()));
+        const core::DispatcherConfig config = panel.config();
+        QCOMPARE(config.delivery, core::Delivery::Batch);
+        QCOMPARE(config.batchMaxEvents, 250);
+        QCOMPARE(config.batchMaxBytes, 200000);
+        settings.sync();
+    }
+    QSettings settings(path, QSettings::IniFormat);
+    DispatcherPanel panel(&settings);
+    const core::DispatcherConfig config = panel.config();
+    QCOMPARE(config.delivery, core::Delivery::Batch);
+    QCOMPARE(config.batchMaxEvents, 250);
+    QCOMPARE(config.batchMaxBytes, 200000);
+    QVERIFY(child<QSpinBox>(&panel, "batchMaxEvents")->isEnabled());
 }
 
 void TestDispatcherPanel::readyToCloseWhenIdle() {

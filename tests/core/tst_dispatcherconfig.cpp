@@ -34,6 +34,7 @@ private Q_SLOTS:
     void caFile();
     void describeShowsSettings();
     void describeHidesSecrets();
+    void deliveryNames();
 };
 
 void TestDispatcherConfig::defaultsAreValid() {
@@ -77,6 +78,11 @@ void TestDispatcherConfig::accepted_data() {
     });
     QTest::newRow("bearer") << Mutation(
         [](DispatcherConfig &c) { c.bearerToken = QStringLiteral("abc.def.ghi"); });
+    QTest::newRow("batch delivery, smallest bounds") << Mutation([](DispatcherConfig &c) {
+        c.delivery = Delivery::Batch;
+        c.batchMaxEvents = 1;
+        c.batchMaxBytes = 1;
+    });
 }
 
 void TestDispatcherConfig::accepted() {
@@ -158,6 +164,12 @@ void TestDispatcherConfig::refused_data() {
                      QStringLiteral("whsec_n0t*val1d")};
     }) << QStringLiteral("webhook secret #2")
                                 << QStringLiteral("not valid base64");
+    QTest::newRow("batch max events 0")
+        << Mutation([](DispatcherConfig &c) { c.batchMaxEvents = 0; })
+        << QStringLiteral("--batch-max-events") << QStringLiteral("at least 1");
+    QTest::newRow("batch max bytes 0")
+        << Mutation([](DispatcherConfig &c) { c.batchMaxBytes = 0; })
+        << QStringLiteral("--batch-max-bytes") << QStringLiteral("at least 1 (got 0)");
     QTest::newRow("bearer with newline") << Mutation([](DispatcherConfig &c) {
         c.bearerToken = QStringLiteral("abc\r\nX-Injected: 1");
     }) << QStringLiteral("bearer token") << QStringLiteral("line break");
@@ -194,6 +206,24 @@ void TestDispatcherConfig::caFile() {
     config.caFile = pem.fileName();
     const auto present = config.validate();
     QVERIFY2(present.ok(), qPrintable(present.errorMessage()));
+}
+
+void TestDispatcherConfig::deliveryNames() {
+    for (const Delivery delivery : {Delivery::PerEvent, Delivery::Batch})
+        QCOMPARE(deliveryNamed(deliveryName(delivery)), delivery);
+    QCOMPARE(deliveryName(Delivery::Batch), QStringLiteral("batch"));
+    QCOMPARE(deliveryNamed(u" Per-Event "), Delivery::PerEvent);
+    QVERIFY(!deliveryNamed(u"bulk"));
+
+    DispatcherConfig config = validConfig();
+    QVERIFY(config.describe().contains(QLatin1String("delivery=per-event")));
+    QVERIFY(!config.describe().contains(QLatin1String("batch-max")));
+    config.delivery = Delivery::Batch;
+    config.batchMaxEvents = 25;
+    config.batchMaxBytes = 65536;
+    const QString line = config.describe();
+    for (const char *expected : {"delivery=batch", "batch-max-events=25", "batch-max-bytes=65536"})
+        QVERIFY2(line.contains(QLatin1String(expected)), qPrintable(line));
 }
 
 void TestDispatcherConfig::describeShowsSettings() {

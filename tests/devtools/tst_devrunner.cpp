@@ -5,6 +5,9 @@
 #include "devtools/devrunner.h"
 #include "dispatch/httpclient.h"
 
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QSignalSpy>
 #include <QThread>
 #include <QtTest>
@@ -49,6 +52,7 @@ private Q_SLOTS:
     void requestArrivingByteByByte();
     void countsDeliveriesAndDuplicates();
     void failRateAndFixedStatus();
+    void batchesAreAnsweredPerEvent();
     void latencyDelaysWithoutBlocking();
     void closeWithoutResponseAndNeverRespond();
     void malformedRequestGets400();
@@ -221,6 +225,81 @@ void TestDevRunner::failRateAndFixedStatus() {
     const auto stats = runner.stats();
     QCOMPARE(stats.failed, 3);
     QCOMPARE(stats.delivered, 0);
+}
+
+void TestDevRunner::batchesAreAnsweredPerEvent() {
+    DevRunner runner;
+    QVERIFY(runner.listen().ok());
+    RawHttpClient client(runner.port());
+    const QList<QUuid> ids{QUuid::createUuid(), QUuid::createUuid(), QUuid::createUuid()};
+    QByteArray body = R"({"events": [)";
+    for (const QUuid &id : ids) {
+        if (id != ids.first())
+            body += ',';
+        // Ids inside a payload are the payload's, not events.
+        body += R"({"id": ")" + id.toByteArray(QUuid::WithoutBraces) +
+                R"(", "topic": "a \"quoted\" }", "payload": {"id": "x", "l": [{"id": 2}]}})";
+    }
+    body += "]}";
+    const auto batchPost = [](const QByteArray &content) {
+        return RawHttpClient::post("/events", {{"webhook-id", "batch"}, {"Outbox-Batch", "3"}},
+                                   content);
+    };
+
+    // All delivered: counted per event, answered with an empty failed list.
+    client.send(batchPost(body));
+    QTRY_COMPARE(client.responses().size(), 1);
+    QCOMPARE(client.responses().at(0).status, 200);
+    QCOMPARE(client.responses().at(0).header("content-type"), QByteArray("application/json"));
+    QCOMPARE(QJsonDocument::fromJson(client.responses().at(0).body)
+                 .object()
+                 .value(QLatin1String("failed"))
+                 .toArray()
+                 .size(),
+             0);
+    for (const QUuid &id : ids)
+        QCOMPARE(runner.deliveredCount(id), 1);
+    QCOMPARE(runner.stats().delivered, 3);
+    QCOMPARE(runner.stats().batches, 1);
+
+    // The fail rate applies to each event and the answer lists them.
+    DevRunnerSettings settings;
+    settings.failRate = 1.0;
+    settings.failPermanent = true;
+    settings.retryAfter = "7";
+    QVERIFY(runner.setSettings(settings).ok());
+    client.send(batchPost(body));
+    QTRY_COMPARE(client.responses().size(), 2);
+    QCOMPARE(client.responses().at(1).status, 200);
+    const QJsonArray failed = QJsonDocument::fromJson(client.responses().at(1).body)
+                                  .object()
+                                  .value(QLatin1String("failed"))
+                                  .toArray();
+    QCOMPARE(failed.size(), 3);
+    for (qsizetype i = 0; i < failed.size(); ++i) {
+        const QJsonObject item = failed.at(i).toObject();
+        QCOMPARE(QUuid::fromString(item.value(QLatin1String("id")).toString()), ids.at(i));
+        QVERIFY(item.value(QLatin1String("permanent")).toBool());
+        QCOMPARE(item.value(QLatin1String("retry_after")).toInt(), 7);
+    }
+    QCOMPARE(runner.stats().failed, 3);
+    QCOMPARE(runner.stats().delivered, 3);
+
+    // Not a batch body: 400, naming what is wrong.
+    const QList<QPair<QByteArray, QByteArray>> malformed{
+        {R"({"items": []})", R"(no "events" array)"},
+        {R"({"events": [{"topic": "t"}]})", R"(an event without an "id")"},
+        {R"({"events": [{"id": "a"}])", "unbalanced brackets"},
+        {R"({"events": [{"id": "a}]})", "an unterminated string"},
+    };
+    for (const auto &[content, problem] : malformed) {
+        const qsizetype before = client.responses().size();
+        client.send(batchPost(content));
+        QTRY_COMPARE(client.responses().size(), before + 1);
+        QCOMPARE(client.responses().last().status, 400);
+        QVERIFY2(client.responses().last().body.contains(problem),
+                 client.responses().last().body.constData());
+    }
 }
 
 void TestDevRunner::latencyDelaysWithoutBlocking() {

@@ -1,6 +1,7 @@
 // `outboxctl dispatch` as real processes against a real cluster and a real
 // `outboxctl runner`: several dispatchers sharing one database, a dispatcher
-// killed with SIGKILL, a graceful stop, configuration and startup errors.
+// killed with SIGKILL, a graceful stop, batch delivery, configuration and
+// startup errors.
 
 #include "e2e/e2e.h"
 
@@ -121,6 +122,46 @@ private Q_SLOTS:
         QCOMPARE(countWhere(db, QStringLiteral("status <> 'delivered'")), qint64(0));
         QCOMPARE(countWhere(db, QStringLiteral("attempts <> 1")), qint64(0));
         verifyNoSecrets(runner.process().output());
+    }
+
+    // `dispatch --delivery batch` against `runner --fail-rate`: signed
+    // batches, a share of each failed and retried, everything delivered in
+    // far fewer requests than events.
+    void batchDeliveryThroughTheCommands() {
+        const QString dbName = m_pg->freshMigratedDatabase();
+        QSqlDatabase db = m_pg->open(dbName);
+        QVERIFY(db.isOpen());
+        constexpr int events = 2000;
+        QVERIFY(insertEvents(db, events));
+
+        const TextFile secret(kSecret);
+        RunnerProcess runner;
+        QVERIFY(runner.start(0, {QStringLiteral("--secret-file"), secret.path(),
+                                 QStringLiteral("--fail-rate"), QStringLiteral("0.2")}));
+        CtlProcess dispatcher(dispatchArguments(
+            m_pg->connInfo(dbName), runner.url(),
+            {QStringLiteral("--secret-file"), secret.path(), QStringLiteral("--delivery"),
+             QStringLiteral("batch"), QStringLiteral("--batch-max-events"), QStringLiteral("50"),
+             QStringLiteral("--batch-size"), QStringLiteral("100"), QStringLiteral("--concurrency"),
+             QStringLiteral("300"), QStringLiteral("--max-attempts"), QStringLiteral("40"),
+             QStringLiteral("--base-delay"), QStringLiteral("50ms"), QStringLiteral("--max-delay"),
+             QStringLiteral("200ms")}));
+        QVERIFY(dispatcher.start());
+        QTRY_COMPARE_WITH_TIMEOUT(countWhere(db, QStringLiteral("status = 'delivered'")),
+                                  qint64(events), 120000);
+        dispatcher.terminate();
+        QVERIFY2(dispatcher.waitForExit(30000), qPrintable(dispatcher.output()));
+        QCOMPARE(dispatcher.exitCode(), 0);
+        QVERIFY2(dispatcher.output().contains(QLatin1String("delivery=batch batch-max-events=50")),
+                 qPrintable(dispatcher.output()));
+
+        const RunnerCounts counts = runner.counts();
+        QCOMPARE(counts.unique, qint64(events));
+        QCOMPARE(counts.duplicates, qint64(0));
+        QCOMPARE(counts.badSignatures, qint64(0));
+        QVERIFY2(counts.received < events / 10, qPrintable(QString::number(counts.received)));
+        QVERIFY(countWhere(db, QStringLiteral("attempts > 1")) > 0); // the failed share, retried
+        verifyNoSecrets(dispatcher.output());
     }
 
     // SIGKILL mid-batch: the rows the dead dispatcher held are delivered by
@@ -260,6 +301,13 @@ private Q_SLOTS:
         QTest::newRow("bad metrics address")
             << QStringList{QStringLiteral("--metrics-addr"), QStringLiteral("9464")}
             << QStringLiteral("--metrics-addr");
+        QTest::newRow("unknown delivery")
+            << QStringList{QStringLiteral("--delivery"), QStringLiteral("bulk")}
+            << QStringLiteral("--delivery 'bulk' is unknown; use per-event");
+        QTest::newRow("zero batch max events")
+            << QStringList{QStringLiteral("--delivery"), QStringLiteral("batch"),
+                           QStringLiteral("--batch-max-events"), QStringLiteral("0")}
+            << QStringLiteral("--batch-max-events must be at least 1");
         QTest::newRow("missing secret file")
             << QStringList{QStringLiteral("--secret-file"), QStringLiteral("/nonexistent/secret")}
             << QStringLiteral("--secret-file: cannot read");

@@ -2,6 +2,7 @@
 
 #include "core/duration.h"
 
+#include <QComboBox>
 #include <QFormLayout>
 #include <QLabel>
 #include <QLineEdit>
@@ -56,6 +57,16 @@ DispatcherSettingsForm::DispatcherSettingsForm(QSettings *settings, QWidget *par
     auto *base = durationEdit(QStringLiteral("baseDelay"), QStringLiteral("1s"));
     auto *maxDelay = durationEdit(QStringLiteral("maxDelay"), QStringLiteral("5m"));
     auto *timeout = durationEdit(QStringLiteral("requestTimeout"), QStringLiteral("10s"));
+    m_delivery = new QComboBox;
+    m_delivery->setObjectName(QStringLiteral("delivery"));
+    m_delivery->addItem(tr("Per event"), core::deliveryName(core::Delivery::PerEvent));
+    m_delivery->addItem(tr("Batch"), core::deliveryName(core::Delivery::Batch));
+    m_delivery->setToolTip(tr("Batch: many events per request, for runners that accept the "
+                              "batch format (README, delivery contract)."));
+    m_batchMaxEvents = countSpin(QStringLiteral("batchMaxEvents"), 1, 100000);
+    m_batchMaxBytes = countSpin(QStringLiteral("batchMaxBytes"), 1, 1 << 30);
+    m_batchMaxBytes->setSingleStep(1024);
+    m_batchMaxBytes->setSuffix(tr(" bytes"));
     m_fields = {
         {Field::RunnerUrl, m_runnerUrl},
         {Field::Secret, m_secret},
@@ -67,6 +78,9 @@ DispatcherSettingsForm::DispatcherSettingsForm(QSettings *settings, QWidget *par
         {Field::MaxDelay, maxDelay},
         {Field::MaxAttempts, m_maxAttempts},
         {Field::RequestTimeout, timeout},
+        {Field::Delivery, m_delivery},
+        {Field::BatchMaxEvents, m_batchMaxEvents},
+        {Field::BatchMaxBytes, m_batchMaxBytes},
     };
 
     auto *form = new QFormLayout;
@@ -82,6 +96,9 @@ DispatcherSettingsForm::DispatcherSettingsForm(QSettings *settings, QWidget *par
     form->addRow(tr("Backoff max"), maxDelay);
     form->addRow(tr("Max attempts"), m_maxAttempts);
     form->addRow(tr("Request timeout"), timeout);
+    form->addRow(tr("Delivery"), m_delivery);
+    form->addRow(tr("Batch max events"), m_batchMaxEvents);
+    form->addRow(tr("Batch max bytes"), m_batchMaxBytes);
 
     m_validation = new QLabel;
     m_validation->setObjectName(QStringLiteral("validationMessage"));
@@ -103,7 +120,13 @@ DispatcherSettingsForm::DispatcherSettingsForm(QSettings *settings, QWidget *par
             if (!m_loading)
                 onEdit();
         });
-    for (QSpinBox *spin : {m_concurrency, m_batchSize, m_maxAttempts})
+    connect(m_delivery, &QComboBox::currentIndexChanged, this, [this, onEdit] {
+        enableBatchBounds();
+        if (!m_loading)
+            onEdit();
+    });
+    for (QSpinBox *spin :
+         {m_concurrency, m_batchSize, m_maxAttempts, m_batchMaxEvents, m_batchMaxBytes})
         connect(spin, &QSpinBox::valueChanged, this, [this, onEdit] {
             if (!m_loading)
                 onEdit();
@@ -120,6 +143,12 @@ DispatcherSettingsForm::DispatcherSettingsForm(QSettings *settings, QWidget *par
 
 DispatcherSettingsForm::~DispatcherSettingsForm() = default;
 
+void DispatcherSettingsForm::enableBatchBounds() {
+    const bool batch = m_delivery->currentData() == core::deliveryName(core::Delivery::Batch);
+    m_batchMaxEvents->setEnabled(batch);
+    m_batchMaxBytes->setEnabled(batch);
+}
+
 QLineEdit *DispatcherSettingsForm::durationField(Field field) const {
     return static_cast<QLineEdit *>(m_fields.value(field));
 }
@@ -134,6 +163,10 @@ void DispatcherSettingsForm::setConfig(const core::DispatcherConfig &config, boo
     m_concurrency->setValue(config.concurrency);
     m_batchSize->setValue(config.batchSize);
     m_maxAttempts->setValue(config.maxAttempts);
+    m_delivery->setCurrentIndex(m_delivery->findData(core::deliveryName(config.delivery)));
+    m_batchMaxEvents->setValue(config.batchMaxEvents);
+    m_batchMaxBytes->setValue(int(std::min<qint64>(config.batchMaxBytes, 1 << 30)));
+    enableBatchBounds();
     durationField(Field::Lease)->setText(core::formatDuration(config.lease));
     durationField(Field::PollInterval)->setText(core::formatDuration(config.pollInterval));
     durationField(Field::BaseDelay)->setText(core::formatDuration(config.baseDelay));
@@ -150,6 +183,10 @@ core::DispatcherConfig DispatcherSettingsForm::config() const {
     config.concurrency = m_concurrency->value();
     config.batchSize = m_batchSize->value();
     config.maxAttempts = m_maxAttempts->value();
+    config.delivery =
+        core::deliveryNamed(m_delivery->currentData().toString()).value_or(config.delivery);
+    config.batchMaxEvents = m_batchMaxEvents->value();
+    config.batchMaxBytes = m_batchMaxBytes->value();
     const auto duration = [this](Field field, core::Millis fallback) {
         const auto parsed = core::parseDuration(durationField(field)->text().trimmed());
         return parsed ? parsed.value() : fallback;
@@ -177,6 +214,8 @@ void DispatcherSettingsForm::validate() {
     };
     // Longest flags first, so replacing "--lease" cannot eat part of another.
     const QList<Name> names = {
+        {Field::BatchMaxEvents, "--batch-max-events", tr("Batch max events")},
+        {Field::BatchMaxBytes, "--batch-max-bytes", tr("Batch max bytes")},
         {Field::RequestTimeout, "--request-timeout", tr("Request timeout")},
         {Field::PollInterval, "--poll-interval", tr("Poll interval")},
         {Field::MaxAttempts, "--max-attempts", tr("Max attempts")},
@@ -255,6 +294,10 @@ void DispatcherSettingsForm::load() {
     config.baseDelay = duration(QStringLiteral("baseDelay"), config.baseDelay);
     config.maxDelay = duration(QStringLiteral("maxDelay"), config.maxDelay);
     config.requestTimeout = duration(QStringLiteral("requestTimeout"), config.requestTimeout);
+    config.delivery = core::deliveryNamed(m_settings->value(QStringLiteral("delivery")).toString())
+                          .value_or(config.delivery);
+    config.batchMaxEvents = count(QStringLiteral("batchMaxEvents"), config.batchMaxEvents);
+    config.batchMaxBytes = count(QStringLiteral("batchMaxBytes"), int(config.batchMaxBytes));
     m_settings->endGroup();
     setConfig(config, true);
 }
@@ -274,6 +317,9 @@ void DispatcherSettingsForm::save() {
     m_settings->setValue(QStringLiteral("baseDelay"), core::formatDuration(c.baseDelay));
     m_settings->setValue(QStringLiteral("maxDelay"), core::formatDuration(c.maxDelay));
     m_settings->setValue(QStringLiteral("requestTimeout"), core::formatDuration(c.requestTimeout));
+    m_settings->setValue(QStringLiteral("delivery"), core::deliveryName(c.delivery));
+    m_settings->setValue(QStringLiteral("batchMaxEvents"), c.batchMaxEvents);
+    m_settings->setValue(QStringLiteral("batchMaxBytes"), c.batchMaxBytes);
     m_settings->endGroup();
 }
 

@@ -5,6 +5,7 @@
 #include <QHash>
 #include <QWidget>
 
+class QComboBox;
 class QLabel;
 class QLineEdit;
 class QSettings;
@@ -14,7 +15,8 @@ namespace outbox::console {
 
 // The dispatcher panel's settings form: runner URL, secret (masked, memory
 // only), concurrency, batch size, lease, poll interval, backoff base/max,
-// max attempts and request timeout. Every edit is validated with
+// max attempts, request timeout, and the delivery (per event, or in batches
+// with their bounds). Every edit is validated with
 // core::DispatcherConfig::validate(); the message names the form's field
 // (not the command-line flag), is shown in red under the form, and the field
 // gets a red border. Valid values are written to QSettings (group
@@ -51,9 +53,13 @@ private:
         MaxDelay,
         MaxAttempts,
         RequestTimeout,
+        Delivery,
+        BatchMaxEvents,
+        BatchMaxBytes,
     };
 
     QLineEdit *durationField(Field field) const;
+    void enableBatchBounds(); // the bounds only matter for batch delivery
     void validate();
     void load();
     void save();
@@ -68,6 +74,9 @@ private:
     QSpinBox *m_concurrency = nullptr;
     QSpinBox *m_batchSize = nullptr;
     QSpinBox *m_maxAttempts = nullptr;
+    QComboBox *m_delivery = nullptr;
+    QSpinBox *m_batchMaxEvents = nullptr;
+    QSpinBox *m_batchMaxBytes = nullptr;
     QLabel *m_validation = nullptr;
 };
 

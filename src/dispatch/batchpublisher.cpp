@@ -1,0 +1,281 @@
+#include "dispatch/batchpublisher.h"
+
+#include "core/retrypolicy.h"
+#include "core/uuidtext.h"
+#include "core/uuidv7.h"
+#include "dispatch/httppublisher.h"
+#include "dispatch/logging.h"
+
+#include <QDateTime>
+#include <QNetworkAccessManager>
+#include <QNetworkReply>
+
+#include <algorithm>
+
+namespace outbox::dispatch {
+
+namespace {
+
+constexpr qsizetype ExcerptBytes = 2048;
+
+QList<PublishOutcome> eachRetried(const QList<store::ClaimedEvent> &events, const QString &error,
+                                  std::optional<int> status = std::nullopt,
+                                  std::optional<core::Millis> retryAfter = std::nullopt) {
+    QList<PublishOutcome> outcomes;
+    outcomes.reserve(events.size());
+    for (const store::ClaimedEvent &event : events)
+        outcomes.append(PublishOutcome::retry(event, error, status, retryAfter));
+    return outcomes;
+}
+
+} // namespace
+
+BatchPublisher::BatchPublisher(QObject *parent)
+    : Publisher(parent)
+    , m_deadlineTimer(this) { // parented: moveToThread() takes it along
+    m_deadlineTimer.setInterval(100);
+    connect(&m_deadlineTimer, &QTimer::timeout, this, &BatchPublisher::checkDeadlines);
+}
+
+BatchPublisher::~BatchPublisher() {
+    abortAll();
+}
+
+core::Result<void> BatchPublisher::configure(const core::DispatcherConfig &config) {
+    auto target = webhookTarget(config);
+    if (!target)
+        return core::Result<void>(target.error());
+    m_target = std::move(target).value();
+    m_permanentStatuses = config.permanentStatuses;
+    m_maxEvents = std::max(config.batchMaxEvents, 1);
+    m_maxBytes = std::max<qint64>(config.batchMaxBytes, 1);
+    // A request per event at worst (claims of one row): as many connections
+    // as events may be in flight. Managers are never destroyed while the
+    // publisher lives (replies in flight belong to them).
+    const int managers =
+        (std::max(config.concurrency, 1) + ConnectionsPerManager - 1) / ConnectionsPerManager;
+    while (int(m_managers.size()) < managers) {
+        auto manager = std::make_unique<QNetworkAccessManager>();
+        manager->setRedirectPolicy(QNetworkRequest::ManualRedirectPolicy);
+        manager->setAutoDeleteReplies(false);
+        m_managers.push_back(std::move(manager));
+        m_load.push_back(0);
+    }
+    m_activeManagers = managers;
+    m_configured = true;
+    return {};
+}
+
+void BatchPublisher::publish(const store::ClaimedEvent &event) {
+    publishBatch({event});
+}
+
+void BatchPublisher::publishBatch(const QList<store::ClaimedEvent> &events) {
+    if (events.isEmpty())
+        return;
+    if (!m_configured) {
+        const QList<PublishOutcome> outcomes = eachRetried(
+            events, QStringLiteral("the batch publisher has no configuration (internal error)"));
+        QMetaObject::invokeMethod(
+            this,
+            [this, outcomes] {
+                for (const PublishOutcome &outcome : outcomes)
+                    Q_EMIT finished(outcome);
+            },
+            Qt::QueuedConnection);
+        return;
+    }
+    for (Batch &batch : packBatches(events, m_maxEvents, m_maxBytes))
+        send(std::move(batch));
+}
+
+void BatchPublisher::send(Batch batch) {
+    // The least busy manager, the first of equals (as HttpPublisher).
+    const auto active = m_load.begin() + m_activeManagers;
+    const int chosen = int(std::min_element(m_load.begin(), active) - m_load.begin());
+    ++m_load[size_t(chosen)];
+
+    const QByteArray webhookId = core::uuidText(core::createUuidV7()).toLatin1();
+    QNetworkRequest request = signedRequest(m_target, webhookId, batch.body);
+    request.setRawHeader(kBatchHeader, QByteArray::number(batch.events.size()));
+
+    InFlight flight;
+    flight.replyLimit = ReplyBaseBytes + ReplyBytesPerEvent * batch.events.size();
+    flight.manager = chosen;
+    flight.timer.start();
+    m_events += int(batch.events.size());
+    flight.events = std::move(batch.events);
+    QNetworkReply *reply = m_managers[size_t(chosen)]->post(request, batch.body);
+    m_replies.insert(reply, std::move(flight));
+    connect(reply, &QNetworkReply::readyRead, this, [this, reply] {
+        const auto it = m_replies.find(reply);
+        if (it != m_replies.end() && readAnswer(reply, *it))
+            reply->abort(); // emits finished() at once
+    });
+    connect(reply, &QNetworkReply::finished, this, [this, reply] { onReplyFinished(reply); });
+    if (!m_deadlineTimer.isActive())
+        m_deadlineTimer.start();
+}
+
+bool BatchPublisher::readAnswer(QNetworkReply *reply, InFlight &flight) {
+    if (flight.tooLarge)
+        return false;
+    flight.answer += reply->read(flight.replyLimit + 1 - flight.answer.size());
+    flight.tooLarge = flight.answer.size() > flight.replyLimit;
+    return flight.tooLarge;
+}
+
+void BatchPublisher::checkDeadlines() {
+    if (m_replies.isEmpty()) {
+        m_deadlineTimer.stop();
+        return;
+    }
+    QList<QNetworkReply *> expired;
+    for (auto it = m_replies.begin(); it != m_replies.end(); ++it) {
+        if (!it->timedOut && !it->tooLarge && it->timer.elapsed() >= m_target.timeout.count()) {
+            it->timedOut = true;
+            expired << it.key();
+        }
+    }
+    // abort() emits finished() synchronously: collect first, then abort.
+    for (QNetworkReply *reply : expired)
+        reply->abort();
+}
+
+void BatchPublisher::abortAll() {
+    const auto replies = m_replies.keys();
+    m_replies.clear();
+    m_events = 0;
+    std::fill(m_load.begin(), m_load.end(), 0);
+    for (QNetworkReply *reply : replies) {
+        disconnect(reply, nullptr, this, nullptr);
+        reply->abort();
+        reply->deleteLater();
+    }
+    m_deadlineTimer.stop();
+}
+
+void BatchPublisher::onReplyFinished(QNetworkReply *reply) {
+    const auto it = m_replies.find(reply);
+    if (it == m_replies.end())
+        return;
+    if (!it->timedOut)
+        readAnswer(reply, *it); // what arrived with the end of the reply
+    const InFlight flight = std::move(it.value());
+    m_replies.erase(it);
+    --m_load[size_t(flight.manager)];
+    m_events -= int(flight.events.size());
+    reply->deleteLater();
+    const auto duration = std::chrono::microseconds(flight.timer.nsecsElapsed() / 1000);
+    for (PublishOutcome &outcome : outcomesFor(reply, flight)) {
+        outcome.duration = duration;
+        Q_EMIT finished(outcome);
+    }
+}
+
+QString BatchPublisher::excerpt(const QByteArray &answer) const {
+    QString text = QString::fromUtf8(answer.left(ExcerptBytes)).simplified();
+    if (text.size() > PublishOutcome::MaxErrorLength)
+        text.truncate(PublishOutcome::MaxErrorLength);
+    return scrubSecrets(m_target, text);
+}
+
+QList<PublishOutcome> BatchPublisher::outcomesFor(QNetworkReply *reply,
+                                                  const InFlight &flight) const {
+    const QVariant statusAttribute = reply->attribute(QNetworkRequest::HttpStatusCodeAttribute);
+    const int status = statusAttribute.isValid() ? statusAttribute.toInt() : 0;
+    const QNetworkReply::NetworkError error = reply->error();
+    const QString batch = QStringLiteral("batch of ") % QString::number(flight.events.size()) %
+                          QStringLiteral(" events: ");
+
+    if (flight.tooLarge)
+        return eachRetried(flight.events,
+                           batch % QStringLiteral("the answer is longer than ") %
+                               QString::number(flight.replyLimit) %
+                               QStringLiteral(" bytes and was cut off; list only the failed "
+                                              "events, with short errors"),
+                           status == 0 ? std::nullopt : std::optional(status));
+    if (flight.timedOut || error == QNetworkReply::TimeoutError ||
+        (error == QNetworkReply::OperationCanceledError && status == 0))
+        return eachRetried(flight.events, batch %
+                                              QStringLiteral("timeout: no complete response "
+                                                             "within ") %
+                                              core::formatDuration(m_target.timeout));
+    if (status == 0)
+        return eachRetried(flight.events, batch %
+                                              (error == QNetworkReply::SslHandshakeFailedError
+                                                   ? QStringLiteral("TLS error (check --ca-file): ")
+                                                   : QStringLiteral("connection error: ")) %
+                                              scrubSecrets(m_target, reply->errorString()));
+    if (status >= 200 && status < 300) {
+        if (error != QNetworkReply::NoError)
+            // Without the whole answer the failed events are unknown.
+            return eachRetried(flight.events,
+                               batch % QStringLiteral("incomplete response (HTTP ") %
+                                   QString::number(status) % QStringLiteral("): ") %
+                                   scrubSecrets(m_target, reply->errorString()),
+                               status);
+        return outcomesOf2xx(status, flight);
+    }
+
+    // Any other answer means for each event what it means for one.
+    QString text = batch % QStringLiteral("HTTP ") % QString::number(status);
+    const QString reason = QString::fromLatin1(
+        reply->attribute(QNetworkRequest::HttpReasonPhraseAttribute).toByteArray());
+    if (!reason.isEmpty())
+        text += QLatin1Char(' ') % reason;
+    if (status >= 300 && status < 400)
+        text += QStringLiteral(": redirect not followed");
+    if (const QString body = excerpt(flight.answer); !body.isEmpty())
+        text += QStringLiteral(": ") % body;
+    if (HttpPublisher::classifyStatus(status, m_permanentStatuses) ==
+        PublishOutcome::Kind::Permanent) {
+        QList<PublishOutcome> outcomes;
+        for (const store::ClaimedEvent &event : flight.events)
+            outcomes.append(PublishOutcome::permanent(event, text, status));
+        return outcomes;
+    }
+    std::optional<core::Millis> retryAfter;
+    if (const QByteArray header = reply->rawHeader(QByteArrayLiteral("Retry-After"));
+        !header.isEmpty())
+        retryAfter = core::parseRetryAfter(header, QDateTime::currentDateTimeUtc());
+    return eachRetried(flight.events, text, status, retryAfter);
+}
+
+QList<PublishOutcome> BatchPublisher::outcomesOf2xx(int status, const InFlight &flight) const {
+    const auto failures = parseBatchReply(flight.answer);
+    if (!failures)
+        return eachRetried(flight.events,
+                           QStringLiteral("batch of ") % QString::number(flight.events.size()) %
+                               QStringLiteral(" events: HTTP ") % QString::number(status) %
+                               QStringLiteral(": ") % failures.errorMessage(),
+                           status);
+    QHash<QUuid, const BatchFailure *> failed;
+    for (const BatchFailure &failure : failures.value())
+        failed.insert(failure.id, &failure);
+
+    QList<PublishOutcome> outcomes;
+    outcomes.reserve(flight.events.size());
+    for (const store::ClaimedEvent &event : flight.events) {
+        const BatchFailure *failure = failed.take(event.id);
+        if (!failure) {
+            outcomes.append(PublishOutcome::delivered(event, status));
+            continue;
+        }
+        const QString error = QStringLiteral("failed in a batch (HTTP ") % QString::number(status) %
+                              QStringLiteral("): ") %
+                              (failure->error.isEmpty() ? QStringLiteral("no reason given")
+                                                        : scrubSecrets(m_target, failure->error));
+        outcomes.append(failure->permanent
+                            ? PublishOutcome::permanent(event, error, status)
+                            : PublishOutcome::retry(event, error, status, failure->retryAfter));
+    }
+    if (!failed.isEmpty())
+        qCWarning(lcDispatch).noquote() << QLatin1String("event=batch_answer_unknown_ids count=") %
+                                               QString::number(failed.size()) %
+                                               QLatin1String(" first=") %
+                                               core::uuidText(failed.cbegin().key());
+    return outcomes;
+}
+
+} // namespace outbox::dispatch

@@ -1,0 +1,86 @@
+#pragma once
+
+#include "dispatch/batchformat.h"
+#include "dispatch/publisher.h"
+#include "dispatch/webhookrequest.h"
+
+#include <QByteArray>
+#include <QElapsedTimer>
+#include <QHash>
+#include <QList>
+#include <QTimer>
+
+#include <memory>
+#include <vector>
+
+class QNetworkAccessManager;
+class QNetworkReply;
+
+namespace outbox::dispatch {
+
+// POSTs claimed events to the runner many at a time (the batch format of the
+// delivery contract in README.md): the rows of one publishBatch() call are
+// packed into batches of at most batch_max_events events and
+// batch_max_bytes bytes, each one signed request (a new webhook-id per
+// batch, header Outbox-Batch: <count>). The answer decides every event:
+//  - 2xx: delivered, except those the body lists under "failed" (retried, or
+//    dead when "permanent"); a body that cannot be read retries them all;
+//  - anything else (status, timeout, connection error): what the same answer
+//    means for a single event (HttpPublisher::classifyStatus), for each one.
+// Answers are read up to a bound (ReplyBaseBytes + ReplyBytesPerEvent per
+// event); a longer one is cut off and the batch retried.
+// finished() is emitted once per event, as for any publisher.
+class BatchPublisher final : public Publisher {
+    Q_OBJECT
+public:
+    static constexpr int ConnectionsPerManager = 6;
+    static constexpr qint64 ReplyBaseBytes = 64 * 1024;
+    static constexpr qint64 ReplyBytesPerEvent = 1024;
+
+    explicit BatchPublisher(QObject *parent = nullptr);
+    ~BatchPublisher() override;
+    Q_DISABLE_COPY_MOVE(BatchPublisher)
+
+    core::Result<void> configure(const core::DispatcherConfig &config) override;
+    void publish(const store::ClaimedEvent &event) override;
+    void publishBatch(const QList<store::ClaimedEvent> &events) override;
+    void abortAll() override;
+    int inFlight() const override { return m_events; } // events, not requests
+    int requestsInFlight() const { return int(m_replies.size()); }
+
+private:
+    struct InFlight {
+        QList<store::ClaimedEvent> events;
+        QElapsedTimer timer;
+        QByteArray answer; // read so far, at most replyLimit + 1 bytes
+        qint64 replyLimit = 0;
+        int manager = 0;       // index into m_managers
+        bool timedOut = false; // aborted by the request deadline
+        bool tooLarge = false; // aborted: the answer passed replyLimit
+    };
+
+    void send(Batch batch);
+    // Reads what arrived, up to the flight's limit; true when it passed it.
+    static bool readAnswer(QNetworkReply *reply, InFlight &flight);
+    void checkDeadlines();
+    void onReplyFinished(QNetworkReply *reply);
+    // One outcome for every event of the batch.
+    QList<PublishOutcome> outcomesFor(QNetworkReply *reply, const InFlight &flight) const;
+    QList<PublishOutcome> outcomesOf2xx(int status, const InFlight &flight) const;
+    QString excerpt(const QByteArray &answer) const;
+
+    std::vector<std::unique_ptr<QNetworkAccessManager>> m_managers;
+    std::vector<int> m_load; // requests in flight per manager
+    QHash<QNetworkReply *, InFlight> m_replies;
+    int m_events = 0; // events in the requests of m_replies
+
+    WebhookTarget m_target;
+    QList<int> m_permanentStatuses{410};
+    int m_maxEvents = 100;
+    qint64 m_maxBytes = 1024 * 1024;
+    QTimer m_deadlineTimer; // hard request deadline (the transfer timeout is an idle timeout)
+    int m_activeManagers = 0;
+    bool m_configured = false;
+};
+
+} // namespace outbox::dispatch
