@@ -6,6 +6,8 @@
 #include <QFileInfo>
 #include <QStringList>
 
+#include <utility>
+
 namespace outbox::core {
 
 namespace {
@@ -62,6 +64,19 @@ Result<void> DispatcherConfig::validate() const {
         if (!check)
             return check;
     }
+    for (auto [flag, value] :
+         {std::pair{"--lease", lease}, std::pair{"--poll-interval", pollInterval},
+          std::pair{"--base-delay", baseDelay}, std::pair{"--max-delay", maxDelay},
+          std::pair{"--request-timeout", requestTimeout},
+          std::pair{"--shutdown-grace", shutdownGrace}}) {
+        if (auto bounded = checkLongestSetting(QLatin1String(flag), value); !bounded)
+            return bounded;
+    }
+    if (maxResponseBytes < 1 || maxResponseBytes > MaxResponseBytesLimit)
+        return refuse(QStringLiteral("--max-response-bytes must be from 1 to ") %
+                      QString::number(MaxResponseBytesLimit) % QStringLiteral(" (got ") %
+                      QString::number(maxResponseBytes) % QStringLiteral("); use e.g. ") %
+                      QStringLiteral("--max-response-bytes 65536"));
     if (shutdownGrace.count() < 0)
         return refuse(QStringLiteral("--shutdown-grace must not be negative (got ") %
                       formatDuration(shutdownGrace) %
@@ -123,6 +138,7 @@ QString DispatcherConfig::describe() const {
         QStringLiteral("max-delay=") % formatDuration(maxDelay),
         QStringLiteral("request-timeout=") % formatDuration(requestTimeout),
         QStringLiteral("shutdown-grace=") % formatDuration(shutdownGrace),
+        QStringLiteral("max-response-bytes=") % QString::number(maxResponseBytes),
         QStringLiteral("permanent-status=") %
             (statuses.isEmpty() ? QStringLiteral("none") : statuses.join(QLatin1Char(','))),
         QStringLiteral("namespace=") % (nameSpace.isEmpty() ? QStringLiteral("(all)") : nameSpace),
