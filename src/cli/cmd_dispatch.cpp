@@ -201,10 +201,10 @@ int preflight(CommandParser &parser, const core::ConnInfo &info) {
                                ? core::Error{core::ErrorKind::Invalid, error.message}
                                : error);
     };
-    if (const auto current = store::Migrator(session).checkCurrent(); !current)
-        return setupError(current.error());
     if (const auto allowed = dispatch::checkDispatchPrivileges(session); !allowed)
         return setupError(allowed.error());
+    if (const auto current = store::Migrator(session).checkCurrent(); !current)
+        return setupError(current.error());
     return ExitOk;
 }
 

@@ -195,8 +195,8 @@ core::Result<std::optional<core::Millis>> CommandParser::timerDuration(const QSt
     auto parsed = duration(name);
     if (!parsed || !parsed.value())
         return parsed;
-    if (auto bounded = core::checkLongestSetting(QStringLiteral("--") + name, *parsed.value());
-        !bounded)
+    const QString flag = QStringLiteral("--") + name;
+    if (auto bounded = core::checkLongestSetting(flag, *parsed.value()); !bounded)
         return usage(bounded.errorMessage());
     return parsed;
 }

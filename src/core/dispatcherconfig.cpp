@@ -64,12 +64,13 @@ Result<void> DispatcherConfig::validate() const {
         if (!check)
             return check;
     }
-    for (auto [flag, value] :
-         {std::pair{"--lease", lease}, std::pair{"--poll-interval", pollInterval},
-          std::pair{"--base-delay", baseDelay}, std::pair{"--max-delay", maxDelay},
-          std::pair{"--request-timeout", requestTimeout},
-          std::pair{"--shutdown-grace", shutdownGrace}}) {
-        if (auto bounded = checkLongestSetting(QLatin1String(flag), value); !bounded)
+    using Bounded = std::pair<QStringView, Millis>;
+    for (const auto &[flag, value] :
+         {Bounded{u"--lease", lease}, Bounded{u"--poll-interval", pollInterval},
+          Bounded{u"--base-delay", baseDelay}, Bounded{u"--max-delay", maxDelay},
+          Bounded{u"--request-timeout", requestTimeout},
+          Bounded{u"--shutdown-grace", shutdownGrace}}) {
+        if (auto bounded = checkLongestSetting(flag, value); !bounded)
             return bounded;
     }
     if (maxResponseBytes < 1 || maxResponseBytes > MaxResponseBytesLimit)

@@ -179,12 +179,6 @@ void HttpPublisher::publish(const store::ClaimedEvent &event) {
     // reads it as it arrives: what is held per request stays near the cap.
     reply->setReadBufferSize(std::min<qint64>(m_maxResponseBytes + 1, ReadBufferBytes));
     m_replies.insert(reply, std::move(flight));
-    connect(reply, &QNetworkReply::metaDataChanged, this, [this, reply] {
-        const auto it = m_replies.find(reply);
-        const QVariant length = reply->header(QNetworkRequest::ContentLengthHeader);
-        if (it != m_replies.end() && length.isValid() && length.toLongLong() > m_maxResponseBytes)
-            abortOversized(reply, it.value());
-    });
     connect(reply, &QNetworkReply::readyRead, this, [this, reply] { drainBody(reply); });
     connect(reply, &QNetworkReply::finished, this, [this, reply] { onReplyFinished(reply); });
     if (!m_deadlineTimer.isActive())

@@ -44,10 +44,10 @@ QNetworkRequest webhookRequest(const WebhookTarget &target, const store::Claimed
 //    Authorization: Bearer when a token is configured
 //  - HTTP/1.1 only, keep-alive, redirects never followed, a transfer timeout
 //    of request_timeout, system CAs plus the optional CA file for https.
-//  - at most max_response_bytes of a reply are read: a longer reply (by its
-//    Content-Length or by what arrives) is aborted and retried, its first
-//    bytes quoted in the error, so no runner can make the dispatcher hold
-//    more than that per request.
+//  - at most max_response_bytes of a reply are read: a longer reply is
+//    aborted once the bytes read pass the cap and retried (or dead for a
+//    permanent status), its first bytes quoted in the error, so no runner
+//    can make the dispatcher hold more than that per request.
 //
 // Qt opens at most 6 connections per host and QNetworkAccessManager, so a
 // pool of ceil(concurrency / ConnectionsPerManager) managers is used round

@@ -46,13 +46,15 @@ core::Result<void> StoreConnection::open(bool checkSchema) {
     if (auto opened = m_session.open(); !opened)
         return opened;
     if (checkSchema) {
-        if (const auto current = store::Migrator(m_session).checkCurrent(); !current) {
-            m_session.close();
-            return current.error();
-        }
+        // Privileges first: without them the schema check itself would fail
+        // with a bare "permission denied".
         if (const auto allowed = checkDispatchPrivileges(m_session); !allowed) {
             m_session.close();
             return allowed.error();
+        }
+        if (const auto current = store::Migrator(m_session).checkCurrent(); !current) {
+            m_session.close();
+            return current.error();
         }
     }
     m_store = std::make_unique<store::OutboxStore>(m_session);

@@ -111,7 +111,7 @@ private:
                     link.ackStatement = match.captured(1).toLatin1();
             }
             if (!link.ackStatement.isEmpty() &&
-                link.clientText.contains("EXECUTE " + link.ackStatement + " ("))
+                link.clientText.contains(QByteArray("EXECUTE " + link.ackStatement + " (")))
                 link.ackSent = true;
             if (!link.ackSent && link.clientText.size() > 1024 * 1024)
                 link.clientText = link.clientText.right(64 * 1024);
@@ -198,7 +198,7 @@ private Q_SLOTS:
                                       " WHERE application_name = 'outboxctl-dispatch'"));
         QVERIFY2(backend > 0, qPrintable(dispatch.output()));
         QCOMPARE(::kill(pid_t(backend), SIGSTOP), 0);
-        ContinueOnExit resume(pid_t(backend));
+        ContinueOnExit resume{pid_t(backend)};
         // The next watchdog claim (every 300 ms) now waits on the frozen
         // server: keepalives and tcp_user_timeout see a healthy peer.
         QTest::qWait(1500);

@@ -37,6 +37,24 @@ QStringList dispatchArguments(const QString &connInfo, const QStringList &extra)
            extra;
 }
 
+// One POST to the runner whose "url=http://127.0.0.1:<port>/events" line is
+// in `output`.
+void postOneEvent(const QString &output) {
+    const QRegularExpression pattern(QStringLiteral("url=http://127.0.0.1:(\\d+)/"));
+    const auto match = pattern.match(output);
+    if (!match.hasMatch())
+        return;
+    QTcpSocket socket;
+    socket.connectToHost(QHostAddress::LocalHost, quint16(match.captured(1).toUInt()));
+    if (!socket.waitForConnected(5000))
+        return;
+    socket.write("POST /events HTTP/1.1\r\nHost: x\r\nwebhook-id: one\r\n"
+                 "Content-Length: 2\r\nConnection: close\r\n\r\n{}");
+    socket.waitForBytesWritten(5000);
+    while (socket.waitForReadyRead(5000))
+        socket.readAll();
+}
+
 // Lines of output a process wrote before it exited (after SIGTERM).
 int linesUntilStopped(CtlProcess &process, const QString &readyMarker) {
     if (!process.start())
@@ -45,6 +63,7 @@ int linesUntilStopped(CtlProcess &process, const QString &readyMarker) {
     clock.start();
     while (!process.output().contains(readyMarker) && process.running() && clock.elapsed() < 20000)
         QTest::qWait(50);
+    postOneEvent(process.output());
     QTest::qWait(500);
     process.terminate();
     if (!process.waitForExit(30000))
@@ -164,7 +183,7 @@ private Q_SLOTS:
         const int runnerVerboseLines = linesUntilStopped(runnerVerbose, QStringLiteral("url="));
         qInfo("runner: %d lines, with --verbose %d", runnerQuietLines, runnerVerboseLines);
         QVERIFY2(runnerQuietLines > 0, qPrintable(runnerQuiet.output()));
-        QVERIFY2(runnerVerboseLines >= runnerQuietLines, qPrintable(runnerVerbose.output()));
+        QVERIFY2(runnerVerboseLines > runnerQuietLines, qPrintable(runnerVerbose.output()));
     }
 
     void textThatIsNotUtf8() {

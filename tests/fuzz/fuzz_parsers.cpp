@@ -101,7 +101,7 @@ FuzzTarget retryAfterTarget() {
                "Wed Oct 21 07:28:00 2026", "99999999999999999999", " 5 "});
     target.dictionary = bytes({"GMT", "Mon, ", "Oct", "Feb", "29", ":", "-", " ", "9999"});
     target.run = [](const QByteArray &input, bool &accepted) -> QString {
-        const QDateTime now(QDate(2026, 10, 21), QTime(7, 0), QTimeZone::UTC);
+        const QDateTime now(QDate(2026, 10, 21), QTime(7, 0), Qt::UTC);
         const auto delay = core::parseRetryAfter(input, now);
         accepted = delay.has_value();
         if (delay && delay->count() < 0)
