@@ -131,7 +131,8 @@ private Q_SLOTS:
     void loginWithoutPrivileges_data() {
         QTest::addColumn<QString>("grant");
         QTest::addColumn<QString>("message");
-        QTest::newRow("no role") << QString() << QStringLiteral("permission denied");
+        QTest::newRow("no role") << QString()
+                                 << QStringLiteral("this database login may not dispatch");
         QTest::newRow("viewer") << QStringLiteral("outbox_viewer")
                                 << QStringLiteral("this database login may not dispatch");
     }
@@ -166,10 +167,11 @@ private Q_SLOTS:
         QSqlDatabase db = m_pg->open(dbName);
         QVERIFY(insertEvents(db, 5));
         CtlProcess quiet(dispatchArguments(m_pg->connInfo(dbName), {}));
-        const int quietLines = linesUntilStopped(quiet, QStringLiteral("event=started"));
+        const int quietLines = linesUntilStopped(quiet, QStringLiteral("event=connected"));
+        QVERIFY(insertEvents(db, 5));
         CtlProcess verbose(
             dispatchArguments(m_pg->connInfo(dbName), {QStringLiteral("--verbose")}));
-        const int verboseLines = linesUntilStopped(verbose, QStringLiteral("event=started"));
+        const int verboseLines = linesUntilStopped(verbose, QStringLiteral("event=connected"));
         qInfo("dispatch: %d lines, with --verbose %d", quietLines, verboseLines);
         QVERIFY2(quietLines > 0, qPrintable(quiet.output()));
         QVERIFY2(verboseLines > quietLines, qPrintable(verbose.output()));
