@@ -5,6 +5,7 @@
 #include "core/dispatcherconfig.h"
 #include "dispatch/dispatcherhost.h"
 #include "dispatch/metricsserver.h"
+#include "dispatch/storeconnection.h"
 #include "store/migrator.h"
 #include "store/session.h"
 
@@ -12,6 +13,8 @@
 #include <QEventLoop>
 #include <QLoggingCategory>
 
+#include <cstdio>
+#include <cstdlib>
 #include <limits>
 
 namespace outbox::cli {
@@ -102,6 +105,12 @@ core::Result<DispatchOptions> readOptions(CommandParser &parser) {
             return value.error();
         *target = int(value.value());
     }
+    auto maxResponse =
+        parser.integer(QStringLiteral("max-response-bytes"), config.maxResponseBytes,
+                       std::numeric_limits<qint64>::min(), std::numeric_limits<qint64>::max());
+    if (!maxResponse)
+        return maxResponse.error();
+    config.maxResponseBytes = maxResponse.value();
     for (auto [name, target] :
          {std::pair{QStringLiteral("lease"), &config.lease},
           std::pair{QStringLiteral("poll-interval"), &config.pollInterval},
@@ -141,7 +150,7 @@ core::Result<DispatchOptions> readOptions(CommandParser &parser) {
             return address.error();
         options.metricsAddress = address.value();
     }
-    auto interval = parser.duration(QStringLiteral("stats-interval"));
+    auto interval = parser.timerDuration(QStringLiteral("stats-interval"));
     if (!interval)
         return interval.error();
     if (interval.value())
@@ -213,8 +222,17 @@ int preflight(CommandParser &parser, const core::ConnInfo &info) {
                    opened.errorMessage() % QLatin1Char('"');
         return ExitOk;
     }
+    // A login without the privileges will not get them by retrying: exit 2
+    // like any other setup mistake.
+    const auto setupError = [&parser](const core::Error &error) {
+        return parser.fail(error.kind == core::ErrorKind::PermissionDenied
+                               ? core::Error{core::ErrorKind::Invalid, error.message}
+                               : error);
+    };
+    if (const auto allowed = dispatch::checkDispatchPrivileges(session); !allowed)
+        return setupError(allowed.error());
     if (const auto current = store::Migrator(session).checkCurrent(); !current)
-        return parser.fail(current.error());
+        return setupError(current.error());
     return ExitOk;
 }
 
@@ -256,6 +274,10 @@ void addDispatchOptions(CommandParser &parser) {
                "duration"),
         option("shutdown-grace",
                "On SIGTERM, how long requests in flight may finish (default 10s).", "duration"),
+        option("max-response-bytes",
+               "Most bytes of a runner's reply read; a longer reply is cut and retried "
+               "(default 65536).",
+               "n"),
         option("worker-id", "This dispatcher's id (a UUID; default: a new one per run).", "uuid"),
         option("namespace", "Dispatch only this namespace (default: all).", "ns"),
         option("permanent-status",
@@ -332,6 +354,37 @@ private:
     QTimer m_timer;
 };
 
+// Ends the process when a graceful stop does not finish in time. The
+// dispatcher's thread can be stuck in a statement on a server process that
+// is alive but frozen (keepalives and tcp_user_timeout see a healthy peer,
+// its statement_timeout cannot fire): it then never gets to its own
+// stop. Acks already committed are kept; rows whose acks were not written
+// are redelivered when their leases expire (at-least-once).
+class StopDeadline final {
+public:
+    explicit StopDeadline(core::Millis stopBudget)
+        : m_limit(stopBudget + Margin) {
+        m_timer.setSingleShot(true);
+        QObject::connect(&m_timer, &QTimer::timeout, [this] {
+            qCCritical(lcCli).noquote()
+                << QStringLiteral("event=stop_timeout waited=") % core::formatDuration(m_limit) %
+                       QStringLiteral(" error=\"the dispatcher did not stop in time: the "
+                                      "database is not answering; exiting without it (rows not "
+                                      "acknowledged are redelivered when their leases expire)\"");
+            std::fflush(stderr);
+            std::_Exit(ExitUnavailable); // the stuck thread cannot be joined
+        });
+    }
+    Q_DISABLE_COPY_MOVE(StopDeadline)
+
+    void start() { m_timer.start(m_limit); }
+
+private:
+    static constexpr core::Millis Margin{3000};
+    core::Millis m_limit;
+    QTimer m_timer;
+};
+
 // Runs the dispatcher (and the metrics endpoint) until it stops: gracefully
 // after SIGINT or SIGTERM, or because it failed.
 int serve(CommandParser &parser, const core::ConnInfo &connInfo, const DispatchOptions &options) {
@@ -364,18 +417,22 @@ int serve(CommandParser &parser, const core::ConnInfo &connInfo, const DispatchO
     QObject::connect(&host, &dispatch::DispatcherHost::stopped, &loop, &QEventLoop::quit);
     StatsLog stats(host, options.statsInterval);
     bool stopping = false;
+    StopDeadline deadline(options.config.shutdownGrace + dispatcherOptions.stopFlushTimeout);
     InterruptWatcher interrupt([&] {
         stopping = true;
         qCInfo(lcCli).noquote() << QStringLiteral("event=signal action=graceful_stop grace=") %
                                        core::formatDuration(options.config.shutdownGrace);
+        deadline.start();
         host.stop();
     });
     host.start();
     loop.exec();
     stats.stop();
 
+    // The dispatcher fails only on what retrying cannot fix (configuration,
+    // credentials, schema, privileges): exit 2 like any other setup mistake.
     if (failure)
-        return parser.fail(core::Error{core::ErrorKind::Failed, *failure});
+        return parser.fail(core::Error{core::ErrorKind::Invalid, *failure});
     stats.logExit(stopping);
     return ExitOk;
 }

@@ -94,7 +94,7 @@ core::Result<devtools::DevRunnerSettings> readSettings(CommandParser &parser) {
         return status.error();
     settings.fixedStatus = int(status.value());
 
-    auto latency = parser.duration(QStringLiteral("latency"));
+    auto latency = parser.timerDuration(QStringLiteral("latency"));
     if (!latency)
         return latency.error();
     if (latency.value())
@@ -244,7 +244,7 @@ int runRunner(CommandContext &context) {
     auto settings = readSettings(parser);
     if (!settings)
         return parser.fail(settings.error());
-    auto interval = parser.duration(QStringLiteral("stats-interval"));
+    auto interval = parser.timerDuration(QStringLiteral("stats-interval"));
     if (!interval)
         return parser.fail(interval.error());
 

@@ -123,7 +123,7 @@ int runStats(CommandContext &context) {
                        "Times are ISO 8601 UTC; null when there is none."));
     if (auto exit = parser.parseOptionsOnly())
         return *exit;
-    auto interval = parser.duration(QStringLiteral("watch"));
+    auto interval = parser.timerDuration(QStringLiteral("watch"));
     if (!interval)
         return parser.usageError(interval.errorMessage());
     if (interval.value() && interval.value()->count() <= 0)

@@ -112,6 +112,22 @@ std::optional<int> CommandParser::parse() {
             return ExitOk;
         }
     }
+    // Qt decodes the command line as UTF-8 and turns every invalid byte
+    // into U+FFFD, which would then be stored as if it were the text meant.
+    for (qsizetype i = 0; i < m_context.arguments.size(); ++i) {
+        if (!m_context.arguments.at(i).contains(QChar::ReplacementCharacter))
+            continue;
+        // Named by its option, never echoed: it may be a secret.
+        const QString &argument = m_context.arguments.at(i);
+        const QString previous = i > 0 ? m_context.arguments.at(i - 1) : QString();
+        QString which = QStringLiteral("argument %1").arg(i + 1);
+        if (argument.startsWith(QLatin1String("--")) && argument.contains(QLatin1Char('=')))
+            which = QStringLiteral("the value of ") + argument.section(QLatin1Char('='), 0, 0);
+        else if (!argument.startsWith(QLatin1Char('-')) && previous.startsWith(QLatin1String("--")))
+            which = QStringLiteral("the value of ") + previous;
+        return usageError(which + QStringLiteral(" is not valid UTF-8 (or contains U+FFFD); "
+                                                 "give the text in UTF-8"));
+    }
     QStringList arguments{QStringLiteral("outboxctl ") + m_context.name};
     arguments.append(m_context.arguments);
     if (!m_parser.parse(arguments))
@@ -173,6 +189,16 @@ core::Result<std::optional<core::Millis>> CommandParser::duration(const QString 
     if (!parsed)
         return usage(QStringLiteral("--") + name + QStringLiteral(": ") + parsed.errorMessage());
     return std::optional<core::Millis>(parsed.value());
+}
+
+core::Result<std::optional<core::Millis>> CommandParser::timerDuration(const QString &name) const {
+    auto parsed = duration(name);
+    if (!parsed || !parsed.value())
+        return parsed;
+    const QString flag = QStringLiteral("--") + name;
+    if (auto bounded = core::checkLongestSetting(flag, *parsed.value()); !bounded)
+        return usage(bounded.errorMessage());
+    return parsed;
 }
 
 core::Result<qint64> CommandParser::integer(const QString &name, qint64 fallback, qint64 min,

@@ -76,6 +76,8 @@ public:
     // Typed option readers; errors name the flag. An unset option gives the
     // fallback (or nullopt).
     core::Result<std::optional<core::Millis>> duration(const QString &name) const;
+    // A duration that ends up in a timer: also at most core::kLongestSetting.
+    core::Result<std::optional<core::Millis>> timerDuration(const QString &name) const;
     core::Result<qint64> integer(const QString &name, qint64 fallback, qint64 min,
                                  qint64 max) const;
     core::Result<double> number(const QString &name, double fallback, double min) const;

@@ -5,6 +5,7 @@
 
 #include <QJsonArray>
 #include <QJsonDocument>
+#include <QUtf8StringView>
 #include <QUuid>
 
 #include <algorithm>
@@ -51,6 +52,25 @@ QString relativeTime(const QDateTime &time, const QDateTime &now) {
     return humanDuration(diff) + QStringLiteral(" ago");
 }
 
+namespace {
+
+// Where the first byte sequence that is not UTF-8 starts.
+qsizetype invalidUtf8Offset(const QByteArray &text) {
+    qsizetype i = 0;
+    while (i < text.size()) {
+        qsizetype length = 1;
+        while (length <= 4 && i + length <= text.size() &&
+               !QUtf8StringView(text.constData() + i, length).isValidUtf8())
+            ++length;
+        if (length > 4 || i + length > text.size())
+            return i;
+        i += length;
+    }
+    return i;
+}
+
+} // namespace
+
 std::optional<QJsonValue> parseJsonValue(const QByteArray &text, QString *error) {
     auto fail = [&](const QString &what, qsizetype offset) -> std::optional<QJsonValue> {
         if (error) {
@@ -73,6 +93,15 @@ std::optional<QJsonValue> parseJsonValue(const QByteArray &text, QString *error)
     };
     if (text.trimmed().isEmpty())
         return fail(QStringLiteral("empty input, expected a JSON value"), 0);
+    // PostgreSQL text cannot hold a NUL byte, and Qt's parser lets one (and
+    // invalid UTF-8) through inside strings.
+    if (const qsizetype nul = text.indexOf('\0'); nul >= 0)
+        return fail(QStringLiteral("a NUL byte (remove it; JSON writes control characters as "
+                                   "\\u escapes, and PostgreSQL refuses \\u0000 too)"),
+                    nul);
+    if (!QUtf8StringView(text).isValidUtf8())
+        return fail(QStringLiteral("bytes that are not valid UTF-8 (save the file as UTF-8)"),
+                    invalidUtf8Offset(text));
     // Wrapping in an array lets QJsonDocument validate scalars too; the
     // offsets shift by the one added character.
     QJsonParseError parseError;

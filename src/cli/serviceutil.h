@@ -6,6 +6,8 @@
 
 #include "cli/commandparser.h"
 #include "cli/interrupt.h"
+#include "cli/logging.h"
+#include "store/database.h"
 
 #include <QDateTime>
 #include <QFile>
@@ -45,6 +47,11 @@ inline void serviceMessageHandler(QtMsgType type, const QMessageLogContext &cont
         level = "fatal";
         break;
     }
+    if (store::isDriverNoise(message)) {
+        if (!lcCli().isDebugEnabled())
+            return;
+        level = "debug";
+    }
     static const QRegularExpression structured(QStringLiteral("^[a-z_][a-z0-9_.-]*="));
     QString text = message;
     text.replace(QLatin1Char('\n'), QLatin1Char(' ')).replace(QLatin1Char('\r'), QLatin1Char(' '));
@@ -63,11 +70,14 @@ inline void serviceMessageHandler(QtMsgType type, const QMessageLogContext &cont
 }
 
 // Installs the handler above for the rest of the process (these commands own
-// it until exit). Debug lines (one per claim or request) only with --verbose.
+// it until exit). Info lines always; debug lines (one per claim or request)
+// with --verbose. The rules replace the quieter ones the command line sets
+// for the short commands (cli.cpp); QT_LOGGING_RULES still wins over both.
 inline void installServiceLogging(bool verbose) {
     qInstallMessageHandler(serviceMessageHandler);
-    if (!verbose)
-        QLoggingCategory::setFilterRules(QStringLiteral("outbox.*.debug=false"));
+    QLoggingCategory::setFilterRules(
+        verbose ? QStringLiteral("outbox.*.debug=true\noutbox.*.info=true")
+                : QStringLiteral("outbox.*.debug=false\noutbox.*.info=true"));
 }
 
 // "HOST:PORT", "[v6]:PORT", "localhost:PORT" or ":PORT" (all interfaces).

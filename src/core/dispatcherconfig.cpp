@@ -7,6 +7,8 @@
 #include <QFileInfo>
 #include <QStringList>
 
+#include <utility>
+
 namespace outbox::core {
 
 namespace {
@@ -79,6 +81,20 @@ Result<void> DispatcherConfig::validate() const {
         return refuse(QStringLiteral("--batch-max-bytes must be at least 1 (got ") %
                       QString::number(batchMaxBytes) %
                       QStringLiteral("); use e.g. --batch-max-bytes 1048576"));
+    using Bounded = std::pair<QStringView, Millis>;
+    for (const auto &[flag, value] :
+         {Bounded{u"--lease", lease}, Bounded{u"--poll-interval", pollInterval},
+          Bounded{u"--base-delay", baseDelay}, Bounded{u"--max-delay", maxDelay},
+          Bounded{u"--request-timeout", requestTimeout},
+          Bounded{u"--shutdown-grace", shutdownGrace}}) {
+        if (auto bounded = checkLongestSetting(flag, value); !bounded)
+            return bounded;
+    }
+    if (maxResponseBytes < 1 || maxResponseBytes > MaxResponseBytesLimit)
+        return refuse(QStringLiteral("--max-response-bytes must be from 1 to ") %
+                      QString::number(MaxResponseBytesLimit) % QStringLiteral(" (got ") %
+                      QString::number(maxResponseBytes) % QStringLiteral("); use e.g. ") %
+                      QStringLiteral("--max-response-bytes 65536"));
     if (shutdownGrace.count() < 0)
         return refuse(QStringLiteral("--shutdown-grace must not be negative (got ") %
                       formatDuration(shutdownGrace) %
@@ -145,6 +161,7 @@ QString DispatcherConfig::describe() const {
         QStringLiteral("max-delay=") % formatDuration(maxDelay),
         QStringLiteral("request-timeout=") % formatDuration(requestTimeout),
         QStringLiteral("shutdown-grace=") % formatDuration(shutdownGrace),
+        QStringLiteral("max-response-bytes=") % QString::number(maxResponseBytes),
         QStringLiteral("permanent-status=") %
             (statuses.isEmpty() ? QStringLiteral("none") : statuses.join(QLatin1Char(','))),
         QStringLiteral("delivery=") % deliveryName(delivery) % batchBounds,

@@ -44,6 +44,13 @@ struct DispatcherConfig {
     Delivery delivery = Delivery::PerEvent;
     int batchMaxEvents = 100;           // batch delivery: most events per request
     qint64 batchMaxBytes = 1024 * 1024; // batch delivery: most body bytes per request
+    // Most bytes of a runner's reply body read; a longer reply is aborted
+    // (its first bytes go into the error message), so a runner cannot make
+    // the dispatcher buffer an unbounded body per request.
+    qint64 maxResponseBytes = DefaultMaxResponseBytes;
+
+    static constexpr qint64 DefaultMaxResponseBytes = 64 * 1024;
+    static constexpr qint64 MaxResponseBytesLimit = 64 * 1024 * 1024;
 
     // Refuses: non-http(s) URL, sizes < 1, poll_interval > lease/3,
     // request_timeout >= lease, base > max, ... with a message naming the

@@ -139,6 +139,17 @@ Result<Millis> parseDuration(QStringView text) {
     return Millis(total);
 }
 
+Result<void> checkLongestSetting(QStringView flag, Millis value) {
+    if (value <= kLongestSetting)
+        return {};
+    return Result<void>::failure(ErrorKind::Invalid,
+                                 flag % QStringLiteral(" (") % formatDuration(value) %
+                                     QStringLiteral(") is longer than the longest supported "
+                                                    "duration (") %
+                                     formatDuration(kLongestSetting) %
+                                     QStringLiteral("); give a shorter value"));
+}
+
 QString formatDuration(Millis duration) {
     qint64 ms = duration.count();
     if (ms == 0)

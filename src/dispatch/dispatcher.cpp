@@ -274,6 +274,11 @@ bool Dispatcher::handleStoreError(const core::Error &error, const QString &what)
     ++m_stats.errors;
     noteError(what % QStringLiteral(": ") % error.message);
 
+    // A privilege revoked while running does not come back by retrying.
+    if (error.kind == core::ErrorKind::PermissionDenied && !m_stopRequested) {
+        fail(what % QStringLiteral(": ") % error.message);
+        return true;
+    }
     bool lost = error.kind == core::ErrorKind::Unavailable;
     // The store's error may not say why; ask the connection itself.
     if (!lost && !m_connection.probe())

@@ -14,6 +14,15 @@ namespace outbox::dispatch {
 namespace {
 
 constexpr qsizetype ExcerptReadBytes = 2048;
+constexpr qint64 ReadBufferBytes = 64 * 1024;
+
+QString byteSize(qint64 bytes) {
+    if (bytes % (1024 * 1024) == 0)
+        return QString::number(bytes / (1024 * 1024)) % QStringLiteral(" MiB");
+    if (bytes % 1024 == 0)
+        return QString::number(bytes / 1024) % QStringLiteral(" KiB");
+    return QString::number(bytes) % QStringLiteral(" bytes");
+}
 
 QString reasonPhrase(QNetworkReply *reply) {
     return QString::fromLatin1(
@@ -48,6 +57,7 @@ core::Result<void> HttpPublisher::configure(const core::DispatcherConfig &config
         return core::Result<void>(target.error());
     m_target = std::move(target).value();
     m_permanentStatuses = config.permanentStatuses;
+    m_maxResponseBytes = config.maxResponseBytes;
     resizePool((std::max(config.concurrency, 1) + ConnectionsPerManager - 1) /
                ConnectionsPerManager);
     m_configured = true;
@@ -84,10 +94,14 @@ void HttpPublisher::publish(const store::ClaimedEvent &event) {
     QNetworkAccessManager *manager = m_managers[size_t(chosen)].get();
     ++m_load[size_t(chosen)];
 
-    InFlight flight{event, {}, false, chosen};
+    InFlight flight{event, {}, false, chosen, {}, 0, false};
     flight.timer.start();
     QNetworkReply *reply = manager->post(webhookRequest(m_target, event), event.payload);
+    // Qt stops reading the socket while this much is unread, and drainBody()
+    // reads it as it arrives: what is held per request stays near the cap.
+    reply->setReadBufferSize(std::min<qint64>(m_maxResponseBytes + 1, ReadBufferBytes));
     m_replies.insert(reply, std::move(flight));
+    connect(reply, &QNetworkReply::readyRead, this, [this, reply] { drainBody(reply); });
     connect(reply, &QNetworkReply::finished, this, [this, reply] { onReplyFinished(reply); });
     if (!m_deadlineTimer.isActive())
         m_deadlineTimer.start();
@@ -122,7 +136,34 @@ void HttpPublisher::abortAll() {
     m_deadlineTimer.stop();
 }
 
+void HttpPublisher::abortOversized(QNetworkReply *reply, InFlight &flight) {
+    if (flight.oversized)
+        return;
+    flight.oversized = true;
+    reply->abort(); // emits finished() synchronously: `flight` is gone afterwards
+}
+
+void HttpPublisher::drainBody(QNetworkReply *reply) {
+    const auto it = m_replies.find(reply);
+    if (it == m_replies.end() || it->oversized)
+        return;
+    InFlight &flight = it.value();
+    while (reply->bytesAvailable() > 0) {
+        const QByteArray chunk = reply->read(ReadBufferBytes);
+        if (chunk.isEmpty())
+            break;
+        flight.received += chunk.size();
+        if (flight.head.size() < ExcerptReadBytes)
+            flight.head += chunk.left(ExcerptReadBytes - flight.head.size());
+        if (flight.received > m_maxResponseBytes) {
+            abortOversized(reply, flight);
+            return;
+        }
+    }
+}
+
 void HttpPublisher::onReplyFinished(QNetworkReply *reply) {
+    drainBody(reply);
     const auto it = m_replies.find(reply);
     if (it == m_replies.end())
         return;
@@ -152,6 +193,24 @@ PublishOutcome HttpPublisher::outcomeFor(QNetworkReply *reply, const InFlight &f
     const int status = statusAttribute.isValid() ? statusAttribute.toInt() : 0;
     const QNetworkReply::NetworkError error = reply->error();
 
+    if (flight.oversized) {
+        // A 2xx whose body was cut is retried like any incomplete response:
+        // the dispatcher cannot tell that the runner finished.
+        QString text = QStringLiteral("the reply is longer than --max-response-bytes (") %
+                       byteSize(m_maxResponseBytes) % QStringLiteral("); it was cut");
+        if (status != 0)
+            text = QStringLiteral("HTTP ") % QString::number(status) % QStringLiteral(": ") % text;
+        const QString head = excerpt(flight.head);
+        if (!head.isEmpty())
+            text += QStringLiteral(": ") % head;
+        if (status != 0 &&
+            classifyStatus(status, m_permanentStatuses) == PublishOutcome::Kind::Permanent)
+            return PublishOutcome::permanent(event, text.left(PublishOutcome::MaxErrorLength),
+                                             status);
+        return PublishOutcome::retry(event, text.left(PublishOutcome::MaxErrorLength),
+                                     status == 0 ? std::optional<int>()
+                                                 : std::optional<int>(status));
+    }
     if (flight.timedOut || error == QNetworkReply::TimeoutError ||
         (error == QNetworkReply::OperationCanceledError && status == 0)) {
         // The transfer timeout aborts the reply with OperationCanceledError;
@@ -180,7 +239,7 @@ PublishOutcome HttpPublisher::outcomeFor(QNetworkReply *reply, const InFlight &f
         return PublishOutcome::retry(event, kind % scrub(reply->errorString()));
     }
 
-    const QByteArray body = reply->read(ExcerptReadBytes);
+    const QByteArray &body = flight.head;
     std::optional<core::Millis> retryAfter;
     const QByteArray retryAfterHeader = reply->rawHeader(QByteArrayLiteral("Retry-After"));
     if (!retryAfterHeader.isEmpty())

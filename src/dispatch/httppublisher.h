@@ -27,6 +27,10 @@ namespace outbox::dispatch {
 //    Authorization: Bearer when a token is configured
 //  - HTTP/1.1 only, keep-alive, redirects never followed, a transfer timeout
 //    of request_timeout, system CAs plus the optional CA file for https.
+//  - at most max_response_bytes of a reply are read: a longer reply is
+//    aborted once the bytes read pass the cap and retried (or dead for a
+//    permanent status), its first bytes quoted in the error, so no runner
+//    can make the dispatcher hold more than that per request.
 //
 // Qt opens at most 6 connections per host and QNetworkAccessManager, so a
 // pool of ceil(concurrency / ConnectionsPerManager) managers is used round
@@ -56,14 +60,20 @@ private:
     struct InFlight {
         store::ClaimedEvent event;
         QElapsedTimer timer;
-        bool timedOut = false; // aborted by the request deadline
-        int manager = 0;       // index into m_managers
+        bool timedOut = false;  // aborted by the request deadline
+        int manager = 0;        // index into m_managers
+        QByteArray head;        // the first bytes of the body, for the error message
+        qint64 received = 0;    // body bytes read so far
+        bool oversized = false; // aborted: the body is longer than m_maxResponseBytes
     };
 
     void resizePool(int count);
     void checkDeadlines();
     QString scrub(QString text) const;
     void onReplyFinished(QNetworkReply *reply);
+    // Reads what arrived into the flight's head; aborts beyond the cap.
+    void drainBody(QNetworkReply *reply);
+    void abortOversized(QNetworkReply *reply, InFlight &flight);
     PublishOutcome outcomeFor(QNetworkReply *reply, const InFlight &flight) const;
     QString excerpt(const QByteArray &body) const;
 
@@ -73,6 +83,7 @@ private:
 
     WebhookTarget m_target;
     QList<int> m_permanentStatuses{410};
+    qint64 m_maxResponseBytes = core::DispatcherConfig::DefaultMaxResponseBytes;
     QTimer m_deadlineTimer; // hard request deadline (the transfer timeout is an idle timeout)
     int m_activeManagers = 0;
     bool m_configured = false;

@@ -1,6 +1,7 @@
 #include "dispatch/notifier.h"
 
 #include "dispatch/logging.h"
+#include "dispatch/storeconnection.h"
 
 namespace outbox::dispatch {
 
@@ -8,7 +9,7 @@ namespace {
 
 store::SessionKeeper::Options keeperOptions(const Notifier::Options &options) {
     store::SessionKeeper::Options keeper;
-    keeper.session.applicationName = options.applicationName;
+    keeper.session = dispatcherSessionOptions(options.applicationName);
     keeper.listen = store::SessionKeeper::Listen::Required;
     keeper.debounce = options.debounce;
     keeper.healthCheckInterval = options.healthCheckInterval;

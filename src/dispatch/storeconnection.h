@@ -11,6 +11,21 @@
 
 namespace outbox::dispatch {
 
+// The session settings of every dispatcher connection (its store and its
+// LISTEN connection): besides `applicationName`, keepalives and
+// tcp_user_timeout so that a server or network that vanishes is noticed in
+// well under a minute (the connection closes, the dispatcher reconnects),
+// and a statement_timeout so that no claim, ack or release waits forever
+// behind a lock. None of them helps against a server process that is alive
+// but frozen (its kernel still acknowledges every packet): `outboxctl
+// dispatch` bounds its own shutdown for that case.
+store::Session::Options dispatcherSessionOptions(const QString &applicationName);
+
+// Refuses (PermissionDenied, naming the fix) a login that cannot claim,
+// acknowledge or record attempts: checked once at start, because every
+// statement would otherwise fail the same way forever.
+core::Result<void> checkDispatchPrivileges(store::Session &session);
+
 // The dispatcher's own database session (with OutboxStore's planner
 // settings) and the OutboxStore on it. Opened and used in one thread;
 // reopened after a loss. Dispatcher-internal.
@@ -23,7 +38,8 @@ public:
 
     // Closes any previous connection first. With `checkSchema` a database
     // whose schema this binary does not know is refused (the error says to
-    // run `outboxctl migrate`).
+    // run `outboxctl migrate`), and so is a login without the dispatcher's
+    // privileges (checkDispatchPrivileges).
     core::Result<void> open(bool checkSchema);
     void close();
 

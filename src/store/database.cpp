@@ -19,6 +19,16 @@ using core::ErrorKind;
 
 const QString kDriver = QStringLiteral("QPSQL");
 
+// The server's "LINE 1: <statement>" and caret lines, the "JSON data, line 1:
+// <text>" context of a JSON error, and anything naming
+// QPSQL's prepared statements ("EXECUTE qpsqlpstmt_1 (<values>)"): they echo
+// the statement with its bound values (payloads) and mean nothing to a person.
+bool isStatementEcho(const QString &line) {
+    static const QRegularExpression lineEcho(
+        QStringLiteral("^(LINE \\d+:|QUERY:|CONTEXT:\\s+JSON data|\\^$)"));
+    return lineEcho.match(line).hasMatch() || line.contains(QLatin1String("qpsqlpstmt"));
+}
+
 // QPSQL appends "(SQLSTATE)" to the server's text and libpq ends messages
 // with a newline; both are noise in a message meant for a person.
 QString cleanText(const QSqlError &error) {
@@ -46,8 +56,14 @@ QString cleanText(const QSqlError &error) {
             l = l.mid(l.lastIndexOf(failed) + failed.size());
         }
         l.remove(severity);
-        if (l.startsWith(QLatin1String("Is the server running"))) {
+        if (l.startsWith(QLatin1String("Is the server running")) || isStatementEcho(l)) {
             continue;
+        }
+        // "syntax error at or near \"<a piece of the statement>\"": the piece
+        // may be a bound value (QPSQL sends them inside an EXECUTE text).
+        const qsizetype near = l.indexOf(QLatin1String(" at or near \""));
+        if (near > 0) {
+            l.truncate(near);
         }
         if (!l.isEmpty()) {
             lines << l;
@@ -216,6 +232,10 @@ bool isConnectionLost(const QSqlError &error) {
                               "terminating connection", "connection not open",
                               "could not send data to server", "could not receive data from server",
                               "connection to server was lost", "database not open"});
+}
+
+bool isDriverNoise(QStringView message) {
+    return message.startsWith(QLatin1String("Unable to free statement"));
 }
 
 core::Error toError(const QSqlError &error, const QString &context) {

@@ -30,6 +30,12 @@ core::Error toError(const QSqlError &error, const QString &context);
 // True when the error means the connection is gone (reconnect, then retry).
 bool isConnectionLost(const QSqlError &error);
 
+// True for the warnings the QPSQL driver prints on its own (not through a
+// QSqlError) that say nothing new: "Unable to free statement" after the
+// connection was lost or the transaction aborted, which the error of the
+// statement itself already reported. Loggers show them only when verbose.
+bool isDriverNoise(QStringView message);
+
 // Runs a prepared query (bound values already added) and maps failures.
 core::Result<void> execPrepared(QSqlQuery &query, const QString &context);
 // Prepares and runs `sql` with positional values. Without values it runs as

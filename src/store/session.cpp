@@ -13,6 +13,18 @@ core::ConnInfo withDefaults(core::ConnInfo info, const Session::Options &options
         info.setOption(QStringLiteral("connect_timeout"),
                        QString::number(options.connectTimeoutSeconds));
     }
+    const auto setUnlessGiven = [&info](const QString &key, qint64 value) {
+        if (value > 0 && info.option(key).isEmpty()) {
+            info.setOption(key, QString::number(value));
+        }
+    };
+    if (options.keepalivesIdleSeconds > 0) {
+        setUnlessGiven(QStringLiteral("keepalives"), 1);
+        setUnlessGiven(QStringLiteral("keepalives_idle"), options.keepalivesIdleSeconds);
+        setUnlessGiven(QStringLiteral("keepalives_interval"), options.keepalivesIntervalSeconds);
+        setUnlessGiven(QStringLiteral("keepalives_count"), options.keepalivesCount);
+    }
+    setUnlessGiven(QStringLiteral("tcp_user_timeout"), options.tcpUserTimeout.count());
     if (info.option(QStringLiteral("application_name")).isEmpty() &&
         info.option(QStringLiteral("fallback_application_name")).isEmpty()) {
         info.setOption(QStringLiteral("fallback_application_name"), options.applicationName);
@@ -47,6 +59,15 @@ core::Result<void> Session::open() {
 }
 
 core::Result<void> Session::applySettings() {
+    if (m_options.statementTimeout.count() > 0) {
+        const auto set = exec(
+            m_db,
+            QStringLiteral("SET statement_timeout = %1").arg(m_options.statementTimeout.count()),
+            {}, QStringLiteral("setting statement_timeout"));
+        if (!set.ok()) {
+            return set.error();
+        }
+    }
     if (m_options.genericPlans) {
         // OutboxStore prepares its statements once and runs them thousands
         // of times; PostgreSQL would otherwise re-plan the claim on every run

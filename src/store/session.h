@@ -1,6 +1,7 @@
 #pragma once
 
 #include "core/conninfo.h"
+#include "core/duration.h"
 #include "core/result.h"
 #include "store/database.h"
 
@@ -36,6 +37,23 @@ public:
         // SET plan_cache_mode = force_generic_plan, for the sessions that run
         // OutboxStore's statements (see Session::open).
         bool genericPlans = false;
+        // Client-side limits for connections that must notice a dead peer
+        // instead of waiting on it forever (the dispatcher's). Each applies
+        // unless the connection string sets the keyword itself; 0 leaves
+        // libpq's and the kernel's defaults (no keepalive probes for hours,
+        // no limit on unacknowledged data, no statement limit).
+        //  - keepalives=1, keepalives_idle, keepalives_interval and
+        //    keepalives_count: an idle connection to a vanished host is
+        //    declared dead after idle + interval * count seconds;
+        //  - tcp_user_timeout: data sent but not acknowledged for this long
+        //    (a host that vanished mid-statement) closes the connection;
+        //  - statement_timeout (SET after connecting): the server cancels a
+        //    statement that runs this long, e.g. one stuck behind a lock.
+        int keepalivesIdleSeconds = 0;
+        int keepalivesIntervalSeconds = 0;
+        int keepalivesCount = 0;
+        core::Millis tcpUserTimeout{0};
+        core::Millis statementTimeout{0};
     };
 
     Session(core::ConnInfo info, Options options);

@@ -67,6 +67,12 @@ void TestDispatcherConfig::accepted_data() {
         c.maxAttempts = 1;
     });
     QTest::newRow("zero grace") << Mutation([](DispatcherConfig &c) { c.shutdownGrace = 0ms; });
+    QTest::newRow("longest durations") << Mutation([](DispatcherConfig &c) {
+        c.lease = outbox::core::kLongestSetting;
+        c.pollInterval = c.lease / 3;
+        c.maxDelay = c.lease;
+        c.shutdownGrace = c.lease;
+    });
     QTest::newRow("no permanent statuses")
         << Mutation([](DispatcherConfig &c) { c.permanentStatuses.clear(); });
     QTest::newRow("several permanent statuses") << Mutation([](DispatcherConfig &c) {
@@ -170,6 +176,25 @@ void TestDispatcherConfig::refused_data() {
     QTest::newRow("batch max bytes 0")
         << Mutation([](DispatcherConfig &c) { c.batchMaxBytes = 0; })
         << QStringLiteral("--batch-max-bytes") << QStringLiteral("at least 1 (got 0)");
+    // Every duration ends up in a Qt timer (an int of milliseconds) or in a
+    // PostgreSQL interval: beyond 24 days it is refused, not overflowed.
+    QTest::newRow("lease 999999999999h")
+        << Mutation([](DispatcherConfig &c) { c.lease = std::chrono::hours(999999999999); })
+        << QStringLiteral("--lease (") << QStringLiteral("longest supported duration (24d)");
+    QTest::newRow("lease 100d, poll 30d") << Mutation([](DispatcherConfig &c) {
+        c.lease = std::chrono::hours(2400);
+        c.pollInterval = std::chrono::hours(720);
+    }) << QStringLiteral("--lease (100d)") << QStringLiteral("longest supported duration (24d)");
+    QTest::newRow("grace 25d") << Mutation([](DispatcherConfig &c) {
+        c.shutdownGrace = std::chrono::hours(600);
+    }) << QStringLiteral("--shutdown-grace (25d)")
+                               << QStringLiteral("give a shorter value");
+    QTest::newRow("max delay 30d")
+        << Mutation([](DispatcherConfig &c) { c.maxDelay = std::chrono::hours(720); })
+        << QStringLiteral("--max-delay (30d)") << QStringLiteral("longest supported");
+    QTest::newRow("response cap 0")
+        << Mutation([](DispatcherConfig &c) { c.maxResponseBytes = 0; })
+        << QStringLiteral("--max-response-bytes") << QStringLiteral("from 1 to");
     QTest::newRow("bearer with newline") << Mutation([](DispatcherConfig &c) {
         c.bearerToken = QStringLiteral("abc\r\nX-Injected: 1");
     }) << QStringLiteral("bearer token") << QStringLiteral("line break");
