@@ -187,8 +187,8 @@ void DevRunner::account(const DevRunnerRequest &request, int status, bool droppe
     {
         QMutexLocker lock(&m_shared->mutex);
         DevRunnerStats &stats = m_shared->stats;
-        if (batch)
-            ++stats.batches;
+        if (!request.header("outbox-batch").isEmpty())
+            ++stats.batches; // answered or not
         if (status == 401) {
             ++stats.badSignatures;
         } else if (dropped || status < 200 || status >= 300) {

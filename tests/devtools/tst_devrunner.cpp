@@ -300,6 +300,7 @@ void TestDevRunner::batchesAreAnsweredPerEvent() {
         QVERIFY2(client.responses().last().body.contains(problem),
                  client.responses().last().body.constData());
     }
+    QCOMPARE(runner.stats().batches, 2 + malformed.size()); // answered 2xx or not
 }
 
 void TestDevRunner::latencyDelaysWithoutBlocking() {
