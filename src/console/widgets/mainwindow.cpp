@@ -15,6 +15,7 @@
 #include "console/widgets/eventview.h"
 #include "console/widgets/filterbar.h"
 #include "console/widgets/statusindicators.h"
+#include "store/session.h"
 
 #include <QApplication>
 #include <QCloseEvent>
@@ -337,7 +338,7 @@ void MainWindow::connectTo(const core::ConnInfo &info, const QString &profileNam
     m_errors->setClient(m_client.get());
     m_detail->setClient(m_client.get());
     m_actions->setClient(m_client.get());
-    m_dispatcher->setConnInfo(info);
+    m_dispatcher->setConnInfo(m_options.readOnly ? store::readOnlySession(info) : info);
     m_indicators->setTarget(m_client->connectionDescription());
     updateReadOnly();
     updateTitle();
