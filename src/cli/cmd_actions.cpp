@@ -192,7 +192,7 @@ std::optional<int> previewOrConfirm(CommandParser &parser, const ActionSpec &spe
             << (result->alreadyReplayed == 1 ? " was" : " were")
             << " already replayed; replaying makes another copy of each. Add --again to replay "
                "them anyway, or narrow the filter. Nothing was changed.\n";
-        return ExitFailure;
+        return ExitUsage;
     }
     err << QString(spec.verb).at(0).toUpper() << QString(spec.verb).mid(1) << ' ' << matched
         << " event" << (matched == 1 ? "" : "s") << " (" << request.described << ")? [y/N] "
