@@ -133,7 +133,6 @@ int runApplication(int argc, char **argv) {
 
     MainWindowOptions options;
     options.readOnly = line.readOnly;
-    options.client.readOnly = line.readOnly;
     MainWindow window(&settings, options);
     if (target) {
         window.connectTo(*target, profileName);

@@ -330,7 +330,9 @@ void MainWindow::connectTo(const core::ConnInfo &info, const QString &profileNam
     m_lastCounts.reset();
     m_connInfo = info;
     m_profileName = profileName;
-    m_client = std::make_unique<StoreClient>(info, m_options.client);
+    StoreClientOptions clientOptions = m_options.client;
+    clientOptions.readOnly = clientOptions.readOnly || m_options.readOnly; // in the server too
+    m_client = std::make_unique<StoreClient>(info, clientOptions);
     wireClient();
     for (EventView *v : m_views) {
         v->setClient(m_client.get());
