@@ -29,8 +29,10 @@ BEGIN
 END
 $$;
 
--- Producers: enqueue only, through the SECURITY DEFINER function.
+-- Producers: enqueue only, through the SECURITY DEFINER function; they may
+-- read the schema version so that `outboxctl enqueue` can check it.
 GRANT EXECUTE ON FUNCTION outbox_enqueue(text, text, jsonb, text, uuid, text, text) TO outbox_producer;
+GRANT SELECT ON outbox_schema_version TO outbox_producer;
 
 -- Dispatchers: claim, ack, nack and sweep (UPDATE of the delivery columns),
 -- append failure history. No INSERT or DELETE of events.
@@ -39,13 +41,25 @@ GRANT UPDATE (status, attempts, next_attempt_at, locked_by, locked_until, last_e
               delivered_at, updated_at) ON outbox_events TO outbox_dispatcher;
 GRANT INSERT ON outbox_attempts TO outbox_dispatcher;
 
--- Operators: requeue, retry, cancel, purge, replay, audited.
-GRANT SELECT, INSERT, UPDATE, DELETE ON outbox_events TO outbox_operator;
-GRANT SELECT, DELETE ON outbox_attempts TO outbox_operator;
-GRANT SELECT, INSERT, UPDATE ON outbox_audit TO outbox_operator;
-GRANT SELECT, INSERT ON outbox_audit_events TO outbox_operator;
-GRANT SELECT ON outbox_schema_version TO outbox_operator;
-GRANT EXECUTE ON FUNCTION outbox_uuid_v7() TO outbox_operator;
+-- Operators: read everything; change events only through the outbox_op_*
+-- functions (sql/002_operator_rules.sql), which enforce the states each
+-- action may touch and write the audit trail themselves. No direct writes:
+-- revoked explicitly, since earlier versions of this file granted them.
+REVOKE INSERT, UPDATE, DELETE, TRUNCATE
+    ON outbox_events, outbox_attempts, outbox_audit, outbox_audit_events
+  FROM outbox_operator;
+REVOKE EXECUTE ON FUNCTION outbox_uuid_v7() FROM outbox_operator;
+GRANT SELECT ON outbox_events, outbox_attempts, outbox_audit, outbox_audit_events,
+                outbox_schema_version TO outbox_operator;
+GRANT EXECUTE ON FUNCTION
+    outbox_op_begin(text, text, text, text, text, bigint),
+    outbox_op_finish(bigint),
+    outbox_op_retry(bigint, uuid[], timestamptz, bigint),
+    outbox_op_requeue(bigint, uuid[], timestamptz, bigint),
+    outbox_op_cancel(bigint, uuid[], timestamptz, bigint, text),
+    outbox_op_purge(bigint, uuid[], timestamptz, bigint),
+    outbox_op_replay(bigint, uuid[], timestamptz, bigint, boolean)
+  TO outbox_operator;
 
 -- Viewers: read everything, change nothing.
 GRANT SELECT ON outbox_events, outbox_attempts, outbox_audit, outbox_audit_events,

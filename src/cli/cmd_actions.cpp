@@ -14,15 +14,14 @@ namespace {
 // What distinguishes the five bulk actions; the flow is shared.
 struct ActionSpec {
     store::Action action;
-    QLatin1StringView verb;      // "requeue"
-    QList<core::Status> allowed; // the states the action touches
+    QLatin1StringView verb; // "requeue"
     QLatin1StringView description;
     QLatin1StringView example; // the filter part of a typical command line
 };
 
 QString allowedNames(const ActionSpec &spec) {
     QStringList names;
-    for (core::Status status : spec.allowed)
+    for (core::Status status : store::allowedStates(spec.action))
         names.append(core::statusName(status));
     return names.join(QLatin1String(" or "));
 }
@@ -49,6 +48,9 @@ QByteArray resultJson(const store::BulkResult &result, const QString &filter) {
         {QStringLiteral("matched"), result.matched},
         {QStringLiteral("changed"), result.changed},
         {QStringLiteral("skipped"), result.skipped},
+        {QStringLiteral("confirmed"), result.confirmed},
+        {QStringLiteral("newer"), result.newer},
+        {QStringLiteral("already_replayed"), result.alreadyReplayed},
         {QStringLiteral("cancelled"), result.cancelled},
         {QStringLiteral("sample"), idsJson(result.sample)},
         {QStringLiteral("created"), idsJson(result.created)},
@@ -88,10 +90,15 @@ void addActionOptions(CommandParser &parser, const ActionSpec &spec) {
                       "a terminal)."),
         option("json", "Print the result as one JSON object."),
     });
+    if (spec.action == store::Action::Replay)
+        parser.addOption(option("again", "Also replay events that were replayed before (each "
+                                         "gets one more copy); without it they are refused."));
     parser.setEpilog(
         QStringLiteral("Only %1 events are touched; each batch re-checks the state, so events "
-                       "that moved meanwhile are skipped and counted. Every change is recorded "
-                       "in the audit log. Ctrl-C stops after the current batch.\n\n"
+                       "that moved meanwhile are skipped and counted. What you confirm is the "
+                       "most that changes: events that match only after the question are left "
+                       "for the next run. Every change is recorded in the audit log. Ctrl-C "
+                       "stops after the current batch.\n\n"
                        "Example (preview, then do it):\n"
                        "  outboxctl %2 %3 --dry-run\n"
                        "  outboxctl %2 %3")
@@ -117,7 +124,7 @@ core::Result<ActionRequest> readActionRequest(CommandParser &parser, const Actio
     if (parser.isSet(QStringLiteral("rate")) && perSecond.value() <= 0)
         return usage(QStringLiteral("--rate must be more than 0 events per second"));
 
-    if (filter->status && !spec.allowed.contains(*filter->status))
+    if (filter->status && !store::allowedStates(spec.action).contains(*filter->status))
         return usage(
             QStringLiteral("%1 only touches %2 events; --status %3 would match nothing")
                 .arg(QString(spec.verb), allowedNames(spec), core::statusName(*filter->status)));
@@ -144,14 +151,16 @@ core::Result<ActionRequest> readActionRequest(CommandParser &parser, const Actio
     request.options.limit = maxRows.value();
     request.options.ratePerSecond = perSecond.value();
     request.options.reason = parser.value(QStringLiteral("reason"));
+    request.options.again =
+        spec.action == store::Action::Replay && parser.isSet(QStringLiteral("again"));
     return request;
 }
 
 // --dry-run, or the question before changing anything: counts what would
 // change. Returns the exit code when the command ends here.
+// The confirmed preview is sealed into request.options.seal.
 std::optional<int> previewOrConfirm(CommandParser &parser, const ActionSpec &spec,
-                                    store::OperatorStore &operations,
-                                    const ActionRequest &request) {
+                                    store::OperatorStore &operations, ActionRequest &request) {
     auto &out = parser.console().out();
     auto &err = parser.console().err();
     store::BulkOptions preview = request.options;
@@ -178,6 +187,13 @@ std::optional<int> previewOrConfirm(CommandParser &parser, const ActionSpec &spe
             << "); nothing to do.\n";
         return ExitOk;
     }
+    if (result->alreadyReplayed > 0 && !request.options.again) {
+        err << result->alreadyReplayed << " of the " << matched << " events"
+            << (result->alreadyReplayed == 1 ? " was" : " were")
+            << " already replayed; replaying makes another copy of each. Add --again to replay "
+               "them anyway, or narrow the filter. Nothing was changed.\n";
+        return ExitUsage;
+    }
     err << QString(spec.verb).at(0).toUpper() << QString(spec.verb).mid(1) << ' ' << matched
         << " event" << (matched == 1 ? "" : "s") << " (" << request.described << ")? [y/N] "
         << Qt::flush;
@@ -187,6 +203,7 @@ std::optional<int> previewOrConfirm(CommandParser &parser, const ActionSpec &spe
         err << "Not confirmed; nothing was changed.\n";
         return ExitFailure;
     }
+    request.options.seal = result->seal;
     return std::nullopt;
 }
 
@@ -221,8 +238,13 @@ int printResult(Console &console, const ActionSpec &spec, const ActionRequest &r
     if (request.json) {
         out << resultJson(result, request.described) << '\n';
     } else {
-        out << spec.verb << ": changed " << result.changed << ", skipped " << result.skipped
-            << " (moved meanwhile)";
+        out << spec.verb << ": changed " << result.changed;
+        if (request.options.seal)
+            out << " of " << result.confirmed << " confirmed";
+        out << ", skipped " << result.skipped << " (moved meanwhile)";
+        if (result.newer > 0)
+            out << "; " << result.newer << " newer matching event" << (result.newer == 1 ? "" : "s")
+                << " left for the next run";
         if (result.auditId > 0)
             out << "; audit entry " << result.auditId;
         out << '\n';
@@ -263,37 +285,27 @@ int runAction(CommandContext &context, const ActionSpec &spec) {
 }
 
 const ActionSpec kRequeue{
-    store::Action::Requeue,
-    QLatin1StringView("requeue"),
-    {core::Status::Dead},
+    store::Action::Requeue, QLatin1StringView("requeue"),
     QLatin1StringView("Send dead events again: back to pending with attempts reset to 0, due "
                       "now."),
     QLatin1StringView("--status dead --namespace billing --reason 'runner fixed'")};
-const ActionSpec kRetry{store::Action::RetryNow,
-                        QLatin1StringView("retry"),
-                        {core::Status::Pending},
+const ActionSpec kRetry{store::Action::RetryNow, QLatin1StringView("retry"),
                         QLatin1StringView("Make pending events due now instead of waiting for "
                                           "their backoff; attempts are kept."),
                         QLatin1StringView("--namespace billing --topic invoice.paid")};
 const ActionSpec kCancel{
-    store::Action::Cancel,
-    QLatin1StringView("cancel"),
-    {core::Status::Pending, core::Status::Dead},
+    store::Action::Cancel, QLatin1StringView("cancel"),
     QLatin1StringView("Stop delivering pending (or dead) events: they "
                       "become dead with the last error \"cancelled by "
                       "<who>\"."),
     QLatin1StringView("--id 0190f5e2-7c1a-7b3e-9a4d-2f6c8e1b0a57 --reason 'sent by mistake'")};
-const ActionSpec kPurge{store::Action::Purge,
-                        QLatin1StringView("purge"),
-                        {core::Status::Delivered, core::Status::Dead},
+const ActionSpec kPurge{store::Action::Purge, QLatin1StringView("purge"),
                         QLatin1StringView("Delete delivered or dead events for good (never "
                                           "pending or processing ones). Needs --status or "
                                           "--older-than."),
                         QLatin1StringView("--status delivered --older-than 30d")};
 const ActionSpec kReplay{
-    store::Action::Replay,
-    QLatin1StringView("replay"),
-    {core::Status::Delivered, core::Status::Dead},
+    store::Action::Replay, QLatin1StringView("replay"),
     QLatin1StringView("Enqueue delivered or dead events again as NEW "
                       "pending events (replay_of points at the original, "
                       "which stays as it is)."),

@@ -20,28 +20,15 @@ QStringList statesOf(Action action) {
     return names;
 }
 
-QString cancelMessage(const QString &dbUser, const Actor &actor, const QString &reason) {
-    QString who = dbUser;
-    if (!actor.osUser.isEmpty())
-        who += QLatin1Char('/') + actor.osUser;
-    if (!actor.host.isEmpty())
-        who += QLatin1Char('@') + actor.host;
-    QString text = QLatin1String("cancelled by ") + who;
-    if (!reason.trimmed().isEmpty())
-        text += QLatin1String(": ") + reason.trimmed();
-    return text;
-}
-
 // Inside a repeatable-read snapshot (see planBulk()).
 class Planner {
 public:
     Planner(QSqlDatabase db, Action action, const EventFilter &filter, const BulkOptions &options,
-            const Actor &actor, int batchSize)
+            int batchSize)
         : m_db(std::move(db))
         , m_action(action)
         , m_filter(filter)
         , m_options(options)
-        , m_actor(actor)
         , m_batchSize(batchSize) {}
 
     core::Result<BulkPlan> plan(const QString &context) {
@@ -54,39 +41,70 @@ public:
         plan.where = base.sql;
         plan.whereValues = base.values;
 
+        // A sealed run starts from the preview's moment: the age line and
+        // "changed meanwhile" are as the operator saw them.
         const qint64 olderMs = m_filter.olderThan ? qint64(m_filter.olderThan->count()) : 0;
-        auto start = exec(m_db,
-                          QStringLiteral("SELECT clock_timestamp()::text,"
-                                         " (now() - ?::bigint * interval '1 millisecond')::text,"
-                                         " session_user::text"),
-                          {olderMs}, context);
+        const bool sealed = m_options.seal && m_options.seal->isValid();
+        auto start = exec(
+            m_db,
+            QStringLiteral("SELECT s.t::text, (s.t - ?::bigint * interval '1 millisecond')::text,"
+                           " (now() - ?::bigint * interval '1 millisecond')::text FROM (SELECT ") +
+                (sealed ? QStringLiteral("?::timestamptz") : QStringLiteral("clock_timestamp()")) +
+                QStringLiteral(" AS t) s"),
+            sealed ? QVariantList{olderMs, olderMs, m_options.seal->at}
+                   : QVariantList{olderMs, olderMs},
+            context);
         if (!start)
             return start.error();
         if (!start->next())
             return core::Error{ErrorKind::Failed, context + QStringLiteral(": no row")};
         plan.startedAt = start->value(0).toString();
-        plan.cancelText = cancelMessage(start->value(2).toString(), m_actor, m_options.reason);
         if (m_filter.olderThan) {
             plan.where += QLatin1String(" AND e.updated_at < ?::timestamptz");
             plan.whereValues << start->value(1).toString();
         }
+        qint64 openMatched = 0;
+        if (sealed) {
+            QString open = base.sql;
+            QVariantList openValues = base.values;
+            if (m_filter.olderThan) {
+                open += QLatin1String(" AND e.updated_at < ?::timestamptz");
+                openValues << start->value(2).toString();
+            }
+            auto all = count(open, openValues, context);
+            if (!all)
+                return all.error();
+            openMatched = all.value();
+            plan.where += QLatin1String(" AND e.updated_at <= ?::timestamptz"
+                                        " AND (e.created_at, e.id) <= (?::timestamptz, ?::uuid)");
+            plan.whereValues << m_options.seal->at << m_options.seal->lastCreatedAt
+                             << m_options.seal->lastId;
+        }
 
-        auto counted =
-            exec(m_db,
-                 QLatin1String("SELECT count(*) FROM outbox_events e WHERE ") + plan.where +
-                     QLatin1String(" AND e.status IN ") + statesSql(m_action),
-                 plan.whereValues, context);
+        auto counted = count(plan.where, plan.whereValues, context);
         if (!counted)
             return counted.error();
-        if (!counted->next())
-            return core::Error{ErrorKind::Failed, context + QStringLiteral(": no count")};
-        plan.matched = counted->value(0).toLongLong();
+        plan.matched = counted.value();
         plan.target = m_options.limit >= 0 ? std::min(plan.matched, m_options.limit) : plan.matched;
+        if (sealed) {
+            plan.target = std::min(plan.target, m_options.seal->count);
+            plan.newer = std::max<qint64>(0, openMatched - plan.matched);
+        } else if (m_options.seal) {
+            plan.target = 0; // the operator confirmed an empty preview
+        }
+        if (m_action == Action::Replay) {
+            if (auto replayed = countReplayed(plan, context); !replayed)
+                return replayed.error();
+        }
+        plan.seal.at = plan.startedAt;
+        plan.seal.count = plan.target;
         if (plan.target == 0)
             return plan;
         if (m_options.dryRun) {
             if (auto sampled = sample(plan, context); !sampled)
                 return sampled.error();
+            if (auto last = lastKey(plan, context); !last)
+                return last.error();
             return plan;
         }
         if (auto cut = cutWindows(plan, context); !cut)
@@ -95,6 +113,53 @@ public:
     }
 
 private:
+    core::Result<qint64> count(const QString &where, const QVariantList &values,
+                               const QString &context) {
+        auto counted = exec(m_db,
+                            QLatin1String("SELECT count(*) FROM outbox_events e WHERE ") + where +
+                                QLatin1String(" AND e.status IN ") + statesSql(m_action),
+                            values, context);
+        if (!counted)
+            return counted.error();
+        if (!counted->next())
+            return core::Error{ErrorKind::Failed, context + QStringLiteral(": no count")};
+        return counted->value(0).toLongLong();
+    }
+
+    core::Result<void> countReplayed(BulkPlan &plan, const QString &context) {
+        auto replayed =
+            exec(m_db,
+                 QLatin1String("SELECT count(*), min(e.id::text) FROM outbox_events e"
+                               " WHERE ") +
+                     plan.where + QLatin1String(" AND e.status IN ") + statesSql(m_action) +
+                     QLatin1String(" AND EXISTS (SELECT 1 FROM outbox_events c"
+                                   " WHERE c.replay_of = e.id)"),
+                 plan.whereValues, context);
+        if (!replayed)
+            return replayed.error();
+        if (!replayed->next())
+            return core::Error{ErrorKind::Failed, context + QStringLiteral(": no count")};
+        plan.alreadyReplayed = replayed->value(0).toLongLong();
+        plan.replayedExample = replayed->value(1).toString();
+        return {};
+    }
+
+    // The key of the last row the run would work through: the seal's end.
+    core::Result<void> lastKey(BulkPlan &plan, const QString &context) {
+        auto last =
+            exec(m_db,
+                 QLatin1String("SELECT u.created_at::text, u.id::text FROM (") + keys(plan) +
+                     QLatin1String(") u ORDER BY u.created_at, u.id OFFSET ? LIMIT 1"),
+                 perStateValues(m_action, plan.whereValues) << plan.target - 1, context);
+        if (!last)
+            return last.error();
+        if (last->next()) {
+            plan.seal.lastCreatedAt = last->value(0).toString();
+            plan.seal.lastId = last->value(1).toString();
+        }
+        return {};
+    }
+
     QString keys(const BulkPlan &plan) const {
         return perState(m_action, QStringLiteral("e.created_at, e.id"), plan.where, {});
     }
@@ -137,6 +202,10 @@ private:
                 plan.first = key;
             if (key.position % m_batchSize == 0 || key.position == plan.target)
                 plan.windows.append(key);
+            if (key.position == plan.target) {
+                plan.seal.lastCreatedAt = key.createdAt;
+                plan.seal.lastId = key.id;
+            }
         }
         return {};
     }
@@ -145,7 +214,6 @@ private:
     const Action m_action;
     const EventFilter &m_filter;
     const BulkOptions &m_options;
-    const Actor &m_actor;
     const int m_batchSize;
 };
 
@@ -177,9 +245,9 @@ QVariantList perStateValues(Action action, const QVariantList &values) {
 }
 
 core::Result<BulkPlan> planBulk(QSqlDatabase db, Action action, const EventFilter &filter,
-                                const BulkOptions &options, const Actor &actor, int batchSize) {
+                                const BulkOptions &options, int batchSize) {
     const QString context = QStringLiteral("%1: selecting the events").arg(actionName(action));
-    Planner planner(db, action, filter, options, actor, batchSize);
+    Planner planner(db, action, filter, options, batchSize);
     return inTransaction(db, context, [&]() -> core::Result<BulkPlan> {
         auto iso =
             exec(db, QStringLiteral("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY"),

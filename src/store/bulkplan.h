@@ -40,10 +40,13 @@ struct WindowEnd {
 
 struct BulkPlan {
     qint64 matched = 0;
-    qint64 target = 0;  // matched, capped by the limit
-    QString startedAt;  // rows changed after this are left alone (skipped)
-    QString cancelText; // cancel: the last_error to write
-    WindowEnd first;    // the first row: where the first batch starts (inclusive)
+    qint64 target = 0;          // matched, capped by the limit and the seal
+    QString startedAt;          // rows changed after this are left alone (skipped)
+    BulkSeal seal;              // the set worked through (a dry run's is what to confirm)
+    qint64 newer = 0;           // sealed runs: matching rows outside the seal
+    qint64 alreadyReplayed = 0; // replay: matched events that already have a copy
+    QString replayedExample;    // one of them
+    WindowEnd first;            // the first row: where the first batch starts (inclusive)
     QList<WindowEnd> windows;
     QList<QUuid> sample; // dry run
     // The filter as a condition on "e", its age pinned to the start; the
@@ -57,10 +60,10 @@ struct BulkPlan {
     }
 };
 
-// One consistent snapshot: what matches now, where each batch of
-// `batchSize` rows ends (or, for a dry run, a sample), and the moment after
-// which a row counts as "moved meanwhile".
+// One consistent snapshot: what matches now (within options.seal when
+// given), where each batch of `batchSize` rows ends (or, for a dry run, a
+// sample), and the moment after which a row counts as "moved meanwhile".
 core::Result<BulkPlan> planBulk(QSqlDatabase db, Action action, const EventFilter &filter,
-                                const BulkOptions &options, const Actor &actor, int batchSize);
+                                const BulkOptions &options, int batchSize);
 
 } // namespace outbox::store

@@ -15,6 +15,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <pwd.h>
+#include <unistd.h>
 
 namespace outbox::store {
 
@@ -24,6 +26,15 @@ using core::ErrorKind;
 
 QVariant nullableText(const QString &text) {
     return text.isEmpty() ? QVariant(QMetaType::fromType<QString>()) : QVariant(text);
+}
+
+// The name of the account this process runs as, or its uid when the
+// account has no name (a container's arbitrary uid).
+QString processAccount() {
+    const uid_t uid = ::getuid();
+    if (const passwd *entry = ::getpwuid(uid); entry && entry->pw_name && *entry->pw_name)
+        return QString::fromLocal8Bit(entry->pw_name);
+    return QStringLiteral("uid %1").arg(uid);
 }
 
 QString uuidArray(const QStringList &ids) {
@@ -76,84 +87,41 @@ QString auditFilterText(const EventFilter &filter, const BulkOptions &options) {
     return text;
 }
 
-// The SQL that changes one batch of locked ids and records them in
-// outbox_audit_events in the same statement. Parameters, in text order:
-// cancel's message, the id array, the audit id (twice for replay).
-QString changeSql(Action action) {
-    const QString guard =
-        QLatin1String(" WHERE id = ANY(?::uuid[]) AND status IN ") + statesSql(action);
-    QString change;
-    switch (action) {
-    case Action::RetryNow:
-        // least(): a row that is already overdue keeps its place.
-        change = QLatin1String("UPDATE outbox_events SET next_attempt_at = "
-                               "least(next_attempt_at, now()), updated_at = now()") +
-                 guard + QLatin1String(" RETURNING id");
-        break;
-    case Action::Requeue:
-        // last_error stays: the operator (and the next failure) can still see
-        // why the event died; outbox_attempts keeps the full history anyway.
-        change = QLatin1String("UPDATE outbox_events SET status = 'pending', attempts = 0, "
-                               "next_attempt_at = now(), locked_by = NULL, locked_until = NULL, "
-                               "updated_at = now()") +
-                 guard + QLatin1String(" RETURNING id");
-        break;
-    case Action::Cancel:
-        // The earlier failures stay in outbox_attempts.
-        change = QLatin1String("UPDATE outbox_events SET status = 'dead', last_error = ?, "
-                               "locked_by = NULL, locked_until = NULL, updated_at = now()") +
-                 guard + QLatin1String(" RETURNING id");
-        break;
-    case Action::Purge:
-        // outbox_attempts rows go with ON DELETE CASCADE; the audit trail stays.
-        change =
-            QLatin1String("DELETE FROM outbox_events") + guard + QLatin1String(" RETURNING id");
-        break;
-    case Action::Replay:
-        // A new event, not a reset of the old one: the original keeps its
-        // delivery record. dedupe_key is NULL because the original still holds
-        // the key and the unique index would refuse the copy; replay_of links
-        // the two instead.
-        return QLatin1String(
-                   "WITH created AS ("
-                   " INSERT INTO outbox_events (id, namespace, topic, aggregate_type, aggregate_id,"
-                   "  tenant_id, dedupe_key, payload, status, replay_of)"
-                   " SELECT outbox_uuid_v7(), s.namespace, s.topic, s.aggregate_type,"
-                   "  s.aggregate_id, s.tenant_id, NULL, s.payload, 'pending', s.id"
-                   " FROM outbox_events s WHERE s.id = ANY(?::uuid[]) AND s.status IN ") +
-               statesSql(action) +
-               QLatin1String(" ORDER BY s.created_at, s.id"
-                             " RETURNING id, replay_of),"
-                             " logged AS (INSERT INTO outbox_audit_events (audit_id, event_id)"
-                             "  SELECT ?::bigint, id FROM created UNION ALL SELECT ?::bigint, "
-                             "replay_of FROM created)"
-                             " SELECT id::text, replay_of::text FROM created");
-    }
-    return QLatin1String("WITH changed AS (") + change +
-           QLatin1String("), logged AS (INSERT INTO outbox_audit_events (audit_id, event_id)"
-                         " SELECT ?::bigint, id FROM changed) SELECT id::text FROM changed");
+// The call of the action's database function for one batch. Parameters, in
+// text order: the audit id, the candidate ids, the preview's moment, the
+// rows planned for the batch, then cancel's reason or replay's "again".
+QString functionSql(Action action) {
+    const QString args = QStringLiteral("(?::bigint, ?::uuid[], ?::timestamptz, ?::bigint%1)")
+                             .arg(action == Action::Cancel   ? QStringLiteral(", ?::text")
+                                  : action == Action::Replay ? QStringLiteral(", ?::boolean")
+                                                             : QString());
+    const QString columns = action == Action::Replay
+                                ? QStringLiteral("event_id::text, replay_of::text")
+                                : QStringLiteral("event_id::text");
+    return QLatin1String("SELECT ") + columns + QLatin1String(" FROM outbox_op_") +
+           actionName(action) + args;
 }
 
-// The outbox_audit row of one run: written with the first batch (or at the
-// end when nothing matched), counted per batch, closed at the end.
+// The outbox_audit row of one run, kept by the database functions: opened
+// with the first batch (or at the end when nothing matched), counted by
+// every batch, closed at the end.
 class AuditRecord final {
 public:
     AuditRecord(QSqlDatabase db, Action action, const EventFilter &filter,
-                const BulkOptions &options, const Actor &actor)
+                const BulkOptions &options, const Actor &actor, qint64 confirmed)
         : m_db(std::move(db))
         , m_name(actionName(action))
         , m_filter(filter)
         , m_options(options)
-        , m_actor(actor) {}
+        , m_actor(actor)
+        , m_confirmed(confirmed) {}
     Q_DISABLE_COPY_MOVE(AuditRecord)
 
     core::Result<qint64> insert(const QString &context) {
         auto inserted =
-            exec(m_db,
-                 QStringLiteral("INSERT INTO outbox_audit (os_user, host, application,"
-                                " action, filter) VALUES (?, ?, ?, ?, ?) RETURNING id"),
-                 {nullableText(m_actor.osUser), nullableText(m_actor.host),
-                  nullableText(m_actor.application), m_name, auditFilterText(m_filter, m_options)},
+            exec(m_db, QStringLiteral("SELECT outbox_op_begin(?, ?, ?, ?, ?, ?::bigint)"),
+                 {m_name, auditFilterText(m_filter, m_options), nullableText(m_actor.osUser),
+                  nullableText(m_actor.host), nullableText(m_actor.application), m_confirmed},
                  context);
         if (!inserted)
             return inserted.error();
@@ -162,21 +130,9 @@ public:
         return inserted->value(0).toLongLong();
     }
 
-    core::Result<void> count(qint64 auditId, qint64 changed, qint64 skipped,
-                             const QString &context) {
-        auto counted = exec(m_db,
-                            QStringLiteral("UPDATE outbox_audit SET affected = affected + ?,"
-                                           " skipped = skipped + ? WHERE id = ?"),
-                            {changed, skipped, auditId}, context);
-        if (!counted)
-            return counted.error();
-        return {};
-    }
-
     core::Result<void> finish(qint64 auditId) {
-        auto finished =
-            exec(m_db, QStringLiteral("UPDATE outbox_audit SET finished_at = now() WHERE id = ?"),
-                 {auditId}, QStringLiteral("%1: closing the audit record").arg(m_name));
+        auto finished = exec(m_db, QStringLiteral("SELECT outbox_op_finish(?::bigint)"), {auditId},
+                             QStringLiteral("%1: closing the audit record").arg(m_name));
         if (!finished)
             return finished.error();
         return {};
@@ -188,23 +144,26 @@ private:
     const EventFilter &m_filter;
     const BulkOptions &m_options;
     const Actor &m_actor;
+    const qint64 m_confirmed;
 };
 
 // The second half of a run: one transaction per window of the plan, which
-// locks what is left of the window's rows and changes them.
+// hands what is left of the window's rows to the action's function.
 class BatchRunner final {
 public:
-    BatchRunner(QSqlDatabase db, Action action, const BulkPlan &plan, AuditRecord &audit)
+    BatchRunner(QSqlDatabase db, Action action, const BulkPlan &plan, const BulkOptions &options,
+                AuditRecord &audit)
         : m_db(std::move(db))
         , m_action(action)
         , m_name(actionName(action))
         , m_plan(plan)
+        , m_options(options)
         , m_audit(audit) {}
     Q_DISABLE_COPY_MOVE(BatchRunner)
 
-    // Locks what is left of window `w` and changes it, in one transaction
-    // with the audit bookkeeping. auditId 0: create the audit row first, so
-    // that an action that fails at once leaves no audit row claiming otherwise.
+    // Changes what is left of window `w`, in one transaction with the audit
+    // bookkeeping. auditId 0: create the audit row first, so that an action
+    // that fails at once leaves no audit row claiming otherwise.
     core::Result<BatchOutcome> run(qsizetype w, qint64 auditId) {
         const QString context = QStringLiteral("%1: changing a batch of events").arg(m_name);
         return inTransaction(m_db, context, [&]() -> core::Result<BatchOutcome> {
@@ -216,25 +175,12 @@ public:
                     return audit.error();
                 outcome.auditId = audit.value();
             }
-            auto ids = lockWindow(w, context);
+            auto ids = windowIds(w, context);
             if (!ids)
                 return ids.error();
-            if (!ids->isEmpty()) {
-                if (auto changed = change(ids.value(), outcome, context); !changed)
-                    return changed.error();
-            }
-            const qint64 skipped = std::max<qint64>(0, m_plan.windowRows(w) - outcome.changed);
-            if (auto counted = m_audit.count(outcome.auditId, outcome.changed, skipped, context);
-                !counted)
-                return counted.error();
-            if (outcome.changed > 0 && wakesDispatchers(m_action)) {
-                // Delivered at commit, and only then: a dispatcher woken
-                // earlier would not see the rows yet.
-                auto notified = exec(m_db, QStringLiteral("SELECT pg_notify($1, '')"),
-                                     {QString(kNotifyChannel)}, context);
-                if (!notified)
-                    return notified.error();
-            }
+            if (auto changed = change(ids.value(), m_plan.windowRows(w), outcome, context);
+                !changed)
+                return changed.error();
             return outcome;
         });
     }
@@ -242,10 +188,11 @@ public:
 private:
     // The window's ids come from the partial indexes, with both ends of the
     // key range in the index condition (an open range would look big enough
-    // to the planner for a table scan); the outer query locks them and
-    // re-checks the whole condition on the row version it locks. Rows changed
-    // after the start are left alone: they are not the rows that matched.
-    core::Result<QStringList> lockWindow(qsizetype w, const QString &context) {
+    // to the planner for a table scan); the outer query re-checks the whole
+    // condition on the current row version. Rows changed after the start
+    // are left alone: they are not the rows that matched. The function locks
+    // them and checks their state once more.
+    core::Result<QStringList> windowIds(qsizetype w, const QString &context) {
         const QString window =
             QLatin1String(" AND e.updated_at <= ?::timestamptz AND (e.created_at, e.id) ") +
             (w == 0 ? QLatin1String(">=") : QLatin1String(">")) +
@@ -256,44 +203,41 @@ private:
             perState(m_action, QStringLiteral("e.id"), m_plan.where, window) +
             QLatin1String(")) AND ") + m_plan.where + QLatin1String(" AND e.status IN ") +
             statesSql(m_action) +
-            QLatin1String(" AND e.updated_at <= ?::timestamptz"
-                          " ORDER BY e.created_at, e.id FOR UPDATE SKIP LOCKED");
+            QLatin1String(" AND e.updated_at <= ?::timestamptz ORDER BY e.created_at, e.id");
         const WindowEnd &from = w > 0 ? m_plan.windows.at(w - 1) : m_plan.first;
         const WindowEnd &to = m_plan.windows.at(w);
         const QVariantList windowValues = QVariantList(m_plan.whereValues)
                                           << m_plan.startedAt << from.createdAt << from.id
                                           << to.createdAt << to.id;
-        auto locked =
+        auto found =
             exec(m_db, sql,
                  perStateValues(m_action, windowValues) << m_plan.whereValues << m_plan.startedAt,
                  context);
-        if (!locked)
-            return locked.error();
+        if (!found)
+            return found.error();
         QStringList ids;
-        while (locked->next())
-            ids << locked->value(0).toString();
+        while (found->next())
+            ids << found->value(0).toString();
         return ids;
     }
 
-    core::Result<void> change(const QStringList &ids, BatchOutcome &outcome,
+    core::Result<void> change(const QStringList &ids, qint64 planned, BatchOutcome &outcome,
                               const QString &context) {
-        // In the order of the placeholders in changeSql().
-        QVariantList values;
+        // In the order of the placeholders in functionSql().
+        QVariantList values{outcome.auditId, uuidArray(ids), m_plan.startedAt, planned};
         if (m_action == Action::Cancel)
-            values << m_plan.cancelText;
-        values << uuidArray(ids) << outcome.auditId;
+            values << nullableText(m_options.reason.trimmed());
         if (m_action == Action::Replay)
-            values << outcome.auditId;
-        auto changed = exec(m_db, changeSql(m_action), values, context);
+            values << m_options.again;
+        auto changed = exec(m_db, functionSql(m_action), values, context);
         if (!changed)
             return changed.error();
         while (changed->next()) {
             ++outcome.changed;
+            outcome.changedIds << QUuid::fromString(changed->value(0).toString());
             if (m_action == Action::Replay) {
-                outcome.createdIds << QUuid::fromString(changed->value(0).toString());
+                outcome.createdIds << outcome.changedIds.takeLast();
                 outcome.changedIds << QUuid::fromString(changed->value(1).toString());
-            } else {
-                outcome.changedIds << QUuid::fromString(changed->value(0).toString());
             }
         }
         return {};
@@ -303,6 +247,7 @@ private:
     const Action m_action;
     const QString m_name;
     const BulkPlan &m_plan;
+    const BulkOptions &m_options;
     AuditRecord &m_audit;
 };
 
@@ -310,11 +255,13 @@ private:
 
 Actor Actor::fromEnvironment(const QString &application) {
     Actor actor;
-    for (const char *name : {"USER", "LOGNAME", "USERNAME"}) {
+    for (const char *name : {"USER", "LOGNAME"}) {
         actor.osUser = qEnvironmentVariable(name);
         if (!actor.osUser.isEmpty())
             break;
     }
+    if (actor.osUser.isEmpty())
+        actor.osUser = processAccount();
     actor.host = QSysInfo::machineHostName();
     actor.application = application;
     return actor;
@@ -360,8 +307,7 @@ core::Result<BulkResult> OperatorStore::run(Action action, const EventFilter &fi
                                             const BulkOptions &options) {
     if (const auto valid = validate(options); !valid)
         return valid.error();
-    const auto planned =
-        planBulk(m_db, action, filter, options, m_actor, effectiveBatchSize(options));
+    const auto planned = planBulk(m_db, action, filter, options, effectiveBatchSize(options));
     if (!planned)
         return planned.error();
     const BulkPlan &plan = planned.value();
@@ -371,10 +317,26 @@ core::Result<BulkResult> OperatorStore::run(Action action, const EventFilter &fi
     result.action = action;
     result.dryRun = options.dryRun;
     result.matched = plan.matched;
+    result.seal = plan.seal;
+    result.newer = plan.newer;
+    result.alreadyReplayed = plan.alreadyReplayed;
+    // The most this run may change, enforced by the database: what the
+    // operator confirmed, or without a preview what matched at the start.
+    result.confirmed = options.seal ? std::min(plan.target, options.seal->count) : plan.target;
     if (options.dryRun) {
         result.sample = plan.sample;
         return result;
     }
+    if (action == Action::Replay && !options.again && plan.alreadyReplayed > 0)
+        return core::Error{
+            ErrorKind::Invalid,
+            QStringLiteral("replay: %1 of the %2 matching events %3 already replayed (e.g. %4): "
+                           "replaying makes another copy of each. Ask for it explicitly (outboxctl "
+                           "replay --again) or leave them out; nothing was changed")
+                .arg(plan.alreadyReplayed)
+                .arg(plan.matched)
+                .arg(plan.alreadyReplayed == 1 ? QStringLiteral("was") : QStringLiteral("were"))
+                .arg(plan.replayedExample)};
 
     qint64 done = 0;
     const auto failedAfter = [&](const core::Error &error) {
@@ -386,8 +348,8 @@ core::Result<BulkResult> OperatorStore::run(Action action, const EventFilter &fi
                                            .arg(result.auditId)
                                            .arg(error.message)};
     };
-    AuditRecord audit(m_db, action, filter, options, m_actor);
-    BatchRunner batches(m_db, action, plan, audit);
+    AuditRecord audit(m_db, action, filter, options, m_actor, result.confirmed);
+    BatchRunner batches(m_db, action, plan, options, audit);
     QElapsedTimer clock;
     clock.start();
     for (qsizetype w = 0; w < plan.windows.size(); ++w) {
@@ -434,7 +396,8 @@ core::Result<BulkResult> OperatorStore::run(Action action, const EventFilter &fi
         return failedAfter(finished.error());
 
     qCInfo(lcStore).noquote() << name << "audit" << result.auditId << "matched" << result.matched
-                              << "changed" << result.changed << "skipped" << result.skipped
+                              << "confirmed" << result.confirmed << "changed" << result.changed
+                              << "skipped" << result.skipped << "newer" << result.newer
                               << (result.cancelled ? "(cancelled)" : "");
     return result;
 }

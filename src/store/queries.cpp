@@ -481,13 +481,10 @@ core::Result<Privileges> EventQueries::privileges() {
     const QString sql =
         QStringLiteral("SELECT"
                        " has_table_privilege('outbox_events', 'SELECT'),"
-                       " has_table_privilege('outbox_events', 'INSERT')"
-                       "  AND has_table_privilege('outbox_events', 'UPDATE')"
-                       "  AND has_table_privilege('outbox_events', 'DELETE')"
-                       "  AND has_table_privilege('outbox_audit', 'INSERT')"
-                       "  AND has_table_privilege('outbox_audit', 'UPDATE')"
-                       "  AND has_table_privilege('outbox_audit_events', 'INSERT')"
-                       "  AND has_function_privilege('outbox_uuid_v7()', 'EXECUTE'),"
+                       // Operators act through the outbox_op_* functions only.
+                       " coalesce(has_function_privilege(to_regprocedure("
+                       "  'outbox_op_begin(text, text, text, text, text, bigint)')::oid,"
+                       "  'EXECUTE'), false),"
                        " has_column_privilege('outbox_events', 'status', 'UPDATE')"
                        "  AND has_column_privilege('outbox_events', 'attempts', 'UPDATE')"
                        "  AND has_column_privilege('outbox_events', 'next_attempt_at', 'UPDATE')"

@@ -75,7 +75,7 @@ struct EventDetail {
 
 struct Privileges {
     bool canRead = false;
-    bool canOperate = false;  // update/delete/insert events + write audit
+    bool canOperate = false;  // may run the outbox_op_* functions
     bool canDispatch = false; // update events + insert attempts
     bool canEnqueue = false;
 };

@@ -132,6 +132,14 @@ core::Result<void> Session::listen(std::function<void()> onNotify) {
     return {};
 }
 
+core::ConnInfo readOnlySession(core::ConnInfo info) {
+    const QString setting = QStringLiteral("-c default_transaction_read_only=on");
+    const QString existing = info.option(QStringLiteral("options")).trimmed();
+    info.setOption(QStringLiteral("options"),
+                   existing.isEmpty() ? setting : existing + QLatin1Char(' ') + setting);
+    return info;
+}
+
 core::Result<void> createDatabaseIfMissing(Session &session, const QString &name) {
     const QString context = QStringLiteral("creating database %1").arg(name);
     auto found =

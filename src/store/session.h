@@ -88,6 +88,12 @@ private:
     int m_backendPid = 0;
 };
 
+// `info` with every transaction of its sessions read-only, enforced by the
+// server (default_transaction_read_only through libpq's `options`, after any
+// options the connection string has, so that it wins): a client that only
+// disables its buttons would still be one bug away from a write.
+core::ConnInfo readOnlySession(core::ConnInfo info);
+
 // CREATE DATABASE `name` on the session's server unless it has one by that
 // name (for the throwaway clusters of the tests, benchmarks and demo mode).
 core::Result<void> createDatabaseIfMissing(Session &session, const QString &name);

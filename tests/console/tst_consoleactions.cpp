@@ -27,6 +27,7 @@
 #include <QAction>
 #include <QClipboard>
 #include <QComboBox>
+#include <QDialogButtonBox>
 #include <QDir>
 #include <QFileDialog>
 #include <QHeaderView>
@@ -80,6 +81,7 @@ private Q_SLOTS:
     void readOnlyFlagDisablesActions();
     void viewerRoleIsReadOnly();
     void purgeOldDeliveredWithPreview();
+    void purgeChangesNoMoreThanConfirmed();
     void exportAndCopySelectedRows();
 };
 
@@ -291,6 +293,65 @@ void TestConsoleActions::purgeOldDeliveredWithPreview() {
              QStringLiteral("0"));
     QCOMPARE(scalar(QStringLiteral("SELECT action || ':' || affected FROM outbox_audit")),
              QStringLiteral("purge:4"));
+}
+
+// Rows that start to match after the purge dialog's preview (and after the
+// bulk dialog's confirmation) are left: changed <= confirmed <= previewed,
+// and the result says how many were left. Cancel is the default button.
+void TestConsoleActions::purgeChangesNoMoreThanConfirmed() {
+    const auto insertOldDelivered = [this](int n) {
+        QVERIFY(testing::sqlExec(
+            m_db,
+            QStringLiteral("INSERT INTO outbox_events (id, namespace, topic, payload, "
+                           " status, attempts, delivered_at, created_at, updated_at) "
+                           "SELECT outbox_uuid_v7(), 'billing', 'invoice.paid', '{}', "
+                           " 'delivered', 1, now(), clock_timestamp(), "
+                           " now() - interval '10 days' FROM generate_series(1, ?) AS g"),
+            {n}));
+    };
+    insertOldDelivered(4);
+    openWindow();
+    action(ActionController::PurgeOld)->trigger();
+    auto *purge = m_window->findChild<console::PurgeDialog *>();
+    QVERIFY(purge);
+    auto *states = purge->findChild<QComboBox *>(QStringLiteral("statusCombo"));
+    auto *age = purge->findChild<QLineEdit *>(QStringLiteral("ageEdit"));
+    auto *preview = purge->findChild<QLabel *>(QStringLiteral("previewLabel"));
+    auto *purgeButton = purge->findChild<QPushButton *>(QStringLiteral("purgeButton"));
+    auto *buttons = purge->findChild<QDialogButtonBox *>(QStringLiteral("buttons"));
+    QVERIFY(states && age && preview && purgeButton && buttons);
+    states->setCurrentIndex(states->findText(QStringLiteral("Delivered")));
+    age->selectAll();
+    QTest::keyClicks(age, QStringLiteral("7d"));
+    QTRY_COMPARE_WITH_TIMEOUT(preview->text(), QStringLiteral("4 events would be deleted."),
+                              kTimeout);
+    QVERIFY(buttons->button(QDialogButtonBox::Cancel)->isDefault());
+    QVERIFY(!purgeButton->isDefault());
+
+    insertOldDelivered(3); // after the preview
+    QTest::mouseClick(purgeButton, Qt::LeftButton);
+    auto *bulk = m_window->findChild<BulkDialog *>();
+    QVERIFY(bulk);
+    QTRY_COMPARE_WITH_TIMEOUT(bulk->stage(), BulkDialog::Stage::Confirm, kTimeout);
+    QCOMPARE(bulk->matched(), 4); // never more than the preview said
+    auto *start = bulk->findChild<QPushButton *>(QStringLiteral("startButton"));
+    auto *cancel = bulk->findChild<QPushButton *>(QStringLiteral("cancelButton"));
+    QVERIFY(start && cancel);
+    QVERIFY(cancel->isDefault());
+    QVERIFY(!start->isDefault());
+
+    insertOldDelivered(2); // after the confirmation
+    start->click();
+    QTRY_COMPARE_WITH_TIMEOUT(bulk->stage(), BulkDialog::Stage::Done, kTimeout);
+    QCOMPARE(bulk->result()->changed, 4);
+    QCOMPARE(bulk->result()->confirmed, 4);
+    QCOMPARE(bulk->result()->newer, 5);
+    auto *result = bulk->findChild<QLabel *>(QStringLiteral("resultLabel"));
+    QVERIFY(result);
+    QVERIFY2(result->text().contains(QLatin1String("changed 4 of 4 confirmed")) &&
+                 result->text().contains(QLatin1String("5 newer matching events")),
+             qPrintable(result->text()));
+    QCOMPARE(scalar(QStringLiteral("SELECT count(*) FROM outbox_events")), QStringLiteral("5"));
 }
 
 void TestConsoleActions::exportAndCopySelectedRows() {

@@ -70,6 +70,7 @@ private Q_SLOTS:
     void bulkJobReportsProgressAndFinishes();
     void bulkJobCancel();
     void bulkJobDryRunChangesNothing();
+    void readOnlyClientCannotWrite();
     void requestsFailFastWhileUnreachable();
     void reconnectsAfterServerRestart();
 
@@ -506,6 +507,16 @@ void TestStoreClient::bulkJobDryRunChangesNothing() {
     QVERIFY(result->dryRun);
     QCOMPARE(result->matched, 40);
     QCOMPARE(countWhere(QStringLiteral("status = 'delivered'")), 40);
+}
+
+void TestStoreClient::readOnlyClientCannotWrite() { // --read-only reaches the server
+    insertEvents(5, QStringLiteral("dead"), 3);
+    auto client = makeClient({.readOnly = true});
+    std::optional<core::Error> failure;
+    connect(client->startBulk(store::Action::Requeue, {}, {}), &console::BulkJob::failed, this,
+            [&](const core::Error &e) { failure = e; });
+    QTRY_VERIFY_WITH_TIMEOUT(failure && failure->message.contains(u"read-only transaction"), 30000);
+    QCOMPARE(countWhere(QStringLiteral("status = 'dead'")), 5);
 }
 
 void TestStoreClient::requestsFailFastWhileUnreachable() {

@@ -393,8 +393,11 @@ private Q_SLOTS:
                                           " event_id = ?::uuid DESC) FROM outbox_audit_events"),
                            {original}),
                  original + QLatin1Char(',') + created);
-        // Replaying again makes a second copy: the original's key is not reused.
-        const auto again = ops.replay(filter);
+        // Replaying again (asked for explicitly: tst_operatorrules) makes a
+        // second copy: the original's key is not reused.
+        BulkOptions explicitly;
+        explicitly.again = true;
+        const auto again = ops.replay(filter, explicitly);
         QVERIFY2(again.ok(), qPrintable(again.errorMessage()));
         QCOMPARE(number(m_db,
                         QStringLiteral("SELECT count(*) FROM outbox_events WHERE replay_of ="

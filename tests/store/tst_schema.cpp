@@ -536,6 +536,9 @@ private Q_SLOTS:
         row("producer", "delete events", deleteEvents, false);
         row("producer", "insert events directly", insertEvent, false);
         row("producer", "read attempts", readAttempts, false);
+        row("producer", "read schema version", readVersion, true);
+        row("producer", "begin an audited run",
+            QStringLiteral("SELECT outbox_op_begin('retry', 'x', 'u', 'h', 'a')"), false);
 
         row("dispatcher", "read events", readEvents, true);
         row("dispatcher", "update delivery columns", updateStatus, true);
@@ -547,16 +550,21 @@ private Q_SLOTS:
         row("dispatcher", "write audit", insertAudit, false);
         row("dispatcher", "read schema version", readVersion, true);
 
+        // Operators change events only through the outbox_op_* functions
+        // (tst_operatorrules); no direct writes to events or the audit log.
         row("operator", "read events", readEvents, true);
-        row("operator", "update events", updateStatus, true);
-        row("operator", "delete events", deleteEvents, true);
-        row("operator", "insert events (replay)", insertEvent, true);
+        row("operator", "update events", updateStatus, false);
+        row("operator", "update payload", updatePayload, false);
+        row("operator", "delete events", deleteEvents, false);
+        row("operator", "insert events", insertEvent, false);
         row("operator", "read attempts", readAttempts, true);
-        row("operator", "write audit", insertAudit, true);
-        row("operator", "link audit to events", auditEvent, true);
-        row("operator", "finish audit", finishAudit, true);
+        row("operator", "write audit", insertAudit, false);
+        row("operator", "link audit to events", auditEvent, false);
+        row("operator", "finish audit", finishAudit, false);
         row("operator", "delete audit", deleteAudit, false);
         row("operator", "read schema version", readVersion, true);
+        row("operator", "begin an audited run",
+            QStringLiteral("SELECT outbox_op_begin('retry', 'x', 'u', 'h', 'a')"), true);
 
         row("viewer", "read events", readEvents, true);
         row("viewer", "read attempts", readAttempts, true);

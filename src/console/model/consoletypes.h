@@ -67,6 +67,9 @@ struct StoreClientOptions {
     // LISTEN for changes on this worker's connection (StoreClient's second,
     // aggregate worker does not: one changed() source is enough).
     bool listen = true;
+    // Every session of the client (views, counts, bulk jobs) is read-only
+    // in the database (--read-only), not only in the UI.
+    bool readOnly = false;
 };
 
 // "in 12s", "3m ago", "now"; `now` is the server clock.

@@ -1,6 +1,7 @@
 #include "console/model/storeclient.h"
 
 #include "console/model/storeworker.h"
+#include "store/session.h"
 
 #include <QPointer>
 #include <QTimer>
@@ -21,7 +22,7 @@ StoreClientOptions aggregateOptions(StoreClientOptions options) {
 
 StoreClient::StoreClient(core::ConnInfo info, StoreClientOptions options, QObject *parent)
     : QObject(parent)
-    , m_info(std::move(info))
+    , m_info(options.readOnly ? store::readOnlySession(std::move(info)) : std::move(info))
     , m_options(std::move(options))
     , m_worker(new StoreWorker(m_info, m_options))
     , m_aggregateWorker(new StoreWorker(m_info, aggregateOptions(m_options))) {

@@ -411,6 +411,7 @@ void ActionController::openPurgeDialog() {
         const store::EventFilter filter = dialog->filter();
         auto *bulk = new BulkDialog(m_client, store::Action::Purge, filter, m_parent);
         bulk->setAttribute(Qt::WA_DeleteOnClose);
+        bulk->setSeal(dialog->seal());
         connect(bulk, &BulkDialog::completed, this, [this](const store::BulkResult &r) {
             Q_EMIT message(tr("Purge %1: deleted %2, skipped %3.")
                                .arg(r.cancelled ? tr("stopped") : tr("finished"),

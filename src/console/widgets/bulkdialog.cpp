@@ -6,6 +6,7 @@
 #include "core/uuidtext.h"
 #include "ui_bulkdialog.h"
 
+#include <QCheckBox>
 #include <QPushButton>
 
 #include <array>
@@ -86,7 +87,14 @@ BulkDialog::BulkDialog(StoreClient *client, store::Action action, store::EventFi
     m_ui->rateLabel->setVisible(rate);
     m_ui->rateSpin->setVisible(rate);
     m_ui->startButton->setDefault(false);
+    m_ui->startButton->setAutoDefault(false);
     m_ui->cancelButton->setAutoDefault(false);
+    if (action == store::Action::Replay) {
+        m_again = new QCheckBox(this);
+        m_again->setObjectName(QStringLiteral("replayAgain"));
+        m_again->hide();
+        m_ui->confirmLayout->addWidget(m_again);
+    }
     m_ui->closeButton->setAutoDefault(false);
 
     connect(m_ui->startButton, &QPushButton::clicked, this, &BulkDialog::start);
@@ -140,6 +148,10 @@ void BulkDialog::setReason(const QString &reason) {
     m_ui->reasonEdit->setText(reason);
 }
 
+void BulkDialog::setSeal(const store::BulkSeal &seal) {
+    m_previewSeal = seal;
+}
+
 void BulkDialog::setStage(Stage stage) {
     m_stage = stage;
     QWidget *page = m_ui->checkingPage;
@@ -167,7 +179,9 @@ void BulkDialog::setStage(Stage stage) {
     }
     const bool confirm = stage == Stage::Confirm && m_matched > 0;
     m_ui->startButton->setVisible(confirm);
-    m_ui->startButton->setDefault(confirm);
+    // Enter must never start a change: Cancel is the default while confirming.
+    m_ui->startButton->setDefault(false);
+    m_ui->cancelButton->setDefault(stage == Stage::Confirm || stage == Stage::Checking);
     m_ui->cancelButton->setVisible(stage == Stage::Checking || stage == Stage::Confirm ||
                                    stage == Stage::Running);
     m_ui->cancelButton->setText(stage == Stage::Running ? tr("Stop") : tr("Cancel"));
@@ -192,6 +206,7 @@ void BulkDialog::begin() {
     store::BulkOptions options;
     options.dryRun = true;
     options.sampleSize = 20;
+    options.seal = m_previewSeal;
     BulkJob *job = m_client->startBulk(m_action, m_filter, options);
     job->setParent(this);
     m_job = job;
@@ -202,7 +217,8 @@ void BulkDialog::begin() {
 
 void BulkDialog::onDryRun(const store::BulkResult &result) {
     m_job = nullptr;
-    m_matched = result.matched;
+    m_seal = result.seal;
+    m_matched = result.seal.count;
     m_ui->sampleList->clear();
     for (const QUuid &id : result.sample) {
         m_ui->sampleList->addItem(core::uuidText(id));
@@ -231,6 +247,16 @@ void BulkDialog::onDryRun(const store::BulkResult &result) {
         m_ui->startButton->setText(tr("%1 %2 %3")
                                        .arg(verb(m_action), formatCount(m_matched),
                                             m_matched == 1 ? tr("event") : tr("events")));
+        if (m_again && result.alreadyReplayed > 0) {
+            m_again->setText(
+                tr("Also replay the %1 that were replayed before (each gets "
+                   "another copy)")
+                    .arg(result.alreadyReplayed == 1
+                             ? tr("1 event")
+                             : tr("%1 events").arg(formatCount(result.alreadyReplayed))));
+            m_again->setChecked(false);
+            m_again->show();
+        }
     }
     setStage(Stage::Confirm);
 }
@@ -244,6 +270,8 @@ void BulkDialog::start() {
     options.ratePerSecond = rate();
     options.reason = m_ui->reasonEdit->text().trimmed();
     options.sampleSize = 10;
+    options.seal = m_seal;
+    options.again = m_again && m_again->isChecked();
     BulkJob *job = m_client->startBulk(m_action, m_filter, options);
     job->setParent(this);
     m_job = job;
@@ -297,10 +325,15 @@ void BulkDialog::onFinished(const store::BulkResult &result) {
     m_result = result;
     m_ui->cancelButton->setEnabled(true);
     QString text = result.cancelled
-                       ? tr("%1 stopped: changed %2, skipped %3. The other events were left as "
-                            "they were.")
-                       : tr("%1 finished: changed %2, skipped %3.");
-    text = text.arg(verb(m_action), formatCount(result.changed), formatCount(result.skipped));
+                       ? tr("%1 stopped: changed %2 of %3 confirmed, skipped %4. The other "
+                            "events were left as they were.")
+                       : tr("%1 finished: changed %2 of %3 confirmed, skipped %4.");
+    text = text.arg(verb(m_action), formatCount(result.changed), formatCount(result.confirmed),
+                    formatCount(result.skipped));
+    if (result.newer > 0) {
+        text += QLatin1Char(' ') + tr("%1 newer matching events were left for the next run.")
+                                       .arg(formatCount(result.newer));
+    }
     if (result.skipped > 0) {
         text += QLatin1Char(' ') + tr("Skipped events changed state meanwhile (for example a "
                                       "dispatcher delivered them) and were not touched.");

@@ -10,6 +10,8 @@
 #include <memory>
 #include <optional>
 
+class QCheckBox;
+
 namespace Ui {
 class BulkDialog;
 }
@@ -23,8 +25,10 @@ class StoreClient;
 // dry run counts the events and shows a sample; a confirmation states the
 // count (with a rate limit for redrives and the batch size); the job runs
 // in bounded batches off the GUI thread with a progress bar and Cancel;
-// the result says what changed and what was skipped. Opened with open(),
-// so it never blocks the event loop.
+// the result says what changed and what was skipped. The count confirmed is
+// sealed: the run never changes more, and events that match only later are
+// left for the next run (the result says how many). Cancel is the default
+// button. Opened with open(), so it never blocks the event loop.
 class BulkDialog final : public QDialog {
     Q_OBJECT
 
@@ -41,6 +45,9 @@ public:
     double rate() const;
     void setBatchSize(int rows);
     void setReason(const QString &reason);
+    // Narrows the dry run to a preview confirmed earlier (the purge
+    // dialog's), so that this confirmation never asks for more.
+    void setSeal(const store::BulkSeal &seal);
 
     // Starts the dry run; called by the owner after open().
     void begin();
@@ -82,6 +89,9 @@ private:
     Stage m_stage = Stage::Checking;
     QPointer<BulkJob> m_job;
     qint64 m_matched = 0;
+    std::optional<store::BulkSeal> m_previewSeal; // narrows the dry run
+    store::BulkSeal m_seal;       // what the confirmation shows: all the run touches
+    QCheckBox *m_again = nullptr; // replay: also events replayed before
     std::optional<store::BulkResult> m_result;
     QElapsedTimer m_elapsed;
 };

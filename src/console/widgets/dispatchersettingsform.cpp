@@ -307,8 +307,11 @@ void DispatcherSettingsForm::save() {
         return;
     const core::DispatcherConfig c = config();
     m_settings->beginGroup(QStringLiteral("dispatcher"));
-    // The secret is deliberately not here: it stays in memory only.
-    m_settings->setValue(QStringLiteral("runnerUrl"), c.runnerUrl.toString());
+    // The secret is deliberately not here: it stays in memory only. So do
+    // credentials in the runner URL (https://user:password@...): QSettings
+    // is a plain file, so only the URL without them is saved.
+    m_settings->setValue(QStringLiteral("runnerUrl"),
+                         c.runnerUrl.adjusted(QUrl::RemoveUserInfo).toString());
     m_settings->setValue(QStringLiteral("concurrency"), c.concurrency);
     m_settings->setValue(QStringLiteral("batchSize"), c.batchSize);
     m_settings->setValue(QStringLiteral("maxAttempts"), c.maxAttempts);

@@ -20,7 +20,8 @@ namespace outbox::console {
 // core::DispatcherConfig::validate(); the message names the form's field
 // (not the command-line flag), is shown in red under the form, and the field
 // gets a red border. Valid values are written to QSettings (group
-// "dispatcher") unless persistence is off; the secret never is.
+// "dispatcher") unless persistence is off; the secret and the user name and
+// password of the runner URL never are (they stay in memory for the session).
 class DispatcherSettingsForm final : public QWidget {
     Q_OBJECT
 public:

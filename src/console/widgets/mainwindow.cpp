@@ -16,6 +16,7 @@
 #include "console/widgets/eventview.h"
 #include "console/widgets/filterbar.h"
 #include "console/widgets/statusindicators.h"
+#include "store/session.h"
 
 #include <QApplication>
 #include <QCloseEvent>
@@ -331,7 +332,9 @@ void MainWindow::connectTo(const core::ConnInfo &info, const QString &profileNam
     m_lastCounts.reset();
     m_connInfo = info;
     m_profileName = profileName;
-    m_client = std::make_unique<StoreClient>(info, m_options.client);
+    StoreClientOptions clientOptions = m_options.client;
+    clientOptions.readOnly = clientOptions.readOnly || m_options.readOnly; // in the server too
+    m_client = std::make_unique<StoreClient>(info, clientOptions);
     wireClient();
     for (EventView *v : m_views) {
         v->setClient(m_client.get());
@@ -339,7 +342,7 @@ void MainWindow::connectTo(const core::ConnInfo &info, const QString &profileNam
     m_errors->setClient(m_client.get());
     m_detail->setClient(m_client.get());
     m_actions->setClient(m_client.get());
-    m_dispatcher->setConnInfo(info);
+    m_dispatcher->setConnInfo(m_options.readOnly ? store::readOnlySession(info) : info);
     m_registry->setConnInfo(info);
     m_indicators->setTarget(m_client->connectionDescription());
     updateReadOnly();

@@ -24,6 +24,10 @@ PurgeDialog::PurgeDialog(StoreClient *client, QWidget *parent)
     m_purge = m_ui->buttons->addButton(tr("Purge…"), QDialogButtonBox::AcceptRole);
     m_purge->setObjectName(QStringLiteral("purgeButton"));
     m_purge->setEnabled(false);
+    m_purge->setAutoDefault(false);
+    if (QPushButton *cancel = m_ui->buttons->button(QDialogButtonBox::Cancel)) {
+        cancel->setDefault(true);
+    }
     m_debounce.setSingleShot(true);
     m_debounce.setInterval(400);
     connect(&m_debounce, &QTimer::timeout, this, &PurgeDialog::runPreview);
@@ -58,6 +62,7 @@ store::EventFilter PurgeDialog::filter() const {
 
 void PurgeDialog::schedulePreview() {
     m_purge->setEnabled(false);
+    m_seal = {};
     const auto age = core::parseDuration(m_ui->ageEdit->text().trimmed());
     if (!age) {
         m_ui->previewLabel->setText(tr("Age: %1").arg(age.errorMessage()));
@@ -91,6 +96,7 @@ void PurgeDialog::runPreview() {
         }
         m_job = nullptr;
         job->deleteLater();
+        m_seal = result.seal;
         m_ui->previewLabel->setText(
             result.matched == 0
                 ? tr("No events match.")

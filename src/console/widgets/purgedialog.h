@@ -1,6 +1,7 @@
 #pragma once
 
 #include "store/eventfilter.h"
+#include "store/operations.h"
 
 #include <QDialog>
 #include <QPointer>
@@ -21,8 +22,9 @@ class StoreClient;
 
 // Chooses what to purge: delivered and/or dead events unchanged for longer
 // than an age, optionally in one namespace, with a live preview count (a dry
-// run). Accepting hands the filter on; the purge itself runs through the
-// bulk dialog, which confirms the count again and shows progress.
+// run). Accepting hands the filter and the preview's seal on; the purge
+// itself runs through the bulk dialog, which confirms the count again (never
+// more than the preview) and shows progress. Cancel is the default button.
 class PurgeDialog final : public QDialog {
     Q_OBJECT
 
@@ -33,6 +35,8 @@ public:
 
     // Valid only when the inputs are (the purge button is enabled).
     store::EventFilter filter() const;
+    // The preview the purge button states: the bulk dialog confirms no more.
+    const store::BulkSeal &seal() const { return m_seal; }
 
 private:
     void schedulePreview();
@@ -43,6 +47,7 @@ private:
     QPushButton *m_purge;
     QTimer m_debounce;
     QPointer<BulkJob> m_job;
+    store::BulkSeal m_seal;
 };
 
 } // namespace outbox::console
