@@ -380,7 +380,9 @@ public:
     void start() { m_timer.start(m_limit); }
 
 private:
-    static constexpr core::Millis Margin{3000};
+    // Covers one connection attempt (connect_timeout, 5 s) begun at the end
+    // of the final flush budget, and a little more.
+    static constexpr core::Millis Margin{6000};
     core::Millis m_limit;
     QTimer m_timer;
 };
