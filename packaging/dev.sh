@@ -23,6 +23,8 @@ packages=(
     libpq-dev
     postgresql-15 postgresql-client-15
     xvfb xauth
+    # The benchmark's second HTTP ceiling: an nginx answering 204 (bench/).
+    nginx-light
 )
 
 log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }

@@ -1,5 +1,6 @@
 #include "core/dispatcherconfig.h"
 
+#include "core/enumnames.h"
 #include "core/uuidtext.h"
 #include "core/webhooksigner.h"
 
@@ -108,6 +109,19 @@ Result<void> DispatcherConfig::validate() const {
     return {};
 }
 
+namespace {
+constexpr EnumName<Ordering> kOrderingNames[] = {{Ordering::None, "none"},
+                                                 {Ordering::Aggregate, "aggregate"}};
+} // namespace
+
+QString orderingName(Ordering ordering) {
+    return nameOf(kOrderingNames, ordering);
+}
+
+std::optional<Ordering> orderingNamed(QStringView name) {
+    return valueNamed(kOrderingNames, name);
+}
+
 QString DispatcherConfig::describe() const {
     QStringList statuses;
     for (int status : permanentStatuses)
@@ -125,6 +139,7 @@ QString DispatcherConfig::describe() const {
         QStringLiteral("shutdown-grace=") % formatDuration(shutdownGrace),
         QStringLiteral("permanent-status=") %
             (statuses.isEmpty() ? QStringLiteral("none") : statuses.join(QLatin1Char(','))),
+        QStringLiteral("ordering=") % orderingName(ordering),
         QStringLiteral("namespace=") % (nameSpace.isEmpty() ? QStringLiteral("(all)") : nameSpace),
         QStringLiteral("worker-id=") %
             (workerId.isNull() ? QStringLiteral("(generated)") : uuidText(workerId)),

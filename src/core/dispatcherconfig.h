@@ -5,10 +5,22 @@
 
 #include <QList>
 #include <QString>
+#include <QStringView>
 #include <QUrl>
 #include <QUuid>
 
+#include <optional>
+
 namespace outbox::core {
+
+// Delivery order. None: oldest due first, many events of one aggregate at
+// once. Aggregate: events with the same (aggregate_type, aggregate_id) one at
+// a time in (created_at, id) order; an event waits while an earlier one of
+// its aggregate is pending, processing or dead. Events without both fields
+// set are not ordered.
+enum class Ordering { None, Aggregate };
+QString orderingName(Ordering ordering);                 // "none", "aggregate"
+std::optional<Ordering> orderingNamed(QStringView name); // case-insensitive
 
 // Everything a dispatcher needs to run. Secrets are held here only in memory
 // and never rendered by describe().
@@ -29,6 +41,7 @@ struct DispatcherConfig {
     QUuid workerId;                    // null = generate at start
     QString nameSpace;                 // empty = all namespaces
     QList<int> permanentStatuses{410}; // HTTP statuses that dead-letter at once
+    Ordering ordering = Ordering::None;
 
     // Refuses: non-http(s) URL, sizes < 1, poll_interval > lease/3,
     // request_timeout >= lease, base > max, ... with a message naming the

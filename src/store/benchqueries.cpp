@@ -1,6 +1,7 @@
 #include "store/benchqueries.h"
 
 #include "store/database.h"
+#include "store/outboxstore.h"
 
 #include <QElapsedTimer>
 #include <QRegularExpression>
@@ -212,9 +213,10 @@ core::Result<void> BenchQueries::resetVacuumSettings() {
 }
 
 core::Result<void> BenchQueries::forceGenericPlans(bool on) {
-    return exec(on ? QStringLiteral("SET plan_cache_mode = force_generic_plan")
-                   : QStringLiteral("RESET plan_cache_mode"),
-                QStringLiteral("plan cache mode"));
+    return exec(on ? OutboxStore::sessionSettings()
+                   : QStringLiteral("SELECT set_config(name, reset_val, false) FROM pg_settings"
+                                    " WHERE name = 'plan_cache_mode' OR name LIKE 'enable\\_%'"),
+                QStringLiteral("the dispatcher's planner settings"));
 }
 
 core::Result<QList<ProducedEvent>> BenchQueries::produce(const ProduceBatch &batch) {

@@ -71,7 +71,8 @@ public:
     // Removes the table's autovacuum and vacuum_index_cleanup settings (the
     // migration's), leaving the server defaults.
     core::Result<void> resetVacuumSettings();
-    // The dispatcher's session setting (StoreConnection), on or back off.
+    // The dispatcher's session settings (OutboxStore::sessionSettings()), on
+    // or back to the server's values.
     core::Result<void> forceGenericPlans(bool on);
     // One producer tick; the events it committed.
     core::Result<QList<ProducedEvent>> produce(const ProduceBatch &batch);

@@ -2,6 +2,7 @@
 
 #include "core/duration.h"
 
+#include <QCheckBox>
 #include <QFormLayout>
 #include <QLabel>
 #include <QLineEdit>
@@ -56,6 +57,12 @@ DispatcherSettingsForm::DispatcherSettingsForm(QSettings *settings, QWidget *par
     auto *base = durationEdit(QStringLiteral("baseDelay"), QStringLiteral("1s"));
     auto *maxDelay = durationEdit(QStringLiteral("maxDelay"), QStringLiteral("5m"));
     auto *timeout = durationEdit(QStringLiteral("requestTimeout"), QStringLiteral("10s"));
+    m_aggregateOrder = new QCheckBox(tr("One at a time per aggregate, oldest first"));
+    m_aggregateOrder->setObjectName(QStringLiteral("aggregateOrder"));
+    m_aggregateOrder->setToolTip(
+        tr("Events with the same aggregate type and id are delivered one at a time in the "
+           "order they were created; an event waits while an earlier one of its aggregate is "
+           "pending, processing or dead (outboxctl dispatch --ordering aggregate)."));
     m_fields = {
         {Field::RunnerUrl, m_runnerUrl},
         {Field::Secret, m_secret},
@@ -82,6 +89,7 @@ DispatcherSettingsForm::DispatcherSettingsForm(QSettings *settings, QWidget *par
     form->addRow(tr("Backoff max"), maxDelay);
     form->addRow(tr("Max attempts"), m_maxAttempts);
     form->addRow(tr("Request timeout"), timeout);
+    form->addRow(tr("Ordering"), m_aggregateOrder);
 
     m_validation = new QLabel;
     m_validation->setObjectName(QStringLiteral("validationMessage"));
@@ -103,6 +111,10 @@ DispatcherSettingsForm::DispatcherSettingsForm(QSettings *settings, QWidget *par
             if (!m_loading)
                 onEdit();
         });
+    connect(m_aggregateOrder, &QCheckBox::toggled, this, [this, onEdit] {
+        if (!m_loading)
+            onEdit();
+    });
     for (QSpinBox *spin : {m_concurrency, m_batchSize, m_maxAttempts})
         connect(spin, &QSpinBox::valueChanged, this, [this, onEdit] {
             if (!m_loading)
@@ -139,6 +151,7 @@ void DispatcherSettingsForm::setConfig(const core::DispatcherConfig &config, boo
     durationField(Field::BaseDelay)->setText(core::formatDuration(config.baseDelay));
     durationField(Field::MaxDelay)->setText(core::formatDuration(config.maxDelay));
     durationField(Field::RequestTimeout)->setText(core::formatDuration(config.requestTimeout));
+    m_aggregateOrder->setChecked(config.ordering == core::Ordering::Aggregate);
     m_loading = wasLoading;
     validate();
 }
@@ -159,6 +172,8 @@ core::DispatcherConfig DispatcherSettingsForm::config() const {
     config.baseDelay = duration(Field::BaseDelay, config.baseDelay);
     config.maxDelay = duration(Field::MaxDelay, config.maxDelay);
     config.requestTimeout = duration(Field::RequestTimeout, config.requestTimeout);
+    config.ordering =
+        m_aggregateOrder->isChecked() ? core::Ordering::Aggregate : core::Ordering::None;
     return config;
 }
 
@@ -255,6 +270,8 @@ void DispatcherSettingsForm::load() {
     config.baseDelay = duration(QStringLiteral("baseDelay"), config.baseDelay);
     config.maxDelay = duration(QStringLiteral("maxDelay"), config.maxDelay);
     config.requestTimeout = duration(QStringLiteral("requestTimeout"), config.requestTimeout);
+    config.ordering = core::orderingNamed(m_settings->value(QStringLiteral("ordering")).toString())
+                          .value_or(config.ordering);
     m_settings->endGroup();
     setConfig(config, true);
 }
@@ -274,6 +291,7 @@ void DispatcherSettingsForm::save() {
     m_settings->setValue(QStringLiteral("baseDelay"), core::formatDuration(c.baseDelay));
     m_settings->setValue(QStringLiteral("maxDelay"), core::formatDuration(c.maxDelay));
     m_settings->setValue(QStringLiteral("requestTimeout"), core::formatDuration(c.requestTimeout));
+    m_settings->setValue(QStringLiteral("ordering"), core::orderingName(c.ordering));
     m_settings->endGroup();
 }
 

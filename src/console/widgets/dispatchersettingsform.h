@@ -5,6 +5,7 @@
 #include <QHash>
 #include <QWidget>
 
+class QCheckBox;
 class QLabel;
 class QLineEdit;
 class QSettings;
@@ -68,6 +69,7 @@ private:
     QSpinBox *m_concurrency = nullptr;
     QSpinBox *m_batchSize = nullptr;
     QSpinBox *m_maxAttempts = nullptr;
+    QCheckBox *m_aggregateOrder = nullptr;
     QLabel *m_validation = nullptr;
 };
 
