@@ -23,6 +23,8 @@ packages=(
     libpq-dev
     postgresql-15 postgresql-client-15
     xvfb xauth
+    # The package test: dpkg-deb, readelf, systemd-analyze, appstreamcli.
+    dpkg-dev binutils systemd appstream
     # The benchmark's second HTTP ceiling: an nginx answering 204 (bench/).
     nginx-light
 )
