@@ -34,6 +34,17 @@ struct ProduceBatch {
     qint64 tick = 0;
 };
 
+// Events for BenchQueries::insertEvents(): namespace "bench", `topic`,
+// payloads of about payloadBytes; due now, or delivered; with aggregates > 0
+// each belongs to one of that many aggregates (type "bench"), at random.
+struct BenchInsert {
+    qint64 events = 0;
+    QString topic;
+    int payloadBytes = 256;
+    bool delivered = false;
+    int aggregates = 0;
+};
+
 // The console benchmark's realistic outbox: how many rows of each kind.
 struct DatasetSize {
     qint64 delivered = 1000000;
@@ -57,6 +68,10 @@ public:
     // and `topic` with payloads of about `payloadBytes`, then VACUUM ANALYZE
     // and CHECKPOINT so every phase starts from the same state.
     core::Result<void> loadUniform(int events, const QString &topic, int payloadBytes);
+    // Adds events to the outbox as it is: no vacuum, no ANALYZE.
+    core::Result<void> insertEvents(const BenchInsert &what);
+    // VACUUM (ANALYZE) of the outbox, then CHECKPOINT.
+    core::Result<void> vacuumAndCheckpoint();
     core::Result<qint64> count(const QString &status);
     // Commit-to-delivered figures computed by the database itself, in
     // milliseconds: from the commit timestamp of the producer's transaction
@@ -101,7 +116,6 @@ public:
 private:
     enum class Kind { Delivered, Dead, PendingDue, Retrying, Processing, Backlog, Fresh };
     core::Result<void> insert(Kind kind, qint64 count);
-    core::Result<void> vacuumAndCheckpoint();
     // Runs `sql` and moves to its first row; an error when there is none.
     // The one row of `sql`, its columns by name.
     core::Result<QJsonObject> rowObject(const QString &sql, const QVariantList &values,
