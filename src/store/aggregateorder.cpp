@@ -10,7 +10,7 @@ namespace outbox::store {
 
 core::Result<std::optional<AggregateBlocker>> readAggregateBlocker(QSqlDatabase db, const QUuid &id,
                                                                    const QString &context) {
-    // The same test as the ordered claim (OutboxStore::claimStatement), read
+    // The same test as the ordered claim (OutboxStore::Statement::Claim), read
     // through outbox_events_aggregate_idx.
     auto query = exec(db,
                       QStringLiteral("SELECT p.id::text, p.status, count(*) OVER ()"

@@ -85,14 +85,8 @@ QString aggregateHeadSql() {
 // whatever the planner guesses for the LIMIT, so the statement is safe as a
 // generic plan (Session::Options::genericPlans). RETURNING has no defined order, hence
 // the outer SELECT.
-//
-// Every statement below has one plan whatever the statistics say (the
-// session runs them with sessionSettings()): the claim walks
-// outbox_events_claim_idx in (created_at, id) order and stops at the LIMIT,
-// and the fenced statements look each row up by primary key. They must not
-// name a status the partial indexes are defined on where a lookup by key is
-// meant: with statistics taken while nothing was pending, a scan of such an
-// index looks free and gets chosen, and it costs the whole backlog.
+// With sessionSettings() the claim can only walk outbox_events_claim_idx in
+// order, whatever the statistics say (docs/DECISIONS.md, "The claim path").
 QString claimSql(bool byNamespace, core::Ordering ordering) {
     return QStringLiteral("WITH c AS MATERIALIZED ("
                           " SELECT id FROM outbox_events"
@@ -182,8 +176,9 @@ const QString kReleaseSql = QStringLiteral(
 
 // The SET expressions see the old row, so the message can tell an expired
 // last lease apart and keep the previous error. ExpiredLeases reads only the
-// lease index (it does not name the status, see sql/004_claim_path.sql); All also reads every
-// pending row (attempts is not indexed), which costs a pass over the whole backlog.
+// lease index (it does not name the status, see sql/004_claim_path.sql); All
+// also reads every pending row (attempts is not indexed), which costs a pass
+// over the whole backlog.
 QString sweepSql(bool byNamespace, SweepScope scope) {
     return QStringLiteral(
                "UPDATE outbox_events"
@@ -504,28 +499,22 @@ QString OutboxStore::sessionSettings() {
                           " set_config('enable_mergejoin', 'off', false)");
 }
 
-QString OutboxStore::claimStatement(bool byNamespace, core::Ordering ordering) {
-    return claimSql(byNamespace, ordering);
-}
-
-QString OutboxStore::ackStatement() {
-    return kAckSql;
-}
-
-QString OutboxStore::nackStatement() {
-    return kNackSql;
-}
-
-QString OutboxStore::releaseStatement() {
-    return kReleaseSql;
-}
-
-QString OutboxStore::floorStatement(bool byNamespace) {
-    return floorSql(byNamespace);
-}
-
-QString OutboxStore::nextDueStatement(bool byNamespace) {
-    return nextDueSql(byNamespace);
+QString OutboxStore::statement(Statement which, bool byNamespace, core::Ordering ordering) {
+    switch (which) {
+    case Statement::Claim:
+        return claimSql(byNamespace, ordering);
+    case Statement::Ack:
+        return kAckSql;
+    case Statement::Nack:
+        return kNackSql;
+    case Statement::Release:
+        return kReleaseSql;
+    case Statement::Floor:
+        return floorSql(byNamespace);
+    case Statement::NextDue:
+        return nextDueSql(byNamespace);
+    }
+    return {};
 }
 
 QString OutboxStore::deadSweepStatement(bool byNamespace, SweepScope scope) {

@@ -141,14 +141,11 @@ public:
     // The settings of a session that runs these statements (one SELECT of
     // set_config() calls; Session::Options::genericPlans applies it).
     static QString sessionSettings();
-    // The statements as prepared ('?' placeholders in binding order), for
-    // looking at their plans.
-    static QString claimStatement(bool byNamespace, core::Ordering ordering);
-    static QString ackStatement();
-    static QString nackStatement();
-    static QString releaseStatement();
-    static QString floorStatement(bool byNamespace);
-    static QString nextDueStatement(bool byNamespace);
+    // A statement as prepared ('?' placeholders in binding order), for
+    // looking at its plan.
+    enum class Statement { Claim, Ack, Nack, Release, Floor, NextDue };
+    static QString statement(Statement which, bool byNamespace = false,
+                             core::Ordering ordering = core::Ordering::None);
     // The statement deadSweep() prepares ('?' placeholders: max attempts
     // twice, then the namespace), for looking at its plan.
     static QString deadSweepStatement(bool byNamespace, SweepScope scope);

@@ -15,6 +15,7 @@
 
 using namespace outbox;
 using outbox::testing::PgFixture;
+using Statement = outbox::store::OutboxStore::Statement;
 using outbox::testing::sqlExec;
 using outbox::testing::sqlScalar;
 
@@ -81,7 +82,7 @@ private:
             const QString ns = byNamespace ? QStringLiteral(", 'ns'") : QString();
             for (const auto ordering : {core::Ordering::None, core::Ordering::Aggregate}) {
                 const QString plan = explain(
-                    m_db, store::OutboxStore::claimStatement(byNamespace, ordering),
+                    m_db, store::OutboxStore::statement(Statement::Claim, byNamespace, ordering),
                     QStringLiteral("(10, '-infinity'%1, 100, '%2', 30000)").arg(ns, kWorker));
                 const QString picking = pickingPart(plan);
                 QVERIFY2(
@@ -96,11 +97,13 @@ private:
                     QVERIFY2(picking.contains(QLatin1String("outbox_events_aggregate_idx")),
                              qPrintable(plan));
             }
-            const QString floor = explain(m_db, store::OutboxStore::floorStatement(byNamespace),
-                                          QStringLiteral("(1000%1)").arg(ns));
+            const QString floor =
+                explain(m_db, store::OutboxStore::statement(Statement::Floor, byNamespace),
+                        QStringLiteral("(1000%1)").arg(ns));
             QVERIFY2(floor.contains(QLatin1String("outbox_events_claim_idx")), qPrintable(floor));
-            const QString due = explain(m_db, store::OutboxStore::nextDueStatement(byNamespace),
-                                        byNamespace ? QStringLiteral("('ns')") : QString());
+            const QString due =
+                explain(m_db, store::OutboxStore::statement(Statement::NextDue, byNamespace),
+                        byNamespace ? QStringLiteral("('ns')") : QString());
             QVERIFY2(due.contains(QLatin1String("outbox_events_pending_due_idx")), qPrintable(due));
             const QString sweep = explain(m_db,
                                           store::OutboxStore::deadSweepStatement(
@@ -117,11 +120,11 @@ private:
         // planner believes about the processing rows.
         const QString json = QStringLiteral("'[{\"id\": \"%1\", \"attempts\": 1}]'").arg(kWorker);
         const QString fenced[] = {
-            explain(m_db, store::OutboxStore::ackStatement(),
+            explain(m_db, store::OutboxStore::statement(Statement::Ack),
                     QStringLiteral("(%1, '%2')").arg(json, kWorker)),
-            explain(m_db, store::OutboxStore::nackStatement(),
+            explain(m_db, store::OutboxStore::statement(Statement::Nack),
                     QStringLiteral("(%1, 3, 3, '%2', '%2')").arg(json, kWorker)),
-            explain(m_db, store::OutboxStore::releaseStatement(),
+            explain(m_db, store::OutboxStore::statement(Statement::Release),
                     QStringLiteral("(%1, 3, '%2')").arg(json, kWorker)),
         };
         for (const QString &plan : fenced) {
