@@ -157,7 +157,7 @@ int runBench(CommandContext &context) {
     parser.addOptions({
         option("json", "Print one JSON object with every figure instead of tables."),
         option("quick",
-               "CI size: 10000 events per phase and burst, 300 latency events, a 50000-event "
+               "CI size: 10000 events per phase, bursts of 5000, 300 latency events, a 50000-event "
                "burn-down."),
         option("events", "Events per throughput phase (default 50000).", "n"),
         option("repeat", "Rounds of the throughput phases; medians are reported (default 1).", "n"),
@@ -190,7 +190,7 @@ int runBench(CommandContext &context) {
         options.events = 10000;
         options.latencyEvents = 300;
         options.burnDown = 50000;
-        options.burst = 10000;
+        options.burst = 5000;
     }
     for (auto [name, target, min] :
          {std::tuple{QStringLiteral("events"), &options.events, 100},
