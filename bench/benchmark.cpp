@@ -3,6 +3,7 @@
 #include "bench/dispatch.h"
 #include "bench/harness.h"
 #include "core/uuidv7.h"
+#include "devtools/httpsinks.h"
 #include "devtools/inprocesspublisher.h"
 #include "store/outboxstore.h"
 
@@ -12,6 +13,7 @@
 #include <QThread>
 
 #include <algorithm>
+#include <tuple>
 
 namespace outbox::bench {
 
@@ -101,29 +103,33 @@ public:
 private:
     // The dispatcher on the benchmark's cluster: database only (the
     // in-process publisher) or posting to the runner.
-    DispatchPlan plan(bool http, qint64 target) const;
+    DispatchPlan plan(bool http, qint64 target, const QUrl &url = {}) const;
     core::Result<void> load(int events, const QString &topic) {
         return database.sql().loadUniform(events, topic, o.payloadBytes);
     }
     core::Result<void> databasePair(const QString &suffix);
-    core::Result<void> httpPair(const QString &suffix);
+    core::Result<void> httpPair(const QString &suffix, bool toNginx);
     core::Result<void> latency();
     core::Result<QJsonObject> burnDown();
     core::Result<QJsonObject> retention();
+    core::Result<QJsonObject> claimPath();
     QJsonObject environment() const;
 
     const BenchOptions &o;
     const Progress &progress;
     BenchCluster database;
-    BenchRunner runner;
+    devtools::RunnerProcess runner;
+    devtools::NginxProcess nginx;
     BenchResults r;
 };
 
-DispatchPlan Benchmark::plan(bool http, qint64 target) const {
+DispatchPlan Benchmark::plan(bool http, qint64 target, const QUrl &url) const {
     DispatchPlan plan;
     plan.connInfo = database.connInfo();
     // Without HTTP the runner URL is a placeholder, never contacted.
-    plan.config.runnerUrl = http ? runner.url() : QUrl(QStringLiteral("http://127.0.0.1:9/unused"));
+    plan.config.runnerUrl = !http           ? QUrl(QStringLiteral("http://127.0.0.1:9/unused"))
+                            : url.isEmpty() ? runner.url()
+                                            : url;
     if (http)
         plan.config.secrets = {runner.secret()};
     plan.config.batchSize = o.batchSize;
@@ -171,32 +177,35 @@ core::Result<void> Benchmark::databasePair(const QString &suffix) {
     return {};
 }
 
-// The HTTP ceiling (the runner, no database), then the dispatcher end to
-// end with the HTTP publisher. The events are loaded (and the table vacuumed
-// and checkpointed) first, so that the ceiling never runs beside the
+// The HTTP ceiling (the runner, or nginx; no database), then the dispatcher
+// end to end with the HTTP publisher. The events are loaded (and the table
+// vacuumed and checkpointed) first, so that the ceiling never runs beside the
 // database's clean-up of the previous phase.
-core::Result<void> Benchmark::httpPair(const QString &suffix) {
-    const QString e2ePhase = QStringLiteral("end to end");
+core::Result<void> Benchmark::httpPair(const QString &suffix, bool toNginx) {
+    const QUrl url = toNginx ? nginx.url() : runner.url();
+    const QString key = toNginx ? QStringLiteral("nginx_") : QString();
+    const QString e2ePhase =
+        toNginx ? QStringLiteral("end to end (nginx)") : QStringLiteral("end to end");
     if (auto loaded = in(e2ePhase, load(o.events, kThroughputTopic)); !loaded)
         return loaded;
-    progress(QStringLiteral("HTTP ceiling: %1 requests, %2 in flight%3...")
+    progress(QStringLiteral("HTTP ceiling: %1 requests, %2 in flight, to %3%4...")
                  .arg(o.events)
                  .arg(o.concurrency)
-                 .arg(suffix));
-    auto http = in(
-        QStringLiteral("HTTP ceiling"),
-        measureHttpCeiling(runner.url(), runner.secret(), o.events, o.concurrency, o.payloadBytes));
+                 .arg(toNginx ? QStringLiteral("nginx") : QStringLiteral("the runner"), suffix));
+    auto http =
+        in(QStringLiteral("HTTP ceiling"),
+           measureHttpCeiling(url, runner.secret(), o.events, o.concurrency, o.payloadBytes));
     if (!http)
         return http.error();
     if (http->failures > 0)
         return failure(QStringLiteral("HTTP ceiling: %1 requests failed").arg(http->failures));
     r.httpManagers = http->managers;
 
-    progress(QStringLiteral("end to end: the dispatcher posting to the runner%1...").arg(suffix));
+    progress(QStringLiteral("%1: the dispatcher posting to it%2...").arg(e2ePhase, suffix));
     auto before = in(e2ePhase, runner.counts());
     if (!before)
         return before.error();
-    auto run = in(e2ePhase, runDispatcher(plan(true, o.events)));
+    auto run = in(e2ePhase, runDispatcher(plan(true, o.events, url)));
     if (!run)
         return run.error();
     auto after = in(e2ePhase, runner.counts());
@@ -207,9 +216,9 @@ core::Result<void> Benchmark::httpPair(const QString &suffix) {
         return failure(QStringLiteral("end to end: the runner refused %1 signatures")
                            .arg(after->badSignatures - before->badSignatures));
     const double e2eRate = rate(o.events, run->seconds);
-    r.rounds[QStringLiteral("http_ceiling_rounds")].append(http->requestsPerSecond);
-    r.rounds[QStringLiteral("e2e_rounds")].append(e2eRate);
-    r.rounds[QStringLiteral("e2e_ratio_rounds")].append(
+    r.rounds[key + QStringLiteral("http_ceiling_rounds")].append(http->requestsPerSecond);
+    r.rounds[key + QStringLiteral("e2e_rounds")].append(e2eRate);
+    r.rounds[key + QStringLiteral("e2e_ratio_rounds")].append(
         http->requestsPerSecond > 0 ? e2eRate / http->requestsPerSecond : 0.0);
     if (const QList<double> dbOnly = r.rounds.value(QStringLiteral("db_only_rounds"));
         o.delivery == core::Delivery::Batch && !dbOnly.isEmpty()) // this round's
@@ -332,6 +341,66 @@ core::Result<QJsonObject> Benchmark::retention() {
         {QStringLiteral("ratio"), rounded(rates[0] > 0 ? rates[1] / rates[0] : 0.0, 3)},
         {QStringLiteral("deleted_during_run"), deleted},
     };
+// A burst into statistics taken while nothing was pending (3 x burst
+// delivered rows, VACUUM ANALYZE, the dispatcher started in that quiet
+// state), against the same burst followed by ANALYZE; then `burst` events
+// over burst / 10 aggregates, unordered and in aggregate order. Database
+// only; a burst commits in one transaction, and its rate counts from there.
+core::Result<QJsonObject> Benchmark::claimPath() {
+    store::BenchQueries &sql = database.sql();
+    const auto insert = [&](bool delivered, int aggregates, qint64 events) {
+        return store::inTransaction(sql.database(), QStringLiteral("loading"), [&] {
+            return sql.insertEvents(
+                {events, kThroughputTopic, o.payloadBytes, delivered, aggregates});
+        });
+    };
+    enum class Load { Burst, BurstThenAnalyze, Aggregates };
+    QJsonObject out;
+    for (const auto &[key, load, ordering] :
+         {std::tuple{"stale_statistics_events_per_s", Load::Burst, core::Ordering::None},
+          {"fresh_statistics_events_per_s", Load::BurstThenAnalyze, core::Ordering::None},
+          {"unordered_events_per_s", Load::Aggregates, core::Ordering::None},
+          {"aggregate_order_events_per_s", Load::Aggregates, core::Ordering::Aggregate}}) {
+        progress(
+            QStringLiteral("claim path: %1 events, %2...").arg(o.burst).arg(QLatin1String(key)));
+        const bool burst = load != Load::Aggregates;
+        auto loaded = sql.truncate();
+        if (loaded)
+            loaded = burst ? insert(true, 0, 3 * qint64(o.burst))
+                           : insert(false, std::max(o.burst / 10, 1), o.burst);
+        if (loaded)
+            loaded = sql.vacuumAndCheckpoint();
+        if (!loaded)
+            return loaded.error();
+        DispatchPlan run = plan(false, o.burst);
+        run.config.ordering = ordering;
+        core::Result<void> inserted;
+        double insertSeconds = 0;
+        if (burst)
+            run.onStarted = [&] {
+                QElapsedTimer clock;
+                clock.start();
+                inserted = insert(false, 0, o.burst);
+                if (inserted && load == Load::BurstThenAnalyze)
+                    inserted = sql.exec(QStringLiteral("ANALYZE outbox_events"),
+                                        QStringLiteral("analyze after the burst"));
+                insertSeconds = double(clock.nsecsElapsed()) / 1e9;
+            };
+        auto ran = runDispatcher(run);
+        if (!ran || !inserted)
+            return ran ? inserted.error() : ran.error();
+        out.insert(QLatin1String(key), rounded(rate(o.burst, ran->seconds - insertSeconds), 0));
+    }
+    const auto ratio = [&out](const char *a, const char *b) {
+        const double below = out.value(QLatin1String(b)).toDouble();
+        return rounded(below > 0 ? out.value(QLatin1String(a)).toDouble() / below : 0.0, 3);
+    };
+    out.insert(QStringLiteral("stale_ratio"),
+               ratio("stale_statistics_events_per_s", "fresh_statistics_events_per_s"));
+    out.insert(QStringLiteral("aggregate_order_ratio"),
+               ratio("aggregate_order_events_per_s", "unordered_events_per_s"));
+    out.insert(QStringLiteral("events"), o.burst);
+    return out;
 }
 
 QJsonObject Benchmark::environment() const {
@@ -365,6 +434,12 @@ core::Result<BenchResults> Benchmark::run() {
     progress(QStringLiteral("starting the development runner..."));
     if (auto started = in(QStringLiteral("runner"), runner.start()); !started)
         return started.error();
+    const bool nginxRan = o.phases.contains(QLatin1String("nginx"));
+    if (nginxRan) {
+        progress(QStringLiteral("starting nginx..."));
+        if (auto started = in(QStringLiteral("nginx"), nginx.start()); !started)
+            return started.error();
+    }
 
     // Warm-up: the claim/ack loop on a few thousand rows, so that the first
     // measured phase does not pay for cold caches.
@@ -387,8 +462,10 @@ core::Result<BenchResults> Benchmark::run() {
             if (auto done = databasePair(suffix); !done)
                 return done.error();
         }
-        if (r.httpRan) {
-            if (auto done = httpPair(suffix); !done)
+        for (const bool toNginx : {false, true}) {
+            if (!(toNginx ? nginxRan : r.httpRan))
+                continue;
+            if (auto done = httpPair(suffix, toNginx); !done)
                 return done.error();
         }
     }
@@ -397,6 +474,13 @@ core::Result<BenchResults> Benchmark::run() {
             return measured.error();
     }
     runner.stop();
+    nginx.stop();
+    if (o.phases.contains(QLatin1String("claim-path"))) {
+        auto measured = in(QStringLiteral("claim path"), claimPath());
+        if (!measured)
+            return measured.error();
+        r.claimPath = measured.value();
+    }
 
     if (o.retentionHistory > 0) {
         auto measured = in(QStringLiteral("retention"), retention());

@@ -29,15 +29,17 @@ struct BenchOptions {
     int batchSize = 100;
     int concurrency = 64;           // HTTP requests in flight (HTTP ceiling and end to end)
     core::Millis notifyDebounce{0}; // DispatcherOptions::notifyDebounce (as outboxctl dispatch)
-    bool durable = false; // fsync and synchronous_commit on (default: off, like the tests)
+    bool durable = true;            // fsync and synchronous_commit on, as in production
     int payloadBytes = 256;
     // > 0: the retention phase, database only, over this many old delivered
     // rows: the rate without retention, then with it deleting that history.
     int retentionHistory = 0;
     core::Delivery delivery = core::Delivery::PerEvent; // end to end and latency
-    // Which measurements to run: "db", "http", "latency", "burn-down".
-    QStringList phases{QStringLiteral("db"), QStringLiteral("http"), QStringLiteral("latency"),
-                       QStringLiteral("burn-down")};
+    int burst = 100000; // the claim path's bursts (stale statistics, aggregate order)
+    // Which measurements to run: "db", "http", "nginx", "latency", "claim-path", "burn-down".
+    QStringList phases{QStringLiteral("db"),         QStringLiteral("http"),
+                       QStringLiteral("nginx"),      QStringLiteral("latency"),
+                       QStringLiteral("claim-path"), QStringLiteral("burn-down")};
 };
 
 // What the benchmark measured. Rates are per second; latencies milliseconds.
@@ -68,6 +70,10 @@ struct BenchResults {
     // outbox_events during the burn-down) and window_rates (events/s in
     // consecutive windows of window_s). Empty when it did not run.
     QJsonObject burnDown;
+    // The claim path (database only): events/s of a burst into stale and into
+    // fresh statistics, of unordered and aggregate-ordered claims, and the
+    // ratios stale_ratio, aggregate_order_ratio. Empty when it did not run.
+    QJsonObject claimPath;
     double rssMbMax = 0; // the benchmark process over the whole run
     // The retention phase: history_events, events, without_events_per_s,
     // with_events_per_s, ratio (with / without), deleted_during_run. Empty

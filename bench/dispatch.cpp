@@ -5,14 +5,11 @@
 #include "dispatch/dispatcherhost.h"
 #include "dispatch/httppublisher.h"
 
-#include <QCoreApplication>
 #include <QElapsedTimer>
 #include <QEventLoop>
 #include <QNetworkAccessManager>
 #include <QNetworkReply>
-#include <QRandomGenerator>
 #include <QTimer>
-#include <QUrlQuery>
 #include <QUuid>
 
 #include <algorithm>
@@ -214,87 +211,6 @@ core::Result<HttpCeiling> measureHttpCeiling(const QUrl &url, const QString &sec
     result.requestsPerSecond =
         load.elapsedNs > 0 ? double(requests) * 1e9 / double(load.elapsedNs) : 0.0;
     return result;
-}
-
-namespace {
-
-QString makeSecret() {
-    QByteArray key(32, '\0');
-    QRandomGenerator::system()->fillRange(reinterpret_cast<quint32 *>(key.data()),
-                                          key.size() / qsizetype(sizeof(quint32)));
-    return QStringLiteral("whsec_") + QString::fromLatin1(key.toBase64());
-}
-
-} // namespace
-
-BenchRunner::BenchRunner()
-    : m_secret(makeSecret()) {}
-
-BenchRunner::~BenchRunner() {
-    stop();
-}
-
-core::Result<void> BenchRunner::start() {
-    const QString program = QCoreApplication::applicationFilePath();
-    m_process = std::make_unique<QProcess>();
-    m_process->setStandardErrorFile(QProcess::nullDevice());
-    // The secret is made up for this run and guards nothing after it, so it
-    // may be seen on the command line.
-    m_process->start(program, {QStringLiteral("runner"), QStringLiteral("--listen"),
-                               QStringLiteral("127.0.0.1:0"), QStringLiteral("--secret"), m_secret,
-                               QStringLiteral("--stats-interval"), QStringLiteral("0s")});
-    if (!m_process->waitForStarted(10000))
-        return failure(QStringLiteral("cannot start the runner (%1 runner): %2")
-                           .arg(program, m_process->errorString()));
-    // The runner prints "url=http://127.0.0.1:<port>/events" once listening.
-    QByteArray output;
-    while (!output.contains('\n')) {
-        if (!m_process->waitForReadyRead(10000))
-            return failure(QStringLiteral("the runner did not report its address within 10 s"));
-        output += m_process->readAllStandardOutput();
-    }
-    const QByteArray line = output.left(output.indexOf('\n')).trimmed();
-    if (!line.startsWith("url="))
-        return failure(QStringLiteral("unexpected first line from the runner: ") +
-                       QString::fromUtf8(line));
-    m_url = QUrl(QString::fromLatin1(line.mid(4)));
-    return {};
-}
-
-core::Result<RunnerCounts> BenchRunner::counts() {
-    // The child answers GET with its counters: "received=1 delivered=1 ...".
-    QNetworkAccessManager manager;
-    QNetworkRequest request(m_url);
-    request.setAttribute(QNetworkRequest::Http2AllowedAttribute, false);
-    request.setTransferTimeout(10000);
-    QNetworkReply *reply = manager.get(request);
-    QEventLoop loop;
-    QObject::connect(reply, &QNetworkReply::finished, &loop, &QEventLoop::quit);
-    loop.exec();
-    // The reply belongs to the manager, which goes away with this scope.
-    if (reply->error() != QNetworkReply::NoError)
-        return failure(QStringLiteral("cannot read the runner's counters: ") +
-                       reply->errorString());
-    const QUrlQuery values(QString::fromLatin1(reply->readAll().simplified().replace(' ', '&')));
-    const auto value = [&values](const char *key) {
-        return values.queryItemValue(QLatin1String(key)).toLongLong();
-    };
-    if (!values.hasQueryItem(QStringLiteral("received")))
-        return failure(QStringLiteral("the runner's counters are not in the expected form"));
-    return RunnerCounts{value("duplicates"), value("bad_signatures")};
-}
-
-void BenchRunner::stop() {
-    if (!m_process)
-        return;
-    if (m_process->state() != QProcess::NotRunning) {
-        m_process->terminate();
-        if (!m_process->waitForFinished(5000)) {
-            m_process->kill();
-            m_process->waitForFinished(5000);
-        }
-    }
-    m_process.reset();
 }
 
 } // namespace outbox::bench

@@ -9,7 +9,6 @@
 #include "dispatch/dispatcherstats.h"
 
 #include <QList>
-#include <QProcess>
 #include <QString>
 #include <QUrl>
 
@@ -60,34 +59,5 @@ struct HttpCeiling {
 // event loop in the calling thread.
 core::Result<HttpCeiling> measureHttpCeiling(const QUrl &url, const QString &secret, int requests,
                                              int concurrency, int payloadBytes);
-
-struct RunnerCounts {
-    qint64 duplicates = 0;
-    qint64 badSignatures = 0;
-};
-
-// The development runner the HTTP phases post to: a child `outboxctl runner`
-// process. It verifies signatures with a secret made up for the run.
-class BenchRunner final {
-public:
-    BenchRunner();
-    ~BenchRunner();
-    Q_DISABLE_COPY_MOVE(BenchRunner)
-
-    // Starts this program (outboxctl) as the runner, in a process of its
-    // own: its CPU work is then not counted in the dispatcher's process.
-    core::Result<void> start();
-    QUrl url() const { return m_url; }
-    QString secret() const { return m_secret; }
-    qint64 processId() const { return m_process ? m_process->processId() : 0; }
-    // Cumulative since start (compare before/after a phase).
-    core::Result<RunnerCounts> counts();
-    void stop();
-
-private:
-    QString m_secret;
-    QUrl m_url;
-    std::unique_ptr<QProcess> m_process;
-};
 
 } // namespace outbox::bench

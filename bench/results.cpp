@@ -32,6 +32,17 @@ QList<Check> checkTargets(const BenchResults &r) {
         checks.append({QStringLiteral("commit->delivered p99"), ms(p99, 2),
                        QStringLiteral("< 7 ms"), measured && p99 < 7.0});
     }
+    if (!r.claimPath.isEmpty()) {
+        const auto c = [&r](const char *key) {
+            return r.claimPath.value(QLatin1String(key)).toDouble();
+        };
+        checks.append({QStringLiteral("burst into stale / fresh statistics"),
+                       percent(c("stale_ratio")), QStringLiteral(">= 80%"),
+                       c("stale_ratio") >= 0.80});
+        checks.append({QStringLiteral("aggregate order / unordered claim"),
+                       percent(c("aggregate_order_ratio")), QStringLiteral(">= 50%"),
+                       c("aggregate_order_ratio") >= 0.50});
+    }
     if (!r.burnDown.isEmpty()) {
         const auto b = [&r](const char *key) {
             return r.burnDown.value(QLatin1String(key)).toDouble();
@@ -61,7 +72,10 @@ QJsonObject resultsJson(const BenchResults &r) {
           {"http_only_requests_per_s", "http_ceiling_rounds", 0},
           {"e2e_events_per_s", "e2e_rounds", 0},
           {"e2e_ratio", "e2e_ratio_rounds", 3},
-          {"e2e_db_only_ratio", "e2e_db_only_ratio_rounds", 3}}) {
+          {"e2e_db_only_ratio", "e2e_db_only_ratio_rounds", 3},
+          {"nginx_http_only_requests_per_s", "nginx_http_ceiling_rounds", 0},
+          {"nginx_e2e_events_per_s", "nginx_e2e_rounds", 0},
+          {"nginx_e2e_ratio", "nginx_e2e_ratio_rounds", 3}}) {
         const QList<double> values = r.rounds.value(QLatin1String(rounds));
         json.insert(QLatin1String(key), rounded(median(values), decimals));
         json.insert(QLatin1String(rounds), roundedArray(values, decimals));
@@ -81,6 +95,8 @@ QJsonObject resultsJson(const BenchResults &r) {
         json.insert(QStringLiteral("burn_down"), r.burnDown);
     if (!r.retention.isEmpty())
         json.insert(QStringLiteral("retention"), r.retention);
+    if (!r.claimPath.isEmpty())
+        json.insert(QStringLiteral("claim_path"), r.claimPath);
     const QList<Check> checks = checkTargets(r);
     json.insert(QStringLiteral("targets"),
                 checksJson(checks, QStringLiteral("name"), QStringLiteral("value")));

@@ -25,6 +25,8 @@ packages=(
     xvfb xauth
     # The package test: dpkg-deb, readelf, systemd-analyze, appstreamcli.
     dpkg-dev binutils systemd appstream
+    # The benchmark's second HTTP ceiling: an nginx answering 204 (bench/).
+    nginx-light
 )
 
 log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }

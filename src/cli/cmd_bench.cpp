@@ -37,6 +37,15 @@ void printHuman(QTextStream &out, const bench::BenchResults &r) {
     const QString delivery = r.environment.value(QLatin1String("delivery")).toString();
     figures.addRow({QStringLiteral("end to end (dispatcher, HTTP publisher, %1)").arg(delivery),
                     rate(bench::median(rounds("e2e_rounds")))});
+    if (!rounds("nginx_e2e_rounds").isEmpty()) {
+        figures.addRow({QStringLiteral("HTTP ceiling against nginx (204, no database)"),
+                        rate(bench::median(rounds("nginx_http_ceiling_rounds")))});
+        figures.addRow(
+            {QStringLiteral("end to end to nginx / its ceiling"),
+             rate(bench::median(rounds("nginx_e2e_rounds"))) + QStringLiteral(" / ") +
+                 QString::number(bench::median(rounds("nginx_e2e_ratio_rounds")) * 100, 'f', 0) +
+                 QLatin1Char('%')});
+    }
     const auto perRound = [](const QList<double> &ratios) {
         QStringList parts;
         for (double value : ratios)
@@ -111,6 +120,20 @@ void printHuman(QTextStream &out, const bench::BenchResults &r) {
              rate(r.retention.value(QLatin1String("without_events_per_s")).toDouble()) +
                  QStringLiteral(" / ") +
                  rate(r.retention.value(QLatin1String("with_events_per_s")).toDouble())});
+    if (!r.claimPath.isEmpty()) {
+        const auto c = [&r](const char *key) {
+            return rate(r.claimPath.value(QLatin1String(key)).toDouble());
+        };
+        const qint64 burst = r.claimPath.value(QLatin1String("events")).toInteger();
+        figures.addRow({QStringLiteral("burst of %1 into stale / fresh statistics").arg(burst),
+                        c("stale_statistics_events_per_s") + QStringLiteral(" / ") +
+                            c("fresh_statistics_events_per_s")});
+        figures.addRow({QStringLiteral("%1 over %2 aggregates: aggregate order / unordered")
+                            .arg(burst)
+                            .arg(std::max<qint64>(burst / 10, 1)),
+                        c("aggregate_order_events_per_s") + QStringLiteral(" / ") +
+                            c("unordered_events_per_s")});
+    }
     figures.print(out);
     out << '\n';
 
@@ -131,9 +154,11 @@ int runBench(CommandContext &context) {
         context,
         QStringLiteral("Measure the dispatcher on a private PostgreSQL cluster and a development "
                        "runner, in one run: the database ceiling and the database-only "
-                       "dispatcher, the HTTP ceiling and the end-to-end dispatcher, "
-                       "commit-to-delivered latency at low load, and a large burn-down (rate and "
-                       "memory). Prints each figure with its target and PASS/FAIL."),
+                       "dispatcher, the HTTP ceiling and the end-to-end dispatcher (to the runner "
+                       "and to nginx), commit-to-delivered latency at low load, the claim path "
+                       "(a burst into stale statistics, delivery in aggregate order) and a large "
+                       "burn-down (rate and memory). Prints each figure with its target and "
+                       "PASS/FAIL."),
         CommandParser::Database::NotNeeded);
     const auto option = [](const char *name, const char *help, const char *value = nullptr) {
         return value ? QCommandLineOption(QLatin1String(name), QLatin1String(help),
@@ -143,7 +168,8 @@ int runBench(CommandContext &context) {
     parser.addOptions({
         option("json", "Print one JSON object with every figure instead of tables."),
         option("quick",
-               "CI size: 10000 events per phase, 300 latency events, a 50000-event burn-down."),
+               "CI size: 10000 events per phase, bursts of 5000, 300 latency events, a 50000-event "
+               "burn-down."),
         option("events", "Events per throughput phase (default 50000).", "n"),
         option("repeat", "Rounds of the throughput phases; medians are reported (default 1).", "n"),
         option("burn-down", "Backlog for the burn-down (default 1000000; 0 skips it).", "n"),
@@ -160,9 +186,12 @@ int runBench(CommandContext &context) {
                "(then end to end is checked against the database-only rate).",
                "mode"),
         option("notify-debounce", "The dispatcher's NOTIFY debounce (default 0ms).", "duration"),
-        option("durable", "fsync and synchronous_commit on (default off, like the tests)."),
+        option("burst", "Events of the claim path's bursts (default 100000).", "n"),
+        option("durable", "fsync and synchronous_commit on, as in production (the default)."),
+        option("no-durable", "fsync and synchronous_commit off (faster, like the tests)."),
         option("only",
-               "Run only these measurements, comma-separated: db, http, latency, burn-down.",
+               "Run only these measurements, comma-separated: db, http, nginx, latency, "
+               "claim-path, burn-down.",
                "list"),
         option("strict", "Exit 1 when a target is missed."),
     });
@@ -180,12 +209,14 @@ int runBench(CommandContext &context) {
         options.events = 10000;
         options.latencyEvents = 300;
         options.burnDown = 50000;
+        options.burst = 5000;
     }
     for (auto [name, target, min] :
          {std::tuple{QStringLiteral("events"), &options.events, 100},
           std::tuple{QStringLiteral("repeat"), &options.repeat, 1},
           std::tuple{QStringLiteral("burn-down"), &options.burnDown, 0},
           std::tuple{QStringLiteral("retention-history"), &options.retentionHistory, 0},
+          std::tuple{QStringLiteral("burst"), &options.burst, 100},
           std::tuple{QStringLiteral("latency-events"), &options.latencyEvents, 10},
           std::tuple{QStringLiteral("concurrency"), &options.concurrency, 1},
           std::tuple{QStringLiteral("batch-size"), &options.batchSize, 1}}) {
@@ -219,13 +250,16 @@ int runBench(CommandContext &context) {
             options.phases.append(name);
         }
     }
-    options.durable = parser.isSet(QStringLiteral("durable"));
     if (parser.isSet(QStringLiteral("delivery"))) {
         const auto delivery = core::deliveryNamed(parser.value(QStringLiteral("delivery")));
         if (!delivery)
             return parser.usageError(QStringLiteral("--delivery: use per-event or batch"));
         options.delivery = *delivery;
     }
+    if (parser.isSet(QStringLiteral("durable")) && parser.isSet(QStringLiteral("no-durable")))
+        return parser.usageError(QStringLiteral("--durable and --no-durable contradict each "
+                                                "other; give one (durable is the default)"));
+    options.durable = !parser.isSet(QStringLiteral("no-durable"));
 
     // The library's per-event debug lines would drown the figures.
     QLoggingCategory::setFilterRules(QStringLiteral("outbox.*.debug=false\noutbox.*.info=false"));

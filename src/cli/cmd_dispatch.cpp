@@ -137,6 +137,14 @@ core::Result<DispatchOptions> readOptions(CommandParser &parser) {
             return usage(QStringLiteral("--namespace is empty; give a namespace, or leave the "
                                         "option out to dispatch every namespace"));
     }
+    if (parser.isSet(QStringLiteral("ordering"))) {
+        const auto ordering = core::orderingNamed(parser.value(QStringLiteral("ordering")));
+        if (!ordering)
+            return usage(QStringLiteral("--ordering: '%1' is not an ordering; give 'none' or "
+                                        "'aggregate'")
+                             .arg(parser.value(QStringLiteral("ordering"))));
+        config.ordering = *ordering;
+    }
     if (parser.isSet(QStringLiteral("permanent-status"))) {
         auto statuses = parseStatuses(parser.value(QStringLiteral("permanent-status")));
         if (!statuses)
@@ -280,6 +288,11 @@ void addDispatchOptions(CommandParser &parser) {
                "n"),
         option("worker-id", "This dispatcher's id (a UUID; default: a new one per run).", "uuid"),
         option("namespace", "Dispatch only this namespace (default: all).", "ns"),
+        option("ordering",
+               "'aggregate': events of one (aggregate_type, aggregate_id) one at a time, "
+               "oldest first; an event waits while an earlier one is pending, processing or "
+               "dead (default 'none').",
+               "mode"),
         option("permanent-status",
                "HTTP statuses that dead-letter at once, comma-separated (default 410; 'none').",
                "list"),

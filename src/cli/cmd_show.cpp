@@ -79,6 +79,22 @@ QJsonObject auditJson(const core::AuditRecord &audit) {
     };
 }
 
+// "event X (dead), the oldest of 3 unfinished earlier events of its
+// aggregate": under --ordering aggregate the event waits for X.
+QString waitsForLine(const store::AggregateBlocker &blocker) {
+    QString line = QStringLiteral("event %1 (%2)")
+                       .arg(core::uuidText(blocker.id), core::statusName(blocker.status));
+    if (blocker.unfinishedBefore > 1)
+        line += QStringLiteral(", the oldest of %1 unfinished earlier events of its aggregate")
+                    .arg(blocker.unfinishedBefore);
+    else
+        line += QStringLiteral(", an unfinished earlier event of its aggregate");
+    line += QStringLiteral("; dispatchers with --ordering aggregate deliver this one after it");
+    if (blocker.status == core::Status::Dead)
+        line += QStringLiteral(" (requeue or purge it)");
+    return line;
+}
+
 void printDetail(QTextStream &out, const store::EventDetail &detail) {
     const core::OutboxEvent &e = detail.event;
     const QDateTime now =
@@ -93,6 +109,8 @@ void printDetail(QTextStream &out, const store::EventDetail &detail) {
         fields.append({QStringLiteral("Aggregate"), e.aggregateType.value_or(QString()) +
                                                         QLatin1Char(' ') +
                                                         e.aggregateId.value_or(QString())});
+    if (detail.blockedBy)
+        fields.append({QStringLiteral("Waits for"), waitsForLine(*detail.blockedBy)});
     if (e.tenantId)
         fields.append({QStringLiteral("Tenant"), core::uuidText(*e.tenantId)});
     if (e.dedupeKey)
@@ -168,7 +186,7 @@ int runShow(CommandContext &context) {
     parser.addPositional(QStringLiteral("id"), QStringLiteral("The event id (a UUID)."),
                          QStringLiteral("<id>"));
     const auto json = option("json", "Print one JSON object: event, why, attempts, "
-                                     "audit, replays, server_time.");
+                                     "audit, replays, server_time, waits_for.");
     parser.addOption(json);
     if (auto exit = parser.parse())
         return *exit;
@@ -219,6 +237,13 @@ int runShow(CommandContext &context) {
         {QStringLiteral("audit"), audit},
         {QStringLiteral("replays"), replays},
         {QStringLiteral("server_time"), jsonTime(d.serverTime)},
+        {QStringLiteral("waits_for"),
+         d.blockedBy ? QJsonValue(QJsonObject{
+                           {QStringLiteral("id"), core::uuidText(d.blockedBy->id)},
+                           {QStringLiteral("status"), core::statusName(d.blockedBy->status)},
+                           {QStringLiteral("unfinished_before"), d.blockedBy->unfinishedBefore},
+                       })
+                     : QJsonValue()},
     });
     // The event goes in as text so its payload keeps its exact numbers.
     text.replace(QByteArray('"' + marker.toUtf8() + '"'), eventJson(d.event));

@@ -141,6 +141,19 @@ Result<void> DispatcherConfig::validate() const {
     return {};
 }
 
+namespace {
+constexpr EnumName<Ordering> kOrderingNames[] = {{Ordering::None, "none"},
+                                                 {Ordering::Aggregate, "aggregate"}};
+} // namespace
+
+QString orderingName(Ordering ordering) {
+    return nameOf(kOrderingNames, ordering);
+}
+
+std::optional<Ordering> orderingNamed(QStringView name) {
+    return valueNamed(kOrderingNames, name);
+}
+
 QString DispatcherConfig::describe() const {
     QStringList statuses;
     for (int status : permanentStatuses)
@@ -165,6 +178,7 @@ QString DispatcherConfig::describe() const {
         QStringLiteral("permanent-status=") %
             (statuses.isEmpty() ? QStringLiteral("none") : statuses.join(QLatin1Char(','))),
         QStringLiteral("delivery=") % deliveryName(delivery) % batchBounds,
+        QStringLiteral("ordering=") % orderingName(ordering),
         QStringLiteral("namespace=") % (nameSpace.isEmpty() ? QStringLiteral("(all)") : nameSpace),
         QStringLiteral("worker-id=") %
             (workerId.isNull() ? QStringLiteral("(generated)") : uuidText(workerId)),

@@ -5,6 +5,7 @@
 
 #include <QList>
 #include <QString>
+#include <QStringView>
 #include <QUrl>
 #include <QUuid>
 
@@ -21,6 +22,14 @@ enum class Delivery {
 
 QString deliveryName(Delivery delivery); // "per-event", "batch"
 std::optional<Delivery> deliveryNamed(QStringView name);
+// Delivery order. None: oldest due first, many events of one aggregate at
+// once. Aggregate: events with the same (aggregate_type, aggregate_id) one at
+// a time in (created_at, id) order; an event waits while an earlier one of
+// its aggregate is pending, processing or dead. Events without both fields
+// set are not ordered.
+enum class Ordering { None, Aggregate };
+QString orderingName(Ordering ordering);                 // "none", "aggregate"
+std::optional<Ordering> orderingNamed(QStringView name); // case-insensitive
 
 // Everything a dispatcher needs to run. Secrets are held here only in memory
 // and never rendered by describe().
@@ -51,6 +60,7 @@ struct DispatcherConfig {
 
     static constexpr qint64 DefaultMaxResponseBytes = 64 * 1024;
     static constexpr qint64 MaxResponseBytesLimit = 64 * 1024 * 1024;
+    Ordering ordering = Ordering::None;
 
     // Refuses: non-http(s) URL, sizes < 1, poll_interval > lease/3,
     // request_timeout >= lease, base > max, ... with a message naming the

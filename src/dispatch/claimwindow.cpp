@@ -35,6 +35,7 @@ core::Result<ClaimWindow::Claimed> ClaimWindow::claim(store::OutboxStore &store,
     options.lease = config.lease;
     options.maxAttempts = config.maxAttempts;
     options.nameSpace = config.nameSpace;
+    options.ordering = config.ordering;
     options.createdFrom = m_floor;
     auto claimed = store.claimBatch(workerId, options);
     ++stats.claims;

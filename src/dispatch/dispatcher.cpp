@@ -402,6 +402,8 @@ bool Dispatcher::flush() {
             m_flushTimer.start(m_config.pollInterval);
         return false;
     }
+    if (m_config.ordering == core::Ordering::Aggregate)
+        scheduleClaim(core::Millis(0)); // the acks may have let later events of an aggregate go
     if (flushed->soonestRetry)
         scheduleClaim(*flushed->soonestRetry + core::Millis(1));
     return true;

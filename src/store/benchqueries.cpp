@@ -1,6 +1,7 @@
 #include "store/benchqueries.h"
 
 #include "store/database.h"
+#include "store/outboxstore.h"
 
 #include <QElapsedTimer>
 #include <QRegularExpression>
@@ -133,23 +134,39 @@ core::Result<void> BenchQueries::loadUniform(int events, const QString &topic, i
     if (auto emptied = truncate(); !emptied) {
         return emptied;
     }
+    if (auto inserted = insertEvents({events, topic, payloadBytes}); !inserted) {
+        return inserted;
+    }
+    return vacuumAndCheckpoint();
+}
+
+core::Result<void> BenchQueries::insertEvents(const BenchInsert &what) {
     // Chunks keep each statement's memory and WAL bounded for a million rows.
-    constexpr int chunk = 100000;
-    const int padding = std::max(payloadBytes - 40, 0);
-    for (int from = 1; from <= events; from += chunk) {
-        const int to = std::min(events, from + chunk - 1);
+    constexpr qint64 chunk = 100000;
+    const int padding = std::max(what.payloadBytes - 40, 0);
+    for (qint64 from = 1; from <= what.events; from += chunk) {
+        const qint64 to = std::min(what.events, from + chunk - 1);
         auto inserted = store::exec(
             m_db,
-            QStringLiteral("INSERT INTO outbox_events (id, namespace, topic, payload)"
+            QStringLiteral("INSERT INTO outbox_events (id, namespace, topic, payload, status,"
+                           " attempts, delivered_at, aggregate_type, aggregate_id)"
                            " SELECT outbox_uuid_v7(), 'bench', ?::text,"
-                           "        jsonb_build_object('n', g, 'pad', repeat('x', ?::integer))"
-                           "   FROM generate_series(?::integer, ?::integer) AS g"),
-            {topic, padding, from, to}, QStringLiteral("loading events"));
+                           "        jsonb_build_object('n', g, 'pad', repeat('x', ?::integer)),"
+                           "        CASE WHEN ?::boolean THEN 'delivered' ELSE 'pending' END,"
+                           "        CASE WHEN ?::boolean THEN 1 ELSE 0 END,"
+                           "        CASE WHEN ?::boolean THEN now() END,"
+                           "        CASE WHEN ?::integer > 0 THEN 'bench' END,"
+                           "        CASE WHEN ?::integer > 0"
+                           "             THEN floor(random() * ?::integer)::bigint::text END"
+                           "   FROM generate_series(?::bigint, ?::bigint) AS g"),
+            {what.topic, padding, what.delivered, what.delivered, what.delivered, what.aggregates,
+             what.aggregates, what.aggregates, from, to},
+            QStringLiteral("loading events"));
         if (!inserted) {
             return inserted.error();
         }
     }
-    return vacuumAndCheckpoint();
+    return {};
 }
 
 core::Result<void> BenchQueries::loadDeliveredHistory(int events, int payloadBytes) {
@@ -219,9 +236,10 @@ core::Result<qint64> BenchQueries::autovacuumCount() {
 }
 
 core::Result<void> BenchQueries::forceGenericPlans(bool on) {
-    return exec(on ? QStringLiteral("SET plan_cache_mode = force_generic_plan")
-                   : QStringLiteral("RESET plan_cache_mode"),
-                QStringLiteral("plan cache mode"));
+    return exec(on ? OutboxStore::sessionSettings()
+                   : QStringLiteral("SELECT set_config(name, reset_val, false) FROM pg_settings"
+                                    " WHERE name = 'plan_cache_mode' OR name LIKE 'enable\\_%'"),
+                QStringLiteral("the dispatcher's planner settings"));
 }
 
 core::Result<QList<ProducedEvent>> BenchQueries::produce(const ProduceBatch &batch) {

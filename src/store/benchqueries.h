@@ -34,6 +34,17 @@ struct ProduceBatch {
     qint64 tick = 0;
 };
 
+// Events for BenchQueries::insertEvents(): namespace "bench", `topic`,
+// payloads of about payloadBytes; due now, or delivered; with aggregates > 0
+// each belongs to one of that many aggregates (type "bench"), at random.
+struct BenchInsert {
+    qint64 events = 0;
+    QString topic;
+    int payloadBytes = 256;
+    bool delivered = false;
+    int aggregates = 0;
+};
+
 // The console benchmark's realistic outbox: how many rows of each kind.
 struct DatasetSize {
     qint64 delivered = 1000000;
@@ -57,6 +68,10 @@ public:
     // and `topic` with payloads of about `payloadBytes`, then VACUUM ANALYZE
     // and CHECKPOINT so every phase starts from the same state.
     core::Result<void> loadUniform(int events, const QString &topic, int payloadBytes);
+    // Adds events to the outbox as it is: no vacuum, no ANALYZE.
+    core::Result<void> insertEvents(const BenchInsert &what);
+    // VACUUM (ANALYZE) of the outbox, then CHECKPOINT.
+    core::Result<void> vacuumAndCheckpoint();
     core::Result<qint64> count(const QString &status);
     // Adds `events` delivered events created two days ago (a delivered
     // history for retention to delete), then VACUUM ANALYZE and CHECKPOINT.
@@ -71,7 +86,8 @@ public:
     core::Result<QJsonObject> latency(const QList<ProducedEvent> &produced);
     // Runs of autovacuum on outbox_events so far (pg_stat_user_tables).
     core::Result<qint64> autovacuumCount();
-    // The dispatcher's session setting (StoreConnection), on or back off.
+    // The dispatcher's session settings (OutboxStore::sessionSettings()), on
+    // or back to the server's values.
     core::Result<void> forceGenericPlans(bool on);
     // One producer tick; the events it committed.
     core::Result<QList<ProducedEvent>> produce(const ProduceBatch &batch);
@@ -103,7 +119,6 @@ public:
 private:
     enum class Kind { Delivered, Dead, PendingDue, Retrying, Processing, Backlog, Fresh };
     core::Result<void> insert(Kind kind, qint64 count);
-    core::Result<void> vacuumAndCheckpoint();
     // Runs `sql` and moves to its first row; an error when there is none.
     // The one row of `sql`, its columns by name.
     core::Result<QJsonObject> rowObject(const QString &sql, const QVariantList &values,

@@ -67,13 +67,28 @@ QString jsonText(const QJsonArray &rows) {
     return QString::fromUtf8(QJsonDocument(rows).toJson(QJsonDocument::Compact));
 }
 
+// Per-aggregate order: an event with an aggregate waits while an earlier
+// event of its aggregate is pending, processing or dead (one probe of
+// outbox_events_aggregate_idx, sql/004_claim_path.sql).
+QString aggregateHeadSql() {
+    return QStringLiteral(
+        " AND (aggregate_type IS NULL OR aggregate_id IS NULL OR NOT EXISTS ("
+        "   SELECT FROM outbox_events p"
+        "   WHERE p.aggregate_type = outbox_events.aggregate_type"
+        "     AND p.aggregate_id = outbox_events.aggregate_id"
+        "     AND p.status IN ('pending', 'processing', 'dead')"
+        "     AND (p.created_at, p.id) < (outbox_events.created_at, outbox_events.id)))");
+}
+
 // Claim: the materialized CTE picks and locks the rows, the UPDATE takes
 // exactly those (a LIMIT inside `WHERE id IN (...)` could be re-evaluated and
 // over-claim). `id = ANY (ARRAY(...))` makes the UPDATE a primary-key lookup
 // whatever the planner guesses for the LIMIT, so the statement is safe as a
 // generic plan (Session::Options::genericPlans). RETURNING has no defined order, hence
 // the outer SELECT.
-QString claimSql(bool byNamespace) {
+// With sessionSettings() the claim can only walk outbox_events_claim_idx in
+// order, whatever the statistics say (docs/DECISIONS.md, "The claim path").
+QString claimSql(bool byNamespace, core::Ordering ordering) {
     return QStringLiteral("WITH c AS MATERIALIZED ("
                           " SELECT id FROM outbox_events"
                           " WHERE status IN ('pending', 'processing')"
@@ -83,6 +98,7 @@ QString claimSql(bool byNamespace) {
                           "   AND created_at >= ?::timestamptz") +
            notPausedCondition(QStringLiteral("outbox_events")) +
            (byNamespace ? QStringLiteral(" AND namespace = ?::text") : QString()) +
+           (ordering == core::Ordering::Aggregate ? aggregateHeadSql() : QString()) +
            QStringLiteral(
                " ORDER BY created_at, id"
                " LIMIT ?::integer"
@@ -100,7 +116,10 @@ QString claimSql(bool byNamespace) {
 }
 
 // Ack keeps last_error: "delivered after 3 failures, the last one was X" is
-// useful history for an operator, and outbox_attempts has the rest.
+// useful history for an operator, and outbox_attempts has the rest. The
+// fence (lease holder and attempt) implies 'processing': only processing rows
+// hold a lease (outbox_events_lease_only_processing_check), and leaving the
+// status out keeps the statement a lookup by primary key.
 const QString kAckSql = QStringLiteral(
     "WITH x AS (SELECT * FROM jsonb_to_recordset(?::jsonb) AS x(id uuid, attempts integer))"
     " UPDATE outbox_events e"
@@ -108,7 +127,6 @@ const QString kAckSql = QStringLiteral(
     "     updated_at = now()"
     " FROM x"
     " WHERE e.id = x.id AND e.attempts = x.attempts AND e.locked_by = ?::uuid"
-    "   AND e.status = 'processing'"
     " RETURNING e.id");
 
 // The failure history row is written by the same statement as the state
@@ -127,7 +145,6 @@ const QString kNackSql = QStringLiteral(
     "     last_error = x.error, locked_by = NULL, locked_until = NULL, updated_at = now()"
     " FROM x"
     " WHERE e.id = x.id AND e.attempts = x.attempts AND e.locked_by = ?::uuid"
-    "   AND e.status = 'processing'"
     " RETURNING e.id, e.attempts, x.error, x.http_status, x.duration_ms),"
     " a AS ("
     " INSERT INTO outbox_attempts (event_id, attempt, worker_id, http_status, duration_ms, error)"
@@ -157,13 +174,13 @@ const QString kReleaseSql = QStringLiteral(
     "     updated_at = now()"
     " FROM x, m"
     " WHERE e.id = x.id AND e.attempts = x.attempts AND e.locked_by = ?::uuid"
-    "   AND e.status = 'processing'"
     " RETURNING e.id, e.status");
 
 // The SET expressions see the old row, so the message can tell an expired
 // last lease apart and keep the previous error. ExpiredLeases reads only the
-// lease index; All also reads every pending row (attempts is not indexed), which
-// costs a pass over the whole backlog.
+// lease index (it does not name the status, see sql/004_claim_path.sql); All
+// also reads every pending row (attempts is not indexed), which costs a pass
+// over the whole backlog.
 QString sweepSql(bool byNamespace, SweepScope scope) {
     return QStringLiteral(
                "UPDATE outbox_events"
@@ -176,7 +193,7 @@ QString sweepSql(bool byNamespace, SweepScope scope) {
                "         || coalesce('; previous error: ' || last_error, '')"
                " WHERE attempts >= ?::integer") +
            (scope == SweepScope::ExpiredLeases
-                ? QStringLiteral(" AND status = 'processing' AND locked_until < now()")
+                ? QStringLiteral(" AND locked_until < now()") // only processing rows hold a lease
                 : QStringLiteral(" AND (status = 'pending' OR (status = 'processing' AND "
                                  "locked_until < now()))")) +
            (byNamespace ? QStringLiteral(" AND namespace = ?::text") : QString());
@@ -234,8 +251,7 @@ struct OutboxStore::Prepared {
         bool ready = false;
     };
     Slot enqueue;
-    Slot claimAll;
-    Slot claimNamespace;
+    Slot claim[2][2]; // [by namespace][in aggregate order]
     Slot ack;
     Slot nack;
     Slot release;
@@ -379,8 +395,10 @@ core::Result<QList<ClaimedEvent>> OutboxStore::claimBatch(const QUuid &workerId,
         values << options.nameSpace;
     }
     values << options.batchSize << core::uuidText(workerId) << qint64(options.lease.count());
-    auto query = run(m_db, byNamespace ? m_prepared->claimNamespace : m_prepared->claimAll,
-                     claimSql(byNamespace), values, QStringLiteral("claiming events"));
+    const bool ordered = options.ordering == core::Ordering::Aggregate;
+    auto query =
+        run(m_db, m_prepared->claim[byNamespace][ordered], claimSql(byNamespace, options.ordering),
+            values, QStringLiteral("claiming events"));
     if (!query.ok()) {
         return query.error();
     }
@@ -469,6 +487,38 @@ core::Result<FencedResult> OutboxStore::release(const QUuid &workerId,
     return runFenced(m_db, m_prepared->release, kReleaseSql,
                      {jsonText(rows), maxAttempts, core::uuidText(workerId)}, ids,
                      QStringLiteral("releasing leased events"));
+}
+
+QString OutboxStore::sessionSettings() {
+    // No bitmap or sequential scan: with statistics that promise few rows,
+    // either looks cheaper than the claim index walked in order (and then
+    // sorts the whole backlog), or than one primary-key lookup per
+    // acknowledged id. No hash or merge join: a fenced statement joins its
+    // ids to the table by nested loop, one index lookup per id. Statements
+    // that have no other way still run (the setting only prices a path).
+    return QStringLiteral("SELECT set_config('plan_cache_mode', 'force_generic_plan', false),"
+                          " set_config('enable_bitmapscan', 'off', false),"
+                          " set_config('enable_seqscan', 'off', false),"
+                          " set_config('enable_hashjoin', 'off', false),"
+                          " set_config('enable_mergejoin', 'off', false)");
+}
+
+QString OutboxStore::statement(Statement which, bool byNamespace, core::Ordering ordering) {
+    switch (which) {
+    case Statement::Claim:
+        return claimSql(byNamespace, ordering);
+    case Statement::Ack:
+        return kAckSql;
+    case Statement::Nack:
+        return kNackSql;
+    case Statement::Release:
+        return kReleaseSql;
+    case Statement::Floor:
+        return floorSql(byNamespace);
+    case Statement::NextDue:
+        return nextDueSql(byNamespace);
+    }
+    return {};
 }
 
 QString OutboxStore::deadSweepStatement(bool byNamespace, SweepScope scope) {

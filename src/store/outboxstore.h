@@ -1,5 +1,6 @@
 #pragma once
 
+#include "core/dispatcherconfig.h"
 #include "core/duration.h"
 #include "core/event.h"
 #include "core/result.h"
@@ -38,6 +39,9 @@ struct ClaimOptions {
     core::Millis lease{30000};
     int maxAttempts = 10;
     QString nameSpace; // empty = every namespace
+    // Aggregate: an event with an aggregate waits until every earlier event
+    // of its (aggregate_type, aggregate_id) is delivered or purged.
+    core::Ordering ordering = core::Ordering::None;
     // Only rows created at or after this timestamptz (text from claimFloor()),
     // so the claim does not walk the index entries of rows delivered since the
     // last vacuum; empty = no lower bound.
@@ -134,6 +138,14 @@ public:
     // many.
     core::Result<qint64> deadSweep(int maxAttempts, const QString &nameSpace = {},
                                    SweepScope scope = SweepScope::All);
+    // The settings of a session that runs these statements (one SELECT of
+    // set_config() calls; Session::Options::genericPlans applies it).
+    static QString sessionSettings();
+    // A statement as prepared ('?' placeholders in binding order), for
+    // looking at its plan.
+    enum class Statement { Claim, Ack, Nack, Release, Floor, NextDue };
+    static QString statement(Statement which, bool byNamespace = false,
+                             core::Ordering ordering = core::Ordering::None);
     // The statement deadSweep() prepares ('?' placeholders: max attempts
     // twice, then the namespace), for looking at its plan.
     static QString deadSweepStatement(bool byNamespace, SweepScope scope);

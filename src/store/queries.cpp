@@ -419,6 +419,11 @@ core::Result<std::optional<EventDetail>> EventQueries::detail(const QUuid &id) {
             return replays.error();
         while (replays->next())
             detail.replays << QUuid::fromString(replays->value(0).toString());
+
+        auto blocker = readAggregateBlocker(m_db, id, context);
+        if (!blocker)
+            return blocker.error();
+        detail.blockedBy = blocker.value();
         return std::optional<EventDetail>(detail);
     });
 }

@@ -2,6 +2,7 @@
 
 #include "core/event.h"
 #include "core/result.h"
+#include "store/aggregateorder.h"
 #include "store/eventfilter.h"
 
 #include <QDateTime>
@@ -71,6 +72,8 @@ struct EventDetail {
     QList<core::AuditRecord> audit;      // oldest first
     QList<QUuid> replays;                // events replayed from this one
     QDateTime serverTime;                // to explain "due in 12 s" correctly
+    // What holds it back under --ordering aggregate; nullopt = nothing.
+    std::optional<AggregateBlocker> blockedBy;
 };
 
 struct Privileges {

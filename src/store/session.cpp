@@ -1,5 +1,7 @@
 #include "store/session.h"
 
+#include "store/outboxstore.h"
+
 #include <QSqlDriver>
 #include <QSqlQuery>
 #include <QVariant>
@@ -73,9 +75,11 @@ core::Result<void> Session::applySettings() {
         // of times; PostgreSQL would otherwise re-plan the claim on every run
         // (a custom plan beats the generic one's LIMIT guess), which costs
         // more than executing it when few rows are due. The statements are
-        // written to be safe as generic plans (see claimSql()).
-        const auto set = exec(m_db, QStringLiteral("SET plan_cache_mode = force_generic_plan"), {},
-                              QStringLiteral("setting plan_cache_mode"));
+        // written to be safe as generic plans (see claimSql()), and the
+        // planner settings keep them off plans whose cost grows with the
+        // backlog when the statistics are stale (OutboxStore::sessionSettings).
+        const auto set = exec(m_db, OutboxStore::sessionSettings(), {},
+                              QStringLiteral("setting the planner settings of the dispatcher"));
         if (!set.ok()) {
             return set.error();
         }

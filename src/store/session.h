@@ -34,7 +34,8 @@ public:
         // connect_timeout unless the connection string sets one: libpq waits
         // forever by default, and a connect that hangs blocks its thread.
         int connectTimeoutSeconds = 5;
-        // SET plan_cache_mode = force_generic_plan, for the sessions that run
+        // plan_cache_mode = force_generic_plan and the planner settings of
+        // OutboxStore::sessionSettings(), for the sessions that run
         // OutboxStore's statements (see Session::open).
         bool genericPlans = false;
         // Client-side limits for connections that must notice a dead peer

@@ -24,6 +24,7 @@ class TestConsoleParts : public QObject {
 private Q_SLOTS:
     void explainEvent_data();
     void explainEvent();
+    void explainBlockedByItsAggregate();
     void prettyJson_data();
     void prettyJson();
     void jsonLineKeepsPayloadExactly();
@@ -144,6 +145,30 @@ void TestConsoleParts::explainEvent() {
         QVERIFY2(why.text.contains(part), qPrintable(why.text + QStringLiteral(" lacks ") + part));
     QCOMPARE(int(why.tone), tone);
     QVERIFY2(!why.text.contains(QLatin1String("second line")), qPrintable(why.text));
+}
+
+// Under aggregate order a due event names the earlier event it waits for;
+// a dead one blocks until requeued or purged.
+void TestConsoleParts::explainBlockedByItsAggregate() {
+    auto due = makeEvent(core::Status::Pending);
+    due.aggregateType = QStringLiteral("invoice");
+    due.aggregateId = QStringLiteral("42");
+    store::AggregateBlocker blocker;
+    blocker.id = QUuid::fromString(QStringLiteral("0190c8e2-7c3a-7d2e-9a51-000000000001"));
+    blocker.status = core::Status::Dead;
+    blocker.unfinishedBefore = 3;
+    const Explanation dead = console::explainEvent(due, kNow, {}, blocker);
+    QCOMPARE(dead.tone, Explanation::Tone::Error);
+    for (const char *part : {"0190c8e2-7c3a-7d2e-9a51-000000000001", "dead", "invoice 42",
+                             "oldest of 3", "requeued", "purged"})
+        QVERIFY2(dead.text.contains(QLatin1String(part)), qPrintable(dead.text));
+    blocker.status = core::Status::Processing;
+    blocker.unfinishedBefore = 1;
+    const Explanation waiting = console::explainEvent(due, kNow, {}, blocker);
+    QCOMPARE(waiting.tone, Explanation::Tone::Waiting);
+    QVERIFY2(waiting.text.contains(QLatin1String("(processing)")), qPrintable(waiting.text));
+    // Without a blocker the usual answer.
+    QVERIFY(!console::explainEvent(due, kNow).text.contains(QLatin1String("aggregate")));
 }
 
 void TestConsoleParts::prettyJson_data() {

@@ -13,6 +13,7 @@
 #include "support/pgfixture.h"
 
 #include <QComboBox>
+#include <QCheckBox>
 #include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
@@ -189,6 +190,7 @@ void TestDispatcherPanel::settingsPersistWithoutSecret() {
         child<QLineEdit>(&panel, "secret")->setText(secret);
         child<QSpinBox>(&panel, "concurrency")->setValue(7);
         child<QLineEdit>(&panel, "lease")->setText(QStringLiteral("45s"));
+        child<QCheckBox>(&panel, "aggregateOrder")->setChecked(true);
         QVERIFY2(panel.validationError().isEmpty(), qPrintable(panel.validationError()));
         QCOMPARE(child<QLineEdit>(&panel, "secret")->echoMode(), QLineEdit::Password);
         settings.sync();
@@ -206,6 +208,7 @@ void TestDispatcherPanel::settingsPersistWithoutSecret() {
     QCOMPARE(config.runnerUrl, QUrl(QStringLiteral("http://runner.test/hooks")));
     QCOMPARE(config.concurrency, 7);
     QCOMPARE(config.lease, core::Millis(45'000));
+    QCOMPARE(config.ordering, core::Ordering::Aggregate);
     QVERIFY(config.secrets.isEmpty());
 
     // Demo values (persist = false) never overwrite the saved settings.

@@ -261,6 +261,7 @@ void TestDispatcherConfig::describeShowsSettings() {
     config.nameSpace = QStringLiteral("billing");
     config.workerId = QUuid(QStringLiteral("{0190a5f4-7c2e-7b3a-9d4e-123456789abc}"));
     config.permanentStatuses = {410, 422};
+    config.ordering = outbox::core::Ordering::Aggregate;
     const QString line = config.describe();
     QVERIFY(!line.contains(QLatin1Char('\n')));
     for (const char *expected :
@@ -268,7 +269,7 @@ void TestDispatcherConfig::describeShowsSettings() {
           "poll-interval=1.5s", "max-attempts=12", "base-delay=1s", "max-delay=5m",
           "request-timeout=10s", "shutdown-grace=10s", "permanent-status=410,422",
           "namespace=billing", "worker-id=0190a5f4-7c2e-7b3a-9d4e-123456789abc", "signing=off",
-          "bearer-token=off"})
+          "bearer-token=off", "ordering=aggregate"})
         QVERIFY2(line.contains(QLatin1String(expected)),
                  qPrintable(line + QStringLiteral(" lacks ") + QLatin1String(expected)));
 }

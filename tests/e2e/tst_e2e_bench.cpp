@@ -19,7 +19,8 @@ private Q_SLOTS:
         QProcess bench;
         bench.setProcessEnvironment(e2eEnvironment());
         bench.start(QStringLiteral(OUTBOXCTL_PATH),
-                    {QStringLiteral("bench"), QStringLiteral("--quick"), QStringLiteral("--json")});
+                    {QStringLiteral("bench"), QStringLiteral("--quick"), QStringLiteral("--json"),
+                     QStringLiteral("--no-durable")});
         QVERIFY(bench.waitForStarted(30000));
         QVERIFY2(bench.waitForFinished(280000), "outboxctl bench --quick did not finish");
         const QByteArray out = bench.readAllStandardOutput();
@@ -38,7 +39,8 @@ private Q_SLOTS:
              {"db_ceiling_events_per_s", "db_only_events_per_s", "db_only_ratio",
               "http_only_requests_per_s", "e2e_events_per_s", "e2e_ratio", "latency_p50_ms",
               "latency_p99_ms", "latency_max_ms", "rss_mb_max", "burn_down_first_events_per_s",
-              "burn_down_last_events_per_s", "burn_down_ratio"}) {
+              "burn_down_last_events_per_s", "burn_down_ratio", "nginx_http_only_requests_per_s",
+              "nginx_e2e_events_per_s", "nginx_e2e_ratio"}) {
             const QJsonValue value = json.value(QLatin1String(key));
             QVERIFY2(value.isDouble(), key);
             QVERIFY2(value.toDouble() > 0.0, key);
@@ -50,10 +52,16 @@ private Q_SLOTS:
         QCOMPARE(json.value(QStringLiteral("latency_events")).toInt(), 300);
         QCOMPARE(json.value(QStringLiteral("e2e_duplicates")).toInt(-1), 0);
         QCOMPARE(json.value(QStringLiteral("burn_down_events")).toInt(), 50000);
+        const QJsonObject claimPath = json.value(QStringLiteral("claim_path")).toObject();
+        for (const char *key : {"stale_statistics_events_per_s", "fresh_statistics_events_per_s",
+                                "unordered_events_per_s", "aggregate_order_events_per_s",
+                                "stale_ratio", "aggregate_order_ratio"})
+            QVERIFY2(claimPath.value(QLatin1String(key)).toDouble() > 0.0, key);
+        QCOMPARE(claimPath.value(QStringLiteral("events")).toInt(), 5000);
 
         // A verdict per target, each with a measured value.
         const QJsonArray targets = json.value(QStringLiteral("targets")).toArray();
-        QCOMPARE(targets.size(), 6);
+        QCOMPARE(targets.size(), 8);
         for (const QJsonValue &target : targets) {
             const QJsonObject check = target.toObject();
             QVERIFY(!check.value(QStringLiteral("name")).toString().isEmpty());

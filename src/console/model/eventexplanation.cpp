@@ -176,12 +176,37 @@ Explanation dead(const core::OutboxEvent &e) {
                 lastErrorText(e) + tr(" Requeue it once the cause is fixed.")};
 }
 
+// A due event behind an unfinished earlier event of its aggregate.
+Explanation behind(const core::OutboxEvent &e, const store::AggregateBlocker &blocker) {
+    const QString id = core::uuidText(blocker.id);
+    const QString earlier =
+        blocker.unfinishedBefore > 1
+            ? tr("the oldest of %1 unfinished earlier events of aggregate %2 %3")
+                  .arg(formatCount(blocker.unfinishedBefore), e.aggregateType.value_or(QString()),
+                       e.aggregateId.value_or(QString()))
+            : tr("an earlier event of aggregate %1 %2")
+                  .arg(e.aggregateType.value_or(QString()), e.aggregateId.value_or(QString()));
+    if (blocker.status == core::Status::Dead) {
+        return {Explanation::Tone::Error,
+                tr("Blocked by dead event %1, %2: dispatchers that deliver in aggregate order "
+                   "hold this event until that one is requeued and delivered, or purged.")
+                    .arg(id, earlier)};
+    }
+    return {Explanation::Tone::Waiting,
+            tr("Waiting for event %1 (%2), %3: dispatchers that deliver in aggregate order send "
+               "this one after it is delivered.")
+                .arg(id, core::statusName(blocker.status), earlier)};
+}
+
 } // namespace
 
 Explanation explainEvent(const core::OutboxEvent &event, const QDateTime &now,
-                         const DispatchActivity &activity) {
+                         const DispatchActivity &activity,
+                         const std::optional<store::AggregateBlocker> &blockedBy) {
     switch (event.status) {
     case core::Status::Pending:
+        if (blockedBy && !(event.nextAttemptAt.isValid() && event.nextAttemptAt > now))
+            return behind(event, *blockedBy);
         return pending(event, now, activity);
     case core::Status::Processing:
         return processing(event, now);

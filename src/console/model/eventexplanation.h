@@ -2,11 +2,13 @@
 
 #include "console/model/registrywatcher.h"
 #include "core/event.h"
+#include "store/aggregateorder.h"
 
 #include <QDateTime>
 #include <QString>
 
 #include <chrono>
+#include <optional>
 
 namespace outbox::console {
 
@@ -31,8 +33,11 @@ struct Explanation {
 // The plain-language answer to "why is this event not delivered yet?":
 // waiting for backoff until T, leased by W until T, lease expired, dead
 // after N attempts, no dispatcher running, or delivered at T. `now` is the
-// database clock.
+// database clock. `blockedBy`: the unfinished earlier event of its aggregate
+// (EventDetail::blockedBy), named for dispatchers that deliver in aggregate
+// order.
 Explanation explainEvent(const core::OutboxEvent &event, const QDateTime &now,
-                         const DispatchActivity &activity = {});
+                         const DispatchActivity &activity = {},
+                         const std::optional<store::AggregateBlocker> &blockedBy = std::nullopt);
 
 } // namespace outbox::console

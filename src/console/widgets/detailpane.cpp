@@ -202,7 +202,8 @@ void DetailPane::renderExplanation() {
     if (!m_detail) {
         return;
     }
-    const Explanation why = explainEvent(m_detail->event, serverNow(), m_activity);
+    const Explanation why =
+        explainEvent(m_detail->event, serverNow(), m_activity, m_detail->blockedBy);
     if (m_ui->whyLabel->text() != why.text) {
         m_ui->whyLabel->setText(why.text);
     }

@@ -3,6 +3,7 @@
 #include "core/duration.h"
 
 #include <QComboBox>
+#include <QCheckBox>
 #include <QFormLayout>
 #include <QLabel>
 #include <QLineEdit>
@@ -67,6 +68,12 @@ DispatcherSettingsForm::DispatcherSettingsForm(QSettings *settings, QWidget *par
     m_batchMaxBytes = countSpin(QStringLiteral("batchMaxBytes"), 1, 1 << 30);
     m_batchMaxBytes->setSingleStep(1024);
     m_batchMaxBytes->setSuffix(tr(" bytes"));
+    m_aggregateOrder = new QCheckBox(tr("One at a time per aggregate, oldest first"));
+    m_aggregateOrder->setObjectName(QStringLiteral("aggregateOrder"));
+    m_aggregateOrder->setToolTip(
+        tr("Events with the same aggregate type and id are delivered one at a time in the "
+           "order they were created; an event waits while an earlier one of its aggregate is "
+           "pending, processing or dead (outboxctl dispatch --ordering aggregate)."));
     m_fields = {
         {Field::RunnerUrl, m_runnerUrl},
         {Field::Secret, m_secret},
@@ -99,6 +106,7 @@ DispatcherSettingsForm::DispatcherSettingsForm(QSettings *settings, QWidget *par
     form->addRow(tr("Delivery"), m_delivery);
     form->addRow(tr("Batch max events"), m_batchMaxEvents);
     form->addRow(tr("Batch max bytes"), m_batchMaxBytes);
+    form->addRow(tr("Ordering"), m_aggregateOrder);
 
     m_validation = new QLabel;
     m_validation->setObjectName(QStringLiteral("validationMessage"));
@@ -122,6 +130,10 @@ DispatcherSettingsForm::DispatcherSettingsForm(QSettings *settings, QWidget *par
         });
     connect(m_delivery, &QComboBox::currentIndexChanged, this, [this, onEdit] {
         enableBatchBounds();
+        if (!m_loading)
+            onEdit();
+    });
+    connect(m_aggregateOrder, &QCheckBox::toggled, this, [this, onEdit] {
         if (!m_loading)
             onEdit();
     });
@@ -172,6 +184,7 @@ void DispatcherSettingsForm::setConfig(const core::DispatcherConfig &config, boo
     durationField(Field::BaseDelay)->setText(core::formatDuration(config.baseDelay));
     durationField(Field::MaxDelay)->setText(core::formatDuration(config.maxDelay));
     durationField(Field::RequestTimeout)->setText(core::formatDuration(config.requestTimeout));
+    m_aggregateOrder->setChecked(config.ordering == core::Ordering::Aggregate);
     m_loading = wasLoading;
     validate();
 }
@@ -196,6 +209,8 @@ core::DispatcherConfig DispatcherSettingsForm::config() const {
     config.baseDelay = duration(Field::BaseDelay, config.baseDelay);
     config.maxDelay = duration(Field::MaxDelay, config.maxDelay);
     config.requestTimeout = duration(Field::RequestTimeout, config.requestTimeout);
+    config.ordering =
+        m_aggregateOrder->isChecked() ? core::Ordering::Aggregate : core::Ordering::None;
     return config;
 }
 
@@ -298,6 +313,8 @@ void DispatcherSettingsForm::load() {
                           .value_or(config.delivery);
     config.batchMaxEvents = count(QStringLiteral("batchMaxEvents"), config.batchMaxEvents);
     config.batchMaxBytes = count(QStringLiteral("batchMaxBytes"), int(config.batchMaxBytes));
+    config.ordering = core::orderingNamed(m_settings->value(QStringLiteral("ordering")).toString())
+                          .value_or(config.ordering);
     m_settings->endGroup();
     setConfig(config, true);
 }
@@ -323,6 +340,7 @@ void DispatcherSettingsForm::save() {
     m_settings->setValue(QStringLiteral("delivery"), core::deliveryName(c.delivery));
     m_settings->setValue(QStringLiteral("batchMaxEvents"), c.batchMaxEvents);
     m_settings->setValue(QStringLiteral("batchMaxBytes"), c.batchMaxBytes);
+    m_settings->setValue(QStringLiteral("ordering"), core::orderingName(c.ordering));
     m_settings->endGroup();
 }
 

@@ -6,6 +6,7 @@
 #include <QWidget>
 
 class QComboBox;
+class QCheckBox;
 class QLabel;
 class QLineEdit;
 class QSettings;
@@ -78,6 +79,7 @@ private:
     QComboBox *m_delivery = nullptr;
     QSpinBox *m_batchMaxEvents = nullptr;
     QSpinBox *m_batchMaxBytes = nullptr;
+    QCheckBox *m_aggregateOrder = nullptr;
     QLabel *m_validation = nullptr;
 };
 

@@ -1,0 +1,179 @@
+// The ordered claim (core::Ordering::Aggregate): one event per aggregate at
+// a time, oldest first; an earlier pending (also in backoff), processing or
+// dead event holds the later ones back; requeue and purge let them go;
+// events without an aggregate and the unordered claim are not affected.
+
+#include "core/uuidv7.h"
+#include "store/aggregateorder.h"
+#include "store/outboxstore.h"
+#include "support/pgfixture.h"
+
+#include <QSqlQuery>
+#include <QtTest>
+
+#include <memory>
+
+using namespace outbox;
+using namespace std::chrono_literals;
+using outbox::testing::PgFixture;
+using outbox::testing::sqlExec;
+using outbox::testing::sqlScalar;
+
+class TestAggregateOrder final : public QObject {
+    Q_OBJECT
+
+private:
+    std::unique_ptr<PgFixture> m_pg;
+    QString m_name;
+    QSqlDatabase m_db;
+    const QUuid m_worker = QUuid::createUuid();
+    int m_created = 0;
+
+    // An event `type`/`id` (null = none), created a second after the previous one.
+    QUuid add(const char *type, const char *aggregate) {
+        const QUuid id = core::createUuidV7();
+        ++m_created;
+        const bool ok = sqlExec(
+            m_db,
+            QStringLiteral("INSERT INTO outbox_events (id, namespace, topic, payload,"
+                           " aggregate_type, aggregate_id, created_at)"
+                           " VALUES (?::uuid, 'ns', 't', '{}', ?, ?,"
+                           " now() - interval '1 hour' + ?::integer * interval '1 second')"),
+            {id.toString(QUuid::WithoutBraces),
+             type ? QVariant(QLatin1String(type)) : QVariant(QMetaType::fromType<QString>()),
+             aggregate ? QVariant(QLatin1String(aggregate))
+                       : QVariant(QMetaType::fromType<QString>()),
+             m_created});
+        return ok ? id : QUuid();
+    }
+
+    QList<store::ClaimedEvent> claim(core::Ordering ordering, core::Millis lease = 30s) {
+        store::OutboxStore store(m_db);
+        store::ClaimOptions options;
+        options.ordering = ordering;
+        options.lease = lease;
+        const auto claimed = store.claimBatch(m_worker, options);
+        if (!claimed.ok())
+            qWarning().noquote() << claimed.errorMessage();
+        return claimed.ok() ? claimed.value() : QList<store::ClaimedEvent>();
+    }
+
+    static QSet<QUuid> ids(const QList<store::ClaimedEvent> &events) {
+        QSet<QUuid> set;
+        for (const auto &event : events)
+            set.insert(event.id);
+        return set;
+    }
+
+    bool ack(const store::ClaimedEvent &event) {
+        store::OutboxStore store(m_db);
+        const auto acked = store.ack(m_worker, {{event.id, event.attempts}});
+        return acked.ok() && acked->applied == 1;
+    }
+
+    bool nack(const store::ClaimedEvent &event, bool permanent, core::Millis delay = 0ms) {
+        store::OutboxStore store(m_db);
+        store::Nack n{event.id, event.attempts, QStringLiteral("503"), delay, permanent, 503};
+        const auto nacked = store.nack(m_worker, {n}, 10);
+        return nacked.ok() && nacked->applied == 1;
+    }
+
+    static store::ClaimedEvent find(const QList<store::ClaimedEvent> &events, const QUuid &id) {
+        for (const auto &event : events)
+            if (event.id == id)
+                return event;
+        return {};
+    }
+
+private Q_SLOTS:
+    void initTestCase() {
+        m_pg = std::make_unique<PgFixture>();
+        OUTBOX_START_PG(*m_pg);
+        m_pg->setTemplatePreparer(outbox::testing::migrateSchema);
+    }
+    void cleanupTestCase() { m_pg.reset(); }
+    void init() {
+        m_db = m_pg->openFreshMigrated(m_name);
+        QVERIFY(m_db.isOpen());
+    }
+    void cleanup() { m_pg->closeAndDrop(m_db, m_name); }
+
+    void oneAtATimeOldestFirst() {
+        const QUuid a1 = add("invoice", "1"), a2 = add("invoice", "1"), a3 = add("invoice", "1");
+        const QUuid b1 = add("invoice", "2"), b2 = add("invoice", "2");
+        const QUuid other = add("account", "1"); // same id, other type: its own aggregate
+        const QUuid n1 = add(nullptr, nullptr), n2 = add(nullptr, nullptr);
+        const QUuid idOnly = add(nullptr, "1"); // no type: not ordered
+
+        auto first = claim(core::Ordering::Aggregate);
+        QCOMPARE(ids(first), (QSet<QUuid>{a1, b1, other, n1, n2, idOnly}));
+        // While a1 and b1 are processing nothing more of theirs is claimed.
+        QVERIFY(claim(core::Ordering::Aggregate).isEmpty());
+
+        // b1 delivered: b2 goes. a1 fails and backs off: a2 waits for it.
+        QVERIFY(ack(find(first, b1)));
+        QVERIFY(nack(find(first, a1), false, 1h));
+        auto second = claim(core::Ordering::Aggregate);
+        QCOMPARE(ids(second), (QSet<QUuid>{b2}));
+
+        // a1 dead: a2 and a3 stay behind it, and the blocker names it.
+        QVERIFY(sqlExec(m_db,
+                        QStringLiteral("UPDATE outbox_events SET next_attempt_at = now()"
+                                       " WHERE id = ?::uuid"),
+                        {a1.toString(QUuid::WithoutBraces)}));
+        auto retried = claim(core::Ordering::Aggregate);
+        QCOMPARE(ids(retried), (QSet<QUuid>{a1}));
+        QVERIFY(nack(find(retried, a1), true));
+        QVERIFY(claim(core::Ordering::Aggregate).isEmpty());
+        const auto blocker = store::readAggregateBlocker(m_db, a3, QStringLiteral("test"));
+        QVERIFY(blocker.ok());
+        QVERIFY(blocker.value().has_value());
+        QCOMPARE(blocker.value()->id, a1);
+        QCOMPARE(blocker.value()->status, core::Status::Dead);
+        QCOMPARE(blocker.value()->unfinishedBefore, qint64(2));
+        QVERIFY(!store::readAggregateBlocker(m_db, a1, QStringLiteral("test")).value());
+        QVERIFY(!store::readAggregateBlocker(m_db, n1, QStringLiteral("test")).value());
+
+        // Requeued, a1 goes first, then a2.
+        QVERIFY(sqlExec(m_db,
+                        QStringLiteral("UPDATE outbox_events SET status = 'pending',"
+                                       " attempts = 0, next_attempt_at = now()"
+                                       " WHERE id = ?::uuid"),
+                        {a1.toString(QUuid::WithoutBraces)}));
+        auto requeued = claim(core::Ordering::Aggregate);
+        QCOMPARE(ids(requeued), (QSet<QUuid>{a1}));
+        QVERIFY(ack(find(requeued, a1)));
+        auto third = claim(core::Ordering::Aggregate);
+        QCOMPARE(ids(third), (QSet<QUuid>{a2}));
+
+        // a2 dead, then purged: a3 goes.
+        QVERIFY(nack(find(third, a2), true));
+        QVERIFY(claim(core::Ordering::Aggregate).isEmpty());
+        QVERIFY(sqlExec(m_db, QStringLiteral("DELETE FROM outbox_events WHERE id = ?::uuid"),
+                        {a2.toString(QUuid::WithoutBraces)}));
+        QCOMPARE(ids(claim(core::Ordering::Aggregate)), (QSet<QUuid>{a3}));
+    }
+
+    // A lease that expires (a dispatcher killed) is taken over by the next
+    // claim; its successor still waits until it is delivered.
+    void expiredLeaseKeepsItsPlace() {
+        const QUuid a1 = add("invoice", "1"), a2 = add("invoice", "1");
+        QCOMPARE(ids(claim(core::Ordering::Aggregate, 1ms)), (QSet<QUuid>{a1}));
+        QTest::qWait(20);
+        auto again = claim(core::Ordering::Aggregate);
+        QCOMPARE(ids(again), (QSet<QUuid>{a1}));
+        QCOMPARE(find(again, a1).attempts, 2);
+        QVERIFY(claim(core::Ordering::Aggregate).isEmpty());
+        QVERIFY(ack(find(again, a1)));
+        QCOMPARE(ids(claim(core::Ordering::Aggregate)), (QSet<QUuid>{a2}));
+    }
+
+    // Without ordering every due event is claimed, aggregates or not.
+    void unorderedClaimIgnoresAggregates() {
+        const QUuid a1 = add("invoice", "1"), a2 = add("invoice", "1");
+        QCOMPARE(ids(claim(core::Ordering::None)), (QSet<QUuid>{a1, a2}));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestAggregateOrder)
+#include "tst_aggregateorder.moc"

@@ -1,0 +1,199 @@
+// The dispatcher's statements keep one plan whatever the statistics say: the
+// claim walks the claim index in order, the fenced statements look rows up
+// by primary key, on a backlog the planner has never seen (no ANALYZE) and
+// on one that arrived after an ANALYZE taken while nothing was pending.
+
+#include "core/uuidv7.h"
+#include "store/outboxstore.h"
+#include "support/pgfixture.h"
+
+#include <QSqlError>
+#include <QSqlQuery>
+#include <QtTest>
+
+#include <memory>
+
+using namespace outbox;
+using outbox::testing::PgFixture;
+using Statement = outbox::store::OutboxStore::Statement;
+using outbox::testing::sqlExec;
+using outbox::testing::sqlScalar;
+
+namespace {
+
+const QString kWorker = QStringLiteral("0190a5f4-7c2e-7b3a-9d4e-123456789abc");
+
+// 25,000 pending events without an aggregate and 25,000 over 2,500
+// aggregates, and `processing` leased ones: a backlog the statistics do not
+// know about.
+bool insertBacklog(QSqlDatabase db, int processing) {
+    return sqlExec(db, QStringLiteral("INSERT INTO outbox_events (id, namespace, topic, payload,"
+                                      " aggregate_type, aggregate_id)"
+                                      " SELECT outbox_uuid_v7(), 'ns', 't', '{}'::jsonb,"
+                                      "  CASE WHEN i % 2 = 0 THEN 'invoice' END, (i % 2500)::text"
+                                      " FROM generate_series(1, 50000) AS i")) &&
+           sqlExec(db,
+                   QStringLiteral("INSERT INTO outbox_events (id, namespace, topic, payload,"
+                                  " status, attempts, locked_by, locked_until)"
+                                  " SELECT outbox_uuid_v7(), 'ns', 't', '{}'::jsonb, 'processing',"
+                                  " 1, ?::uuid, now() + interval '30 seconds'"
+                                  " FROM generate_series(1, ?::integer)"),
+                   {kWorker, processing});
+}
+
+// EXPLAIN of `sql` ('?' placeholders) as a generic plan, run with `args`.
+QString explain(QSqlDatabase db, QString sql, const QString &args) {
+    for (int n = 1; sql.contains(QLatin1Char('?')); ++n)
+        sql.replace(sql.indexOf(QLatin1Char('?')), 1, QStringLiteral("$%1").arg(n));
+    if (!sqlExec(db, QStringLiteral("PREPARE s AS %1").arg(sql)))
+        return QStringLiteral("PREPARE failed");
+    QSqlQuery query(db);
+    QStringList lines;
+    if (!query.exec(QStringLiteral("EXPLAIN EXECUTE s%1").arg(args)))
+        lines << query.lastError().text();
+    while (query.next())
+        lines << query.value(0).toString();
+    query.finish();
+    sqlExec(db, QStringLiteral("DEALLOCATE s"));
+    return lines.join(QLatin1Char('\n'));
+}
+
+// The part of a claim's plan that picks the rows (CTE c, before CTE u).
+QString pickingPart(const QString &plan) {
+    const qsizetype from = plan.indexOf(QLatin1String("CTE c"));
+    const qsizetype to = plan.indexOf(QLatin1String("CTE u"));
+    return from < 0 || to < from ? plan : plan.mid(from, to - from);
+}
+
+} // namespace
+
+class TestClaimPlans final : public QObject {
+    Q_OBJECT
+
+private:
+    std::unique_ptr<PgFixture> m_pg;
+    QString m_name;
+    QSqlDatabase m_db;
+
+    // Every statement of the dispatcher's hot path on the current data.
+    void checkHotPath() {
+        QVERIFY(sqlExec(m_db, store::OutboxStore::sessionSettings()));
+        for (const bool byNamespace : {false, true}) {
+            const QString ns = byNamespace ? QStringLiteral(", 'ns'") : QString();
+            for (const auto ordering : {core::Ordering::None, core::Ordering::Aggregate}) {
+                const QString plan = explain(
+                    m_db, store::OutboxStore::statement(Statement::Claim, byNamespace, ordering),
+                    QStringLiteral("(10, '-infinity'%1, 100, '%2', 30000)").arg(ns, kWorker));
+                const QString picking = pickingPart(plan);
+                QVERIFY2(
+                    picking.contains(QLatin1String("Index Scan using outbox_events_claim_idx")),
+                    qPrintable(plan));
+                for (const char *bad : {"Sort", "Bitmap", "Seq Scan"})
+                    QVERIFY2(!picking.contains(QLatin1String(bad)), qPrintable(plan));
+                // The UPDATE takes the picked rows by primary key.
+                QVERIFY2(plan.contains(QLatin1String("Index Scan using outbox_events_pkey")),
+                         qPrintable(plan));
+                if (ordering == core::Ordering::Aggregate)
+                    QVERIFY2(picking.contains(QLatin1String("outbox_events_aggregate_idx")),
+                             qPrintable(plan));
+            }
+            const QString floor =
+                explain(m_db, store::OutboxStore::statement(Statement::Floor, byNamespace),
+                        QStringLiteral("(1000%1)").arg(ns));
+            QVERIFY2(floor.contains(QLatin1String("outbox_events_claim_idx")), qPrintable(floor));
+            const QString due =
+                explain(m_db, store::OutboxStore::statement(Statement::NextDue, byNamespace),
+                        byNamespace ? QStringLiteral("('ns')") : QString());
+            QVERIFY2(due.contains(QLatin1String("outbox_events_pending_due_idx")), qPrintable(due));
+            const QString sweep = explain(m_db,
+                                          store::OutboxStore::deadSweepStatement(
+                                              byNamespace, store::SweepScope::ExpiredLeases),
+                                          QStringLiteral("(3, 3%1)").arg(ns));
+            QVERIFY2(sweep.contains(QLatin1String("outbox_events_lease_idx")), qPrintable(sweep));
+            for (const QString &plan : {floor, due, sweep}) {
+                for (const char *bad : {"Bitmap", "Seq Scan"})
+                    QVERIFY2(!plan.contains(QLatin1String(bad)), qPrintable(plan));
+            }
+        }
+
+        // Ack, nack and release: one primary-key lookup per id, whatever the
+        // planner believes about the processing rows.
+        const QString json = QStringLiteral("'[{\"id\": \"%1\", \"attempts\": 1}]'").arg(kWorker);
+        const QString fenced[] = {
+            explain(m_db, store::OutboxStore::statement(Statement::Ack),
+                    QStringLiteral("(%1, '%2')").arg(json, kWorker)),
+            explain(m_db, store::OutboxStore::statement(Statement::Nack),
+                    QStringLiteral("(%1, 3, 3, '%2', '%2')").arg(json, kWorker)),
+            explain(m_db, store::OutboxStore::statement(Statement::Release),
+                    QStringLiteral("(%1, 3, '%2')").arg(json, kWorker)),
+        };
+        for (const QString &plan : fenced) {
+            QVERIFY2(plan.contains(QLatin1String("Nested Loop")), qPrintable(plan));
+            QVERIFY2(plan.contains(QLatin1String("Index Scan using outbox_events_pkey")),
+                     qPrintable(plan));
+            for (const char *bad :
+                 {"claim_idx", "lease_idx", "pending_due_idx", "Seq Scan", "Bitmap", "Hash"})
+                QVERIFY2(!plan.contains(QLatin1String(bad)), qPrintable(plan));
+        }
+    }
+
+private Q_SLOTS:
+    void initTestCase() {
+        m_pg = std::make_unique<PgFixture>();
+        OUTBOX_START_PG(*m_pg);
+        m_pg->setTemplatePreparer(outbox::testing::migrateSchema);
+    }
+    void cleanupTestCase() { m_pg.reset(); }
+
+    void init() {
+        m_db = m_pg->openFreshMigrated(m_name);
+        QVERIFY(m_db.isOpen());
+        // No autovacuum: the statistics stay what the test made them.
+        QVERIFY(sqlExec(m_db, QStringLiteral("ALTER TABLE outbox_events"
+                                             " SET (autovacuum_enabled = false)")));
+    }
+    void cleanup() { m_pg->closeAndDrop(m_db, m_name); }
+
+    // A backlog that arrived before any ANALYZE.
+    void unanalyzedBacklog() {
+        QVERIFY(insertBacklog(m_db, 2000));
+        QCOMPARE(sqlScalar(m_db, QStringLiteral("SELECT count(*) FROM pg_stats"
+                                                " WHERE tablename = 'outbox_events'")),
+                 QStringLiteral("0"));
+        checkHotPath();
+    }
+
+    // The steady state (everything delivered, analyzed), then a burst with no
+    // ANALYZE in between: the statistics say nothing is pending or processing.
+    void burstIntoStatisticsOfAnEmptyQueue() {
+        QVERIFY(sqlExec(
+            m_db, QStringLiteral("INSERT INTO outbox_events (id, namespace, topic, payload,"
+                                 " status, attempts, delivered_at)"
+                                 " SELECT outbox_uuid_v7(), 'ns', 't', '{}'::jsonb, 'delivered',"
+                                 " 1, now() FROM generate_series(1, 30000)")));
+        QVERIFY(sqlExec(m_db, QStringLiteral("ANALYZE outbox_events")));
+        QVERIFY(insertBacklog(m_db, 5000));
+        checkHotPath();
+    }
+
+    // The acknowledging statements find rows by lease without naming the
+    // status; the database guarantees that only processing rows hold one.
+    void onlyProcessingRowsHoldALease() {
+        for (const char *status : {"pending", "delivered", "dead"}) {
+            QSqlQuery insert(m_db);
+            QVERIFY(insert.prepare(QStringLiteral(
+                "INSERT INTO outbox_events (id, namespace, topic, payload, status, locked_by,"
+                " locked_until) VALUES (?::uuid, 'ns', 't', '{}', ?, ?::uuid, now())")));
+            insert.addBindValue(core::createUuidV7().toString(QUuid::WithoutBraces));
+            insert.addBindValue(QLatin1String(status));
+            insert.addBindValue(kWorker);
+            QVERIFY2(!insert.exec(), status);
+            QVERIFY2(insert.lastError().text().contains(
+                         QLatin1String("outbox_events_lease_only_processing_check")),
+                     qPrintable(insert.lastError().text()));
+        }
+    }
+};
+
+QTEST_GUILESS_MAIN(TestClaimPlans)
+#include "tst_claimplans.moc"
