@@ -108,7 +108,7 @@ private:
     core::Result<void> databasePair(const QString &suffix);
     core::Result<void> httpPair(const QString &suffix);
     core::Result<void> latency();
-    core::Result<QJsonObject> burnDown(const QString &vacuumSettings);
+    core::Result<QJsonObject> burnDown();
     QJsonObject environment() const;
 
     const BenchOptions &o;
@@ -181,10 +181,9 @@ core::Result<void> Benchmark::httpPair(const QString &suffix) {
                  .arg(o.events)
                  .arg(o.concurrency)
                  .arg(suffix));
-    const CpuMeter meter(runner.processId(), database.serverProcessId());
-    auto http = in(QStringLiteral("HTTP ceiling"),
-                   measureHttpCeiling(runner.url(), runner.secret(), o.events, o.concurrency,
-                                      o.payloadBytes, meter));
+    auto http = in(
+        QStringLiteral("HTTP ceiling"),
+        measureHttpCeiling(runner.url(), runner.secret(), o.events, o.concurrency, o.payloadBytes));
     if (!http)
         return http.error();
     if (http->failures > 0)
@@ -195,13 +194,9 @@ core::Result<void> Benchmark::httpPair(const QString &suffix) {
     auto before = in(e2ePhase, runner.counts());
     if (!before)
         return before.error();
-    DispatchPlan e2e = plan(true, o.events);
-    e2e.meter = &meter;
-    auto run = in(e2ePhase, runDispatcher(e2e));
+    auto run = in(e2ePhase, runDispatcher(plan(true, o.events)));
     if (!run)
         return run.error();
-    r.httpCeilingCpu.append(http->cpu.perEvent(o.events));
-    r.e2eCpu.append(run->cpu.perEvent(o.events));
     auto after = in(e2ePhase, runner.counts());
     if (!after)
         return after.error();
@@ -251,10 +246,8 @@ core::Result<void> Benchmark::latency() {
 }
 
 // A large backlog, database only: does the rate hold, does memory stay flat?
-core::Result<QJsonObject> Benchmark::burnDown(const QString &vacuumSettings) {
-    progress(QStringLiteral("burn-down (%1 vacuum settings): loading %2 events...")
-                 .arg(vacuumSettings)
-                 .arg(o.burnDown));
+core::Result<QJsonObject> Benchmark::burnDown() {
+    progress(QStringLiteral("burn-down: loading %1 events...").arg(o.burnDown));
     if (auto loaded = load(o.burnDown, kBurnDownTopic); !loaded)
         return loaded.error();
     auto vacuumsBefore = database.sql().autovacuumCount();
@@ -284,7 +277,6 @@ core::Result<QJsonObject> Benchmark::burnDown(const QString &vacuumSettings) {
     }
     return QJsonObject{
         {QStringLiteral("events"), o.burnDown},
-        {QStringLiteral("vacuum_settings"), vacuumSettings},
         {QStringLiteral("seconds"), rounded(total, 2)},
         {QStringLiteral("window_s"), rounded(window, 2)},
         {QStringLiteral("first_window_events_per_s"), rounded(first, 0)},
@@ -362,20 +354,11 @@ core::Result<BenchResults> Benchmark::run() {
     }
     runner.stop();
 
-    // Then once more without the migration's vacuum settings, to show what
-    // they are for.
     if (o.burnDown > 0 && o.phases.contains(QLatin1String("burn-down"))) {
-        auto tuned = in(QStringLiteral("burn-down"), burnDown(QStringLiteral("table")));
+        auto tuned = in(QStringLiteral("burn-down"), burnDown());
         if (!tuned)
             return tuned.error();
         r.burnDown = tuned.value();
-        const QString phase = QStringLiteral("burn-down without vacuum settings");
-        if (auto reset = in(phase, database.sql().resetVacuumSettings()); !reset)
-            return reset.error();
-        auto untuned = in(phase, burnDown(QStringLiteral("reset")));
-        if (!untuned)
-            return untuned.error();
-        r.burnDownNoVacuumSettings = untuned.value();
     }
     r.rssMbMax = r.burnDown.isEmpty() ? residentMb()
                                       : r.burnDown.value(QStringLiteral("rss_mb_max")).toDouble();

@@ -46,10 +46,6 @@ struct BenchResults {
     // Reports give the medians (each round's pair runs back to back, so a
     // change in the machine's load affects both sides of a ratio alike).
     QMap<QString, QList<double>> rounds;
-    // Where the CPU went in each round of the HTTP pair: CpuUsage::perEvent()
-    // per request / event.
-    QJsonArray httpCeilingCpu;
-    QJsonArray e2eCpu;
     qint64 e2eDuplicates = 0; // the runner's count: must be 0 when nothing crashed
     int httpManagers = 0;
 
@@ -60,15 +56,13 @@ struct BenchResults {
     // dispatcher, low load). Empty when it did not run.
     QJsonObject latency;
 
-    // The burn-downs' figures under their JSON keys: events,
-    // vacuum_settings ("table" or "reset"), seconds, window_s (the length of
+    // The burn-down's figures under their JSON keys: events, seconds, window_s (the length of
     // the first and last windows), first_window_events_per_s,
     // last_window_events_per_s, average_events_per_s, ratio (last / first),
     // rss_mb_start, rss_mb_max, rss_mb_end, autovacuum_runs (on
     // outbox_events during the burn-down) and window_rates (events/s in
     // consecutive windows of window_s). Empty when it did not run.
     QJsonObject burnDown;
-    QJsonObject burnDownNoVacuumSettings;
     double rssMbMax = 0; // the benchmark process over the whole run
 
     QJsonObject environment; // cpus, PostgreSQL version, Qt version, options...
@@ -77,11 +71,6 @@ struct BenchResults {
 // The dispatcher's targets, checked against one run's figures.
 QList<Check> checkTargets(const BenchResults &results);
 
-// The medians over the rounds of where the CPU went, per event (request),
-// under CpuUsage::perEvent()'s keys. Since events/s = busy fraction x CPUs /
-// CPU per event, end to end / ceiling = (ceiling's CPU per request / end to
-// end's CPU per event) x (end to end's busy fraction / ceiling's).
-QJsonObject medianCpu(const QJsonArray &rounds);
 // One JSON object with every figure (keys in snake_case, e.g.
 // db_only_events_per_s, latency_p99_ms) and the verdicts.
 QJsonObject resultsJson(const BenchResults &results);

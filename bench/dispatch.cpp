@@ -31,12 +31,9 @@ core::Result<DispatchRun> runDispatcher(const DispatchPlan &plan) {
     QString error;
     bool reached = false;
     double lastSample = -1.0;
-    CpuUsage cpuAtStart;
 
     QObject::connect(&host, &dispatch::DispatcherHost::started, &loop, [&] {
         clock.start();
-        if (plan.meter)
-            cpuAtStart = plan.meter->sample();
         run.rssMbStart = residentMb();
         run.rssMbMax = run.rssMbStart;
         run.samples.append(DeliverySample{0.0, 0});
@@ -53,8 +50,6 @@ core::Result<DispatchRun> runDispatcher(const DispatchPlan &plan) {
                          if (stats.delivered >= plan.target) {
                              reached = true;
                              run.seconds = seconds;
-                             if (plan.meter)
-                                 run.cpu = plan.meter->between(cpuAtStart, plan.meter->sample());
                              run.samples.append(DeliverySample{seconds, stats.delivered});
                              run.rssMbEnd = residentMb();
                              run.rssMbMax = std::max(run.rssMbMax, run.rssMbEnd);
@@ -202,8 +197,7 @@ private:
 } // namespace
 
 core::Result<HttpCeiling> measureHttpCeiling(const QUrl &url, const QString &secret, int requests,
-                                             int concurrency, int payloadBytes,
-                                             const CpuMeter &meter) {
+                                             int concurrency, int payloadBytes) {
     auto signer = core::WebhookSigner::fromSecrets({secret});
     if (!signer)
         return signer.error();
@@ -212,11 +206,9 @@ core::Result<HttpCeiling> measureHttpCeiling(const QUrl &url, const QString &sec
     // Warm-up: open the connections (the dispatcher keeps its own open too).
     if (!load.run(std::min(requests, 2000)))
         return failure(late);
-    const CpuUsage before = meter.sample();
     if (!load.run(requests))
         return failure(late);
     HttpCeiling result;
-    result.cpu = meter.between(before, meter.sample());
     result.managers = load.managers();
     result.failures = load.failures;
     result.requestsPerSecond =

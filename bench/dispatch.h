@@ -30,7 +30,6 @@ struct DispatchRun {
     double rssMbMax = 0;
     double rssMbEnd = 0;
     dispatch::DispatcherStats stats; // the last snapshot
-    CpuUsage cpu;                    // started() until `target` (with DispatchPlan::meter)
 };
 
 struct DispatchPlan {
@@ -40,7 +39,6 @@ struct DispatchPlan {
     dispatch::DispatcherOptions options;
     qint64 target = 0;               // stop once this many were delivered
     std::function<void()> onStarted; // e.g. start a producer (called in this thread)
-    const CpuMeter *meter = nullptr; // measure where the CPU time went
 };
 
 // Runs a dispatcher (DispatcherHost: its own thread and connections) until
@@ -53,7 +51,6 @@ struct HttpCeiling {
     double requestsPerSecond = 0;
     int managers = 0;
     qint64 failures = 0; // non-2xx answers or transport errors
-    CpuUsage cpu;        // during the measured requests (not the warm-up)
 };
 
 // The HTTP ceiling: QNetworkAccessManagers posting signed webhook requests
@@ -62,8 +59,7 @@ struct HttpCeiling {
 // runner with `concurrency` requests in flight, no database. Runs its own
 // event loop in the calling thread.
 core::Result<HttpCeiling> measureHttpCeiling(const QUrl &url, const QString &secret, int requests,
-                                             int concurrency, int payloadBytes,
-                                             const CpuMeter &meter);
+                                             int concurrency, int payloadBytes);
 
 struct RunnerCounts {
     qint64 duplicates = 0;

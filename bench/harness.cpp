@@ -4,14 +4,12 @@
 #include "store/database.h"
 #include "store/migrator.h"
 
-#include <QDir>
 #include <QFile>
 #include <QList>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <unistd.h>
 
 namespace outbox::bench {
 
@@ -33,54 +31,6 @@ double statusFieldMb(const QByteArray &field) {
     // "VmRSS:     12345 kB"
     return procLine(QStringLiteral("/proc/self/status"), field).split(' ').first().toDouble() /
            1024.0;
-}
-
-// The fields of /proc/<pid>/stat after the command (the second field, which
-// may contain spaces and parentheses: cut at the last ')'), so that index 0
-// is field 3 (state), 1 the parent, 11 and 12 utime and stime, 13 and 14 the
-// reaped children's. Empty when the process is gone.
-QList<QByteArray> statFields(qint64 pid) {
-    QFile file(pid > 0 ? QStringLiteral("/proc/%1/stat").arg(pid)
-                       : QStringLiteral("/proc/self/stat"));
-    if (!file.open(QIODevice::ReadOnly))
-        return {};
-    const QByteArray line = file.readAll();
-    const qsizetype close = line.lastIndexOf(')');
-    if (close < 0)
-        return {};
-    QList<QByteArray> fields = line.mid(close + 2).split(' ');
-    if (fields.size() < 15)
-        return {};
-    return fields;
-}
-
-// utime + stime, in clock ticks (0 = this process).
-qint64 processTicks(qint64 pid) {
-    const QList<QByteArray> fields = statFields(pid);
-    return fields.isEmpty() ? 0 : fields.at(11).toLongLong() + fields.at(12).toLongLong();
-}
-
-// A server and its children, those still running and those it has reaped
-// (a backend or an autovacuum worker that exits moves its time into the
-// server's cutime/cstime, so the sum stays steady across exits).
-qint64 processTreeTicks(qint64 pid) {
-    const QList<QByteArray> server = statFields(pid);
-    if (server.isEmpty())
-        return 0;
-    qint64 ticks = server.at(11).toLongLong() + server.at(12).toLongLong() +
-                   server.at(13).toLongLong() + server.at(14).toLongLong();
-    const QByteArray parent = QByteArray::number(pid);
-    const QStringList entries = QDir(QStringLiteral("/proc")).entryList(QDir::Dirs);
-    for (const QString &entry : entries) {
-        bool numeric = false;
-        const qint64 child = entry.toLongLong(&numeric);
-        if (!numeric || child == pid)
-            continue;
-        const QList<QByteArray> fields = statFields(child);
-        if (!fields.isEmpty() && fields.at(1) == parent)
-            ticks += fields.at(11).toLongLong() + fields.at(12).toLongLong();
-    }
-    return ticks;
 }
 
 } // namespace
@@ -167,66 +117,6 @@ core::Result<void> BenchCluster::start(const devtools::EmbeddedPostgres::Options
     if (auto version = m_sql.serverVersion())
         m_serverVersion = version.value();
     return {};
-}
-
-QJsonObject CpuUsage::perEvent(qint64 events) const {
-    const double available = busySeconds + idleSeconds + stealSeconds;
-    if (!valid || events <= 0 || available <= 0)
-        return {};
-    const auto us = [events](double seconds) { return rounded(seconds * 1e6 / double(events), 1); };
-    const double rest = std::max(busySeconds - selfSeconds - runnerSeconds - databaseSeconds, 0.0);
-    return QJsonObject{
-        {QStringLiteral("busy_pct"), rounded(busySeconds / available * 100.0, 1)},
-        {QStringLiteral("steal_pct"), rounded(stealSeconds / available * 100.0, 1)},
-        {QStringLiteral("total_us_per_event"), us(busySeconds)},
-        {QStringLiteral("self_us_per_event"), us(selfSeconds)},
-        {QStringLiteral("runner_us_per_event"), us(runnerSeconds)},
-        {QStringLiteral("database_us_per_event"), us(databaseSeconds)},
-        {QStringLiteral("rest_us_per_event"), us(rest)},
-    };
-}
-
-CpuMeter::CpuMeter(qint64 runnerPid, qint64 databasePid)
-    : m_runnerPid(runnerPid)
-    , m_databasePid(databasePid) {
-    const long ticks = ::sysconf(_SC_CLK_TCK);
-    m_tickSeconds = ticks > 0 ? 1.0 / double(ticks) : 0.01;
-}
-
-CpuUsage CpuMeter::sample() const {
-    qint64 busy = 0, idle = 0, steal = 0;
-    QFile stat(QStringLiteral("/proc/stat"));
-    if (stat.open(QIODevice::ReadOnly)) {
-        // "cpu  user nice system idle iowait irq softirq steal guest guest_nice";
-        // guest time is already counted in user.
-        const QList<QByteArray> fields = stat.readLine().simplified().split(' ');
-        if (fields.size() >= 9 && fields.first() == "cpu") {
-            const auto at = [&](int i) { return fields.at(i).toLongLong(); };
-            busy = at(1) + at(2) + at(3) + at(6) + at(7);
-            idle = at(4) + at(5);
-            steal = at(8);
-        }
-    }
-    const auto seconds = [this](qint64 ticks) { return double(ticks) * m_tickSeconds; };
-    return CpuUsage{busy + idle + steal > 0,
-                    seconds(busy),
-                    seconds(idle),
-                    seconds(steal),
-                    seconds(processTicks(0)),
-                    seconds(m_runnerPid > 0 ? processTicks(m_runnerPid) : 0),
-                    seconds(m_databasePid > 0 ? processTreeTicks(m_databasePid) : 0)};
-}
-
-CpuUsage CpuMeter::between(const CpuUsage &from, const CpuUsage &to) {
-    CpuUsage usage{false,
-                   to.busySeconds - from.busySeconds,
-                   to.idleSeconds - from.idleSeconds,
-                   to.stealSeconds - from.stealSeconds,
-                   to.selfSeconds - from.selfSeconds,
-                   to.runnerSeconds - from.runnerSeconds,
-                   to.databaseSeconds - from.databaseSeconds};
-    usage.valid = usage.busySeconds + usage.idleSeconds + usage.stealSeconds > 0;
-    return usage;
 }
 
 void Producer::start() {

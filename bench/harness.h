@@ -59,43 +59,6 @@ private:
     QString m_serverVersion;
 };
 
-// Where the CPU time went, in seconds: the machine as a whole (/proc/stat),
-// this process (all threads), the runner's process when it has its own,
-// PostgreSQL (the postmaster and its children, running and reaped), and the
-// rest: anything else on the machine. A sample holds the totals so far.
-struct CpuUsage {
-    bool valid = false;      // false where /proc is not available
-    double busySeconds = 0;  // user, nice, system, irq, softirq of every CPU
-    double idleSeconds = 0;  // idle and iowait
-    double stealSeconds = 0; // taken by the hypervisor
-    double selfSeconds = 0;
-    double runnerSeconds = 0;
-    double databaseSeconds = 0;
-
-    // Per event (request), under their JSON keys: microseconds of CPU in
-    // all (total_us_per_event) and by party (self_, runner_, database_ and
-    // rest_us_per_event; self is this process: the client, or the dispatcher
-    // and its HTTP), and how busy the machine was (busy_pct, of the CPU time
-    // available; steal_pct, taken by the hypervisor). Rates follow from
-    // these: events/s = busy fraction x CPUs / CPU per event. Empty when
-    // the sample is not valid.
-    QJsonObject perEvent(qint64 events) const;
-};
-
-class CpuMeter final {
-public:
-    // runnerPid: the runner's process, 0 when it runs inside this one;
-    // databasePid: the postmaster, 0 when unknown.
-    explicit CpuMeter(qint64 runnerPid = 0, qint64 databasePid = 0);
-    CpuUsage sample() const;
-    static CpuUsage between(const CpuUsage &from, const CpuUsage &to);
-
-private:
-    qint64 m_runnerPid = 0;
-    qint64 m_databasePid = 0;
-    double m_tickSeconds = 0.01;
-};
-
 // Enqueues events through outbox_enqueue() as an application would: every
 // `interval` one transaction with `batch.events` events, from a thread and
 // connection of its own (never the GUI thread's, never the dispatcher's).

@@ -7,22 +7,6 @@
 
 namespace outbox::bench {
 
-QJsonObject medianCpu(const QJsonArray &rounds) {
-    QList<QJsonObject> valid;
-    for (const QJsonValue &round : rounds) {
-        if (!round.toObject().isEmpty())
-            valid.append(round.toObject());
-    }
-    QJsonObject medians;
-    for (const QString &key : valid.value(0).keys()) {
-        QList<double> values;
-        for (const QJsonObject &round : valid)
-            values.append(round.value(key).toDouble());
-        medians.insert(key, rounded(median(values), 1));
-    }
-    return medians;
-}
-
 QList<Check> checkTargets(const BenchResults &r) {
     QList<Check> checks;
     if (r.dbRan) {
@@ -79,12 +63,6 @@ QJsonObject resultsJson(const BenchResults &r) {
     }
     for (auto it = r.latency.begin(); it != r.latency.end(); ++it)
         json.insert(it.key(), rounded(it.value().toDouble(), 3));
-    if (r.httpRan) {
-        json.insert(QStringLiteral("http_ceiling_cpu"), medianCpu(r.httpCeilingCpu));
-        json.insert(QStringLiteral("e2e_cpu"), medianCpu(r.e2eCpu));
-        json.insert(QStringLiteral("http_ceiling_cpu_rounds"), r.httpCeilingCpu);
-        json.insert(QStringLiteral("e2e_cpu_rounds"), r.e2eCpu);
-    }
     // The main burn-down figures at the top level too, as before the
     // burn-down had an object of its own.
     for (const auto &[key, figure] : {std::pair{"burn_down_events", "events"},
@@ -96,11 +74,6 @@ QJsonObject resultsJson(const BenchResults &r) {
     }
     if (!r.burnDown.isEmpty())
         json.insert(QStringLiteral("burn_down"), r.burnDown);
-    if (!r.burnDownNoVacuumSettings.isEmpty()) {
-        json.insert(QStringLiteral("burn_down_no_vacuum_settings_ratio"),
-                    r.burnDownNoVacuumSettings.value(QStringLiteral("ratio")));
-        json.insert(QStringLiteral("burn_down_no_vacuum_settings"), r.burnDownNoVacuumSettings);
-    }
     const QList<Check> checks = checkTargets(r);
     json.insert(QStringLiteral("targets"),
                 checksJson(checks, QStringLiteral("name"), QStringLiteral("value")));

@@ -23,6 +23,8 @@ packages=(
     libpq-dev
     postgresql-15 postgresql-client-15
     xvfb xauth
+    # The package test: dpkg-deb, readelf, systemd-analyze, appstreamcli.
+    dpkg-dev binutils systemd appstream
 )
 
 log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }

@@ -22,8 +22,6 @@ core::Result<void> measureSwitches(BenchApplication &app, const BenchOptions &op
                                    console::MainWindow *w, BenchResults &results) {
     constexpr Status order[] = {Status::Delivered, Status::Dead, Status::Processing,
                                 Status::Pending};
-    QList<Status> visited{Status::Pending};
-    Status from = Status::Pending;
     for (int round = 0; round < options.switchRounds; ++round) {
         for (Status to : order) {
             runFor(500); // an operator's pace: earlier work has a moment to finish
@@ -34,15 +32,7 @@ core::Result<void> measureSwitches(BenchApplication &app, const BenchOptions &op
                 true, QStringLiteral("switching to %1").arg(core::statusName(to)), kLoadTimeoutMs);
             if (!fresh)
                 return fresh.error();
-            results.switches.append(
-                QJsonObject{{QStringLiteral("from"), core::statusName(from)},
-                            {QStringLiteral("to"), core::statusName(to)},
-                            {QStringLiteral("first_visit"), !visited.contains(to)},
-                            {QStringLiteral("shown_ms"), bench::rounded(probe.shownMs(), 1)},
-                            {QStringLiteral("fresh_ms"), bench::rounded(fresh.value(), 1)}});
             results.samples[QStringLiteral("switch_fresh_ms")] << fresh.value();
-            visited << to;
-            from = to;
         }
     }
     return {};
@@ -221,7 +211,7 @@ core::Result<BenchResults> runBench(BenchApplication &app, const BenchOptions &o
     results.data.insert(QStringLiteral("load_average_before"), bench::loadAverage());
     if (auto reset = cluster.sql().resetStatementStats(); !reset)
         return reset.error();
-    if (auto done = measureStarts(app, options, cluster, results, progress); !done)
+    if (auto done = measureStarts(options, cluster, results, progress); !done)
         return done.error();
 
     // One window for the rest, as an operator would keep it open.

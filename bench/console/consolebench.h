@@ -45,7 +45,7 @@ constexpr int kProducerRate = 500; // events/s
 struct BenchOptions {
     store::DatasetSize size;
     qint64 backlog = 200000; // due pending events for the dispatcher phase
-    int startRuns = 5;       // per view, for each way of starting
+    int startRuns = 5;       // new processes per view
     int switchRounds = 5;    // rounds through the four status pages
     int refreshRuns = 20;
     int stallSeconds = 20;
@@ -58,14 +58,10 @@ struct BenchResults {
     QJsonObject data;
     QString serverVersion;
     // Samples under their JSON keys, in milliseconds: start_process_<view>_ms
-    // (fork/exec of a new process -> rows painted) and start_window_<view>_ms
-    // (MainWindow constructor -> rows painted, same process) for the pending
-    // and the delivered view, switch_fresh_ms, refresh_ms; and
+    // (fork/exec of a new process -> rows painted) for the pending and the
+    // delivered view, switch_fresh_ms, refresh_ms; and
     // start_process_rss_mb (peak resident set size of each new process).
     QMap<QString, QList<double>> samples;
-    // Each switch: from, to, first_visit, shown_ms (rows on screen, possibly
-    // those from the last visit) and fresh_ms (rows read after the switch).
-    QJsonArray switches;
 
     // The dispatcher phase: StallMeter::figures() and the phase's counts
     // (seconds, delivered and delivered_per_s, retried, produced,
@@ -138,11 +134,9 @@ core::Result<double> openWindow(BenchApplication &app, BenchWindow &window,
                                 const core::ConnInfo &info, core::Status status);
 
 // Start to first painted rows: new processes (this program again, in
-// --child-start mode) and new windows in this process, on the Pending and
-// the Delivered view.
-core::Result<void> measureStarts(BenchApplication &app, const BenchOptions &options,
-                                 BenchCluster &cluster, BenchResults &results,
-                                 const Progress &progress);
+// --child-start mode) on the Pending and the Delivered view.
+core::Result<void> measureStarts(const BenchOptions &options, BenchCluster &cluster,
+                                 BenchResults &results, const Progress &progress);
 
 // The targets of the console, checked against one run's figures.
 QList<Check> checkTargets(const BenchResults &results);

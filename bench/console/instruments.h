@@ -87,8 +87,6 @@ public:
     ~RowsProbe() override;
     Q_DISABLE_COPY_MOVE(RowsProbe)
 
-    // Milliseconds from t0 to shownAt; -1 when it did not happen.
-    double shownMs() const { return msFromT0(m_shownAt); }
     // Runs the event loop until the rows are on screen (fresh: freshAt(),
     // else shownAt) and returns that time in milliseconds from t0. Fails,
     // naming `what`, on a failed load or when nothing came within timeoutMs.

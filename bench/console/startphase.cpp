@@ -76,9 +76,8 @@ core::Result<double> openWindow(BenchApplication &app, BenchWindow &window,
                       kLoadTimeoutMs);
 }
 
-core::Result<void> measureStarts(BenchApplication &app, const BenchOptions &options,
-                                 BenchCluster &cluster, BenchResults &results,
-                                 const Progress &progress) {
+core::Result<void> measureStarts(const BenchOptions &options, BenchCluster &cluster,
+                                 BenchResults &results, const Progress &progress) {
     const core::ConnInfo info = cluster.connInfo();
     for (Status status : {Status::Pending, Status::Delivered}) {
         const QString view = core::statusName(status);
@@ -93,18 +92,6 @@ core::Result<void> measureStarts(BenchApplication &app, const BenchOptions &opti
                 << run->value(QLatin1String("process_to_rows_ms")).toDouble();
             results.samples[QStringLiteral("start_process_rss_mb")]
                 << run->value(QLatin1String("rss_peak_mb")).toDouble();
-        }
-        progress(QStringLiteral("new windows on the %1 view").arg(view));
-        for (int i = 0; i < options.startRuns; ++i) {
-            if (auto idle = cluster.sql().waitIdle(kIdleTimeoutMs); !idle)
-                return idle;
-            BenchWindow window;
-            auto ms = openWindow(app, window, info, status);
-            if (!ms)
-                return ms.error();
-            results.samples[QStringLiteral("start_window_%1_ms").arg(view)] << ms.value();
-            window.destroy();
-            runFor(100); // let deferred deletions and the closed connection settle
         }
     }
     return {};

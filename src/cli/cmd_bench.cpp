@@ -61,42 +61,6 @@ void printHuman(QTextStream &out, const bench::BenchResults &r) {
         figures.addRow({QStringLiteral("  events/s per round (dispatcher/ceiling)"),
                         ratesPerRound(rounds("http_ceiling_rounds"), rounds("e2e_rounds"))});
     }
-    const QJsonObject ceilingCpu = bench::medianCpu(r.httpCeilingCpu);
-    const QJsonObject e2eCpu = bench::medianCpu(r.e2eCpu);
-    if (!ceilingCpu.isEmpty() && !e2eCpu.isEmpty()) {
-        // Where the time went: the ratio is the product of the two lines below.
-        const auto ceiling = [&](const char *key) {
-            return ceilingCpu.value(QLatin1String(key)).toDouble();
-        };
-        const auto e2e = [&](const char *key) {
-            return e2eCpu.value(QLatin1String(key)).toDouble();
-        };
-        const auto us = [&](const char *key) -> QString {
-            return QString::number(ceiling(key), 'f', 0) + QStringLiteral(" / ") +
-                   QString::number(e2e(key), 'f', 0) + QStringLiteral(" us");
-        };
-        const auto pct = [&](const char *key) -> QString {
-            return QString::number(ceiling(key), 'f', 0) + QStringLiteral("% / ") +
-                   QString::number(e2e(key), 'f', 0) + QLatin1Char('%');
-        };
-        figures.addRow({QStringLiteral("CPU per request / event (HTTP ceiling / end to end)"),
-                        us("total_us_per_event")});
-        figures.addRow({QStringLiteral("  this process (client / dispatcher and its HTTP)"),
-                        us("self_us_per_event")});
-        figures.addRow({QStringLiteral("  runner process"), us("runner_us_per_event")});
-        figures.addRow({QStringLiteral("  PostgreSQL"), us("database_us_per_event")});
-        figures.addRow({QStringLiteral("  the rest of the machine"), us("rest_us_per_event")});
-        figures.addRow({QStringLiteral("CPU busy, stolen (HTTP ceiling / end to end)"),
-                        pct("busy_pct") + QStringLiteral(", ") + pct("steal_pct")});
-        const double cpuRatio = ceiling("total_us_per_event") / e2e("total_us_per_event");
-        const double busyRatio = e2e("busy_pct") / ceiling("busy_pct");
-        if (e2e("total_us_per_event") > 0 && ceiling("busy_pct") > 0)
-            figures.addRow({QStringLiteral("  end to end / ceiling = CPU ratio x busy ratio"),
-                            QStringLiteral("%1 x %2 = %3")
-                                .arg(cpuRatio, 0, 'f', 2)
-                                .arg(busyRatio, 0, 'f', 2)
-                                .arg(cpuRatio * busyRatio, 0, 'f', 2)});
-    }
     figures.addRow(
         {QStringLiteral("end to end duplicates at the runner"), QString::number(r.e2eDuplicates)});
     figures.addRow({QStringLiteral("commit->delivered p50 / p90 (%1 events)")
@@ -114,31 +78,28 @@ void printHuman(QTextStream &out, const bench::BenchResults &r) {
         if (b.isEmpty())
             return;
         const auto at = [&b](const char *key) { return b.value(QLatin1String(key)).toDouble(); };
-        figures.addRow({QStringLiteral("burn-down %1 (%2 events, %3 s): first / last %4 s")
+        figures.addRow({QStringLiteral("%1 (%2 events, %3 s): first / last %4 s")
                             .arg(label)
                             .arg(qint64(at("events")))
                             .arg(at("seconds"), 0, 'f', 1)
                             .arg(at("window_s"), 0, 'f', 1),
                         rate(at("first_window_events_per_s")) + QStringLiteral(" / ") +
                             rate(at("last_window_events_per_s"))});
-        figures.addRow(
-            {QStringLiteral("burn-down %1: RSS start / max / end, autovacuums").arg(label),
-             QStringLiteral("%1 / %2 / %3 MB, %4")
-                 .arg(at("rss_mb_start"), 0, 'f', 1)
-                 .arg(at("rss_mb_max"), 0, 'f', 1)
-                 .arg(at("rss_mb_end"), 0, 'f', 1)
-                 .arg(qint64(at("autovacuum_runs")))});
+        figures.addRow({QStringLiteral("%1: RSS start / max / end, autovacuums").arg(label),
+                        QStringLiteral("%1 / %2 / %3 MB, %4")
+                            .arg(at("rss_mb_start"), 0, 'f', 1)
+                            .arg(at("rss_mb_max"), 0, 'f', 1)
+                            .arg(at("rss_mb_end"), 0, 'f', 1)
+                            .arg(qint64(at("autovacuum_runs")))});
         QStringList rates;
         const QJsonArray windows = b.value(QStringLiteral("window_rates")).toArray();
         for (const QJsonValue &value : windows)
             rates.append(QString::number(value.toDouble(), 'f', 0));
-        figures.addRow({QStringLiteral("burn-down %1: events/s per %2 s")
-                            .arg(label)
-                            .arg(at("window_s"), 0, 'f', 1),
-                        rates.join(QLatin1Char(' '))});
+        figures.addRow(
+            {QStringLiteral("%1: events/s per %2 s").arg(label).arg(at("window_s"), 0, 'f', 1),
+             rates.join(QLatin1Char(' '))});
     };
-    burnDownRows(r.burnDown, QStringLiteral("(table vacuum settings)"));
-    burnDownRows(r.burnDownNoVacuumSettings, QStringLiteral("(settings reset)"));
+    burnDownRows(r.burnDown, QStringLiteral("burn-down"));
     figures.print(out);
     out << '\n';
 

@@ -202,15 +202,6 @@ core::Result<qint64> BenchQueries::autovacuumCount() {
     return result->next() ? result->value(0).toLongLong() : qint64(0);
 }
 
-core::Result<void> BenchQueries::resetVacuumSettings() {
-    return exec(QStringLiteral("ALTER TABLE outbox_events RESET ("
-                               "autovacuum_vacuum_scale_factor, autovacuum_vacuum_threshold,"
-                               " autovacuum_vacuum_insert_scale_factor,"
-                               " autovacuum_analyze_scale_factor, autovacuum_vacuum_cost_delay,"
-                               " vacuum_index_cleanup)"),
-                QStringLiteral("resetting the table's vacuum settings"));
-}
-
 core::Result<void> BenchQueries::forceGenericPlans(bool on) {
     return exec(on ? QStringLiteral("SET plan_cache_mode = force_generic_plan")
                    : QStringLiteral("RESET plan_cache_mode"),

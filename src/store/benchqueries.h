@@ -68,9 +68,6 @@ public:
     core::Result<QJsonObject> latency(const QList<ProducedEvent> &produced);
     // Runs of autovacuum on outbox_events so far (pg_stat_user_tables).
     core::Result<qint64> autovacuumCount();
-    // Removes the table's autovacuum and vacuum_index_cleanup settings (the
-    // migration's), leaving the server defaults.
-    core::Result<void> resetVacuumSettings();
     // The dispatcher's session setting (StoreConnection), on or back off.
     core::Result<void> forceGenericPlans(bool on);
     // One producer tick; the events it committed.
