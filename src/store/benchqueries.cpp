@@ -271,7 +271,9 @@ core::Result<void> BenchQueries::resetStatementStats() {
 // same user; they are told apart by text.
 const QLatin1String kConsoleStatements(
     " FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname ="
-    " current_database()) AND query NOT LIKE '%pg_stat_%' AND query NOT LIKE 'INSERT INTO"
+    " current_database()) AND query NOT LIKE '%pg_stat_statements%' AND query NOT LIKE "
+    "'%pg_stat_activity%'"
+    " AND query NOT LIKE 'INSERT INTO"
     " outbox_events (id, namespace, topic, aggregate_type%'");
 
 core::Result<double> BenchQueries::statementTimeMs() {

@@ -35,7 +35,7 @@ class LiveCounts final {
 public:
     struct Options {
         qint64 exactCap = 10000; // delivered and dead are counted exactly up to this
-        double dutyCycle = 0.02;  // share of the wall time the breakdown may take
+        double dutyCycle = 0.02; // share of the wall time the breakdown may take
     };
 
     LiveCounts();
