@@ -106,7 +106,7 @@ core::Result<StatusCounts> LiveCounts::refresh(QSqlDatabase db) {
     const bool changed = !m_breakdown || m_breakdown->marker != marker;
     const bool due =
         !m_breakdown || double(m_breakdown->since.elapsed()) * std::max(m_options.dutyCycle, 0.0) >=
-                            double(m_breakdown->tookMs);
+                            double(std::max<qint64>(m_breakdown->tookMs, 1));
     if (changed && due) {
         Breakdown next;
         next.marker = marker;
