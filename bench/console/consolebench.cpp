@@ -231,6 +231,23 @@ core::Result<BenchResults> runBench(BenchApplication &app, const BenchOptions &o
         return done.error();
     if (auto stats = cluster.sql().statementStats(8); stats)
         results.consoleStatements = stats.value();
+    if (options.idleSeconds > 0) {
+        progress(QStringLiteral("a live console left open (%1 s)").arg(options.idleSeconds));
+        setLive(w, true);
+        runFor(3000); // the first live refreshes
+        if (auto reset = cluster.sql().resetStatementStats(); !reset)
+            return reset.error();
+        QElapsedTimer idle;
+        idle.start();
+        runFor(options.idleSeconds * 1000);
+        auto dbMs = cluster.sql().statementTimeMs();
+        if (!dbMs)
+            return dbMs.error();
+        results.idleDbMsPerS = dbMs.value() * 1000.0 / double(idle.elapsed());
+        if (auto stats = cluster.sql().statementStats(8); stats)
+            results.idleStatements = stats.value();
+        setLive(w, false);
+    }
     if (options.stallSeconds > 0) {
         if (auto done = measureStall(options, cluster, w, results, progress); !done)
             return done.error();

@@ -49,6 +49,7 @@ struct BenchOptions {
     int switchRounds = 5;    // rounds through the four status pages
     int refreshRuns = 20;
     int stallSeconds = 20;
+    int idleSeconds = 30; // a live console left open on the delivered view
 };
 
 struct BenchResults {
@@ -73,6 +74,10 @@ struct BenchResults {
     // switch and refresh phases, and during the dispatcher phase.
     QJsonArray consoleStatements;
     QJsonArray stallStatements;
+    // The idle phase: database time per second of a live console nobody
+    // touches (sum of pg_stat_statements total_exec_time), and its statements.
+    double idleDbMsPerS = -1;
+    QJsonArray idleStatements;
 
     QStringList notes; // problems in phases without a target
 

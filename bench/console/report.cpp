@@ -15,6 +15,7 @@ constexpr double kStartTargetMs = 1000;
 constexpr double kSwitchTargetMs = 200;
 constexpr double kStallTargetMs = 50;
 constexpr double kMemoryTargetMb = 200;
+constexpr double kIdleDbTargetMsPerS = 50; // 5% of one core
 
 using bench::percentile;
 
@@ -93,6 +94,12 @@ QList<Check> checkTargets(const BenchResults &r) {
                  .arg(stall("seconds"), 0, 'f', 1),
              QStringLiteral("< 50 ms (longest)"), stall("max_gap_ms") < kStallTargetMs});
     }
+    if (r.idleDbMsPerS >= 0)
+        checks.append({QStringLiteral("database time per second, idle live console"),
+                       QStringLiteral("%1 ms/s (%2% of a core)")
+                           .arg(r.idleDbMsPerS, 0, 'f', 1)
+                           .arg(r.idleDbMsPerS / 10.0, 0, 'f', 2),
+                       QStringLiteral("< 5% of a core"), r.idleDbMsPerS < kIdleDbTargetMsPerS});
     checks.append({QStringLiteral("console memory (peak RSS)"), mb(r.rssPeakMb),
                    QStringLiteral("< 200 MB"), r.rssPeakMb > 0 && r.rssPeakMb < kMemoryTargetMb});
     return checks;
@@ -147,6 +154,7 @@ void printHuman(QTextStream &out, const BenchOptions &options, const BenchResult
     };
     statements("database work, start/switch/refresh phases", r.consoleStatements);
     statements("database work, dispatcher phase", r.stallStatements);
+    statements("database work, idle live console", r.idleStatements);
     for (const QString &note : r.notes)
         out << "  note: " << note << "\n";
     out << "  load average before/after: " << data("load_average_before") << " / "
@@ -164,6 +172,8 @@ QJsonObject toJson(const BenchOptions &options, const BenchResults &r) {
         {QStringLiteral("stall"), r.stall},
         {QStringLiteral("statements_console_phases"), r.consoleStatements},
         {QStringLiteral("statements_dispatcher_phase"), r.stallStatements},
+        {QStringLiteral("statements_idle_console"), r.idleStatements},
+        {QStringLiteral("idle_db_ms_per_s"), r.idleDbMsPerS},
         {QStringLiteral("notes"), QJsonArray::fromStringList(r.notes)},
         {QStringLiteral("rss_peak_mb"), r.rssPeakMb},
         {QStringLiteral("rss_before_dispatcher_mb"), r.rssBeforeStallMb},

@@ -301,22 +301,34 @@ core::Result<void> BenchQueries::resetStatementStats() {
                 QStringLiteral("resetting statement statistics"));
 }
 
+// The loader's own statements (inserts, the statistics queries) run as the
+// same user; they are told apart by text.
+const QLatin1String kConsoleStatements(
+    " FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname ="
+    " current_database()) AND query NOT LIKE '%pg_stat_statements%' AND query NOT LIKE "
+    "'%pg_stat_activity%'"
+    " AND query NOT LIKE 'INSERT INTO"
+    " outbox_events (id, namespace, topic, aggregate_type%'");
+
+core::Result<double> BenchQueries::statementTimeMs() {
+    auto query = store::exec(m_db,
+                             QLatin1String("SELECT coalesce(sum(total_exec_time), 0)::float8") +
+                                 kConsoleStatements,
+                             {}, QStringLiteral("reading statement statistics"));
+    if (!query)
+        return query.error();
+    return query->next() ? query->value(0).toDouble() : 0.0;
+}
+
 core::Result<QJsonArray> BenchQueries::statementStats(int limit) {
-    // The loader's own statements (inserts, this query) run as the same
-    // user; they are told apart by text.
-    auto query = store::exec(
-        m_db,
-        QStringLiteral("SELECT calls, round(total_exec_time)::float8,"
-                       " round(mean_exec_time::numeric, 1)::float8,"
-                       " round(max_exec_time::numeric, 1)::float8, query"
-                       " FROM pg_stat_statements"
-                       " WHERE dbid = (SELECT oid FROM pg_database WHERE datname ="
-                       " current_database())"
-                       " AND query NOT LIKE '%pg_stat_%' AND query NOT LIKE 'INSERT INTO"
-                       " outbox_events (id, namespace, topic, aggregate_type%'"
-                       " ORDER BY total_exec_time DESC LIMIT %1")
-            .arg(limit),
-        {}, QStringLiteral("reading statement statistics"));
+    auto query =
+        store::exec(m_db,
+                    QLatin1String("SELECT calls, round(total_exec_time)::float8,"
+                                  " round(mean_exec_time::numeric, 1)::float8,"
+                                  " round(max_exec_time::numeric, 1)::float8, query") +
+                        kConsoleStatements +
+                        QStringLiteral(" ORDER BY total_exec_time DESC LIMIT %1").arg(limit),
+                    {}, QStringLiteral("reading statement statistics"));
     if (!query) {
         return query.error();
     }

@@ -115,6 +115,8 @@ public:
     // each its share of the database work: calls, total_ms, mean_ms, max_ms
     // and query (normalised, shortened).
     core::Result<QJsonArray> statementStats(int limit);
+    // The sum of total_exec_time of the same statements, in milliseconds.
+    core::Result<double> statementTimeMs();
 
 private:
     enum class Kind { Delivered, Dead, PendingDue, Retrying, Processing, Backlog, Fresh };

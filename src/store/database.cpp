@@ -439,4 +439,14 @@ core::Result<void> execScript(QSqlDatabase db, const QString &script, const QStr
     return {};
 }
 
+QString epochMsSql(const QString &column) {
+    return QLatin1String("floor(extract(epoch FROM ") + column + QLatin1String(") * 1000)::bigint");
+}
+
+QDateTime timeFromEpochMs(const QVariant &value) {
+    if (value.isNull())
+        return {};
+    return QDateTime::fromMSecsSinceEpoch(value.toLongLong(), Qt::UTC);
+}
+
 } // namespace outbox::store

@@ -3,6 +3,7 @@
 #include "core/conninfo.h"
 #include "core/result.h"
 
+#include <QDateTime>
 #include <QSqlDatabase>
 #include <QSqlError>
 #include <QSqlQuery>
@@ -48,6 +49,13 @@ core::Result<QSqlQuery> exec(QSqlDatabase db, const QString &sql, const QVariant
 // Splits an SQL script into statements at top-level semicolons, honouring
 // quotes, E'' strings, quoted identifiers, $tag$ bodies and comments.
 // Statements that are only whitespace/comments are dropped.
+// Timestamps travel as whole milliseconds since the epoch: independent of
+// the session's TimeZone and DateStyle and of how the driver parses text.
+// epochMsSql("created_at") is the SQL expression, timeFromEpochMs() reads it
+// (an invalid QDateTime for NULL).
+QString epochMsSql(const QString &column);
+QDateTime timeFromEpochMs(const QVariant &value);
+
 QStringList splitSqlScript(const QString &script);
 // Runs every statement of `script` in order; stops at the first error, whose
 // message names the statement's first line.

@@ -120,6 +120,10 @@ bool EventFilter::isEmpty() const {
     return *this == EventFilter{};
 }
 
+bool EventFilter::needsScan() const {
+    return !errorContains.isEmpty() || !errorSignature.isEmpty() || !text.isEmpty();
+}
+
 QString EventFilter::key() const {
     return keyOf(*this);
 }

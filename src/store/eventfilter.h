@@ -31,6 +31,9 @@ struct EventFilter {
     std::optional<core::Millis> olderThan; // updated_at < now() - olderThan (purge by age)
 
     bool isEmpty() const;
+    // True when an index cannot answer the filter (a text, error or payload
+    // search): on a large set it reads many rows, so it should be bounded.
+    bool needsScan() const;
     // A short human description for confirmations and the audit log, e.g.
     // "status=dead namespace=billing error~'timeout' older than 7d".
     QString describe() const;

@@ -2,10 +2,12 @@
 
 #include "core/uuidtext.h"
 #include "store/database.h"
+#include "store/livecounts.h"
 #include "store/migrator.h"
 #include "store/session.h"
 
 #include <QSqlDriver>
+#include <QSqlError>
 #include <QSqlField>
 #include <QSqlQuery>
 #include <QStringList>
@@ -17,16 +19,12 @@ namespace {
 
 using core::ErrorKind;
 
-// Timestamps travel as whole milliseconds since the epoch: independent of
-// the session's TimeZone and DateStyle and of how the driver parses text.
 QString msOf(const QString &column) {
-    return QLatin1String("floor(extract(epoch FROM ") + column + QLatin1String(") * 1000)::bigint");
+    return epochMsSql(column);
 }
 
 QDateTime timeFrom(const QVariant &value) {
-    if (value.isNull())
-        return {};
-    return QDateTime::fromMSecsSinceEpoch(value.toLongLong(), Qt::UTC);
+    return timeFromEpochMs(value);
 }
 
 std::optional<QString> optionalText(const QVariant &value) {
@@ -115,6 +113,19 @@ core::AuditRecord readAudit(const QSqlQuery &query) {
     record.affected = query.value(7).toLongLong();
     record.skipped = query.value(8).toLongLong();
     return record;
+}
+
+Page readPage(QSqlQuery &query, int limit) {
+    Page page;
+    while (query.next()) {
+        if (page.rows.size() == limit) {
+            const core::OutboxEvent &last = page.rows.constLast();
+            page.next = PageCursor{last.createdAt, last.id};
+            break;
+        }
+        page.rows << readEvent(query);
+    }
+    return page;
 }
 
 core::Error noRow(const QString &context) {
@@ -265,26 +276,10 @@ core::Result<StatusCounts> EventQueries::counts(qint64 exactDeliveredCap) {
         counts.oldestPendingAt = timeFrom(totals->value(7));
         counts.serverTime = timeFrom(totals->value(8));
 
-        auto topics = exec(
-            m_db,
-            QStringLiteral("SELECT namespace, topic,"
-                           " count(*) FILTER (WHERE status = 'pending'),"
-                           " count(*) FILTER (WHERE status = 'processing'),"
-                           " count(*) FILTER (WHERE status = 'dead')"
-                           " FROM outbox_events WHERE status IN ('pending', 'processing', 'dead')"
-                           " GROUP BY namespace, topic ORDER BY namespace, topic"),
-            {}, context);
+        auto topics = topicCounts(m_db, context);
         if (!topics)
             return topics.error();
-        while (topics->next()) {
-            TopicCount topic;
-            topic.nameSpace = topics->value(0).toString();
-            topic.topic = topics->value(1).toString();
-            topic.pending = topics->value(2).toLongLong();
-            topic.processing = topics->value(3).toLongLong();
-            topic.dead = topics->value(4).toLongLong();
-            counts.topics << topic;
-        }
+        counts.topics = std::move(topics).value();
         return counts;
     });
 }
@@ -299,19 +294,38 @@ core::Result<Page> EventQueries::page(const PageRequest &request) {
                            QStringLiteral("page cursor needs both created_at and id; pass the "
                                           "`next` of the previous page")};
     const PageSql statement = pageSql(request);
-    auto query = exec(m_db, statement.sql, statement.values, QStringLiteral("reading events"));
+    const QString context = QStringLiteral("reading events");
+    if (request.timeout && request.timeout->count() > 0) {
+        // The limit holds for this transaction only; a cancelled statement
+        // is an answer ("stopped"), not an error. Reading only: roll back.
+        if (!m_db.transaction())
+            return toError(m_db.lastError(), context);
+        auto limited = exec(
+            m_db, QStringLiteral("SET LOCAL statement_timeout = %1").arg(request.timeout->count()),
+            {}, context);
+        if (!limited) {
+            m_db.rollback();
+            return limited.error();
+        }
+        QSqlQuery query(m_db);
+        bool ran = query.prepare(statement.sql);
+        for (qsizetype i = 0; ran && i < statement.values.size(); ++i)
+            query.bindValue(int(i), statement.values.at(i));
+        ran = ran && query.exec();
+        const QSqlError error = query.lastError();
+        Page page = ran ? readPage(query, request.limit) : Page{};
+        query.finish();
+        m_db.rollback();
+        if (ran)
+            return page;
+        if (error.nativeErrorCode() == QLatin1String("57014")) // query_canceled
+            return Page{{}, std::nullopt, request.timeout};
+        return toError(error, context);
+    }
+    auto query = exec(m_db, statement.sql, statement.values, context);
     if (!query)
         return query.error();
-    Page page;
-    while (query->next()) {
-        if (page.rows.size() == request.limit) {
-            const core::OutboxEvent &last = page.rows.constLast();
-            page.next = PageCursor{last.createdAt, last.id};
-            break;
-        }
-        page.rows << readEvent(query.value());
-    }
-    return page;
+    return readPage(query.value(), request.limit);
 }
 
 core::Result<QString> EventQueries::explainPage(const PageRequest &request) {

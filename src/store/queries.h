@@ -1,5 +1,6 @@
 #pragma once
 
+#include "core/duration.h"
 #include "core/event.h"
 #include "core/result.h"
 #include "store/aggregateorder.h"
@@ -33,9 +34,14 @@ struct StatusCounts {
     qint64 delivered = 0;
     bool deliveredEstimated = false; // true when delivered is a planner estimate
     qint64 dead = 0;
-    QDateTime oldestPendingAt; // created_at of the oldest pending row (lag)
+    bool deadEstimated = false; // true when dead is from an older count (see LiveCounts)
+    QDateTime oldestPendingAt;  // created_at of the oldest pending row (lag)
     QDateTime serverTime;
     QList<TopicCount> topics; // live sets per namespace/topic
+    // True when `topics` were counted at topicsAt and the table has changed
+    // since (LiveCounts reruns that aggregate only now and then).
+    bool topicsEstimated = false;
+    QDateTime topicsAt;
 };
 
 enum class SortOrder { OldestFirst, NewestFirst };
@@ -52,11 +58,17 @@ struct PageRequest {
     SortOrder order = SortOrder::NewestFirst;
     int limit = 200;
     std::optional<PageCursor> after;
+    // Bounds a search the indexes cannot answer (EventFilter::needsScan()):
+    // the statement stops after this long and the page says so.
+    std::optional<core::Millis> timeout;
 };
 
 struct Page {
     QList<core::OutboxEvent> rows;
     std::optional<PageCursor> next; // set when more rows may follow
+    // Set (to the request's timeout) when the statement ran out of time: no
+    // rows, and the filter should be narrowed.
+    std::optional<core::Millis> stoppedAfter;
 };
 
 struct ErrorGroup {

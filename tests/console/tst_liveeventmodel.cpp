@@ -55,6 +55,7 @@ private Q_SLOTS:
     void refreshAppliesDatabaseChangesMinimally();
     void failedLoadIsReported();
     void countsAndErrorGroupsFeedTheirModels();
+    void aStoppedSearchIsNotRereadByTheLiveTick();
 
 private:
     void insertPending(int count, const QString &topicExpr = QStringLiteral("'invoice.paid'"));
@@ -271,6 +272,42 @@ void TestLiveEventModel::countsAndErrorGroupsFeedTheirModels() {
     // Three errors that differ only in the event id: one group.
     QCOMPARE(groups.rowCount(), 1);
     QCOMPARE(groups.index(0, 0).data(console::ErrorGroupModel::CountRole).toLongLong(), 3);
+}
+
+void TestLiveEventModel::aStoppedSearchIsNotRereadByTheLiveTick() {
+    insertPending(3);
+    EventTableModel model;
+    model.setClient(m_client.get());
+    model.setSearchTimeout(core::Millis(300));
+    QSignalSpy failed(&model, &EventTableModel::loadFailed);
+    QSignalSpy loading(&model, &EventTableModel::loadingChanged);
+    // Another session holds the table: the search waits and stops at its bound.
+    QSqlDatabase locker = m_pg->open(m_dbName, QStringLiteral("locker"));
+    QVERIFY(locker.transaction());
+    QVERIFY(testing::sqlExec(locker,
+                             QStringLiteral("LOCK TABLE outbox_events IN ACCESS EXCLUSIVE MODE")));
+    store::EventFilter search;
+    search.text = QStringLiteral("invoice");
+    model.setQuery(search);
+    QTRY_VERIFY_WITH_TIMEOUT(model.searchStopped(), 20000);
+    QCOMPARE(failed.count(), 1);
+    QVERIFY2(failed.first().at(0).toString().contains(QStringLiteral("narrow the filter"),
+                                                      Qt::CaseInsensitive),
+             qPrintable(failed.first().at(0).toString()));
+    QVERIFY(model.hasAnswer());
+    QVERIFY(locker.rollback());
+    locker = QSqlDatabase();
+    m_pg->close(QStringLiteral("locker"));
+
+    // The live tick does not run the same search again...
+    loading.clear();
+    model.refresh();
+    QVERIFY(!model.isLoading());
+    QCOMPARE(loading.count(), 0);
+    // ...asking again does, and now it answers.
+    model.setQuery(search);
+    QTRY_VERIFY_WITH_TIMEOUT(!model.isLoading() && model.rowCount() == 3, 20000);
+    QVERIFY(!model.searchStopped());
 }
 
 QTEST_MAIN(TestLiveEventModel)

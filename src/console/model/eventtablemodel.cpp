@@ -58,6 +58,7 @@ void EventTableModel::setQuery(const store::EventFilter &filter, store::SortOrde
     m_next.reset();
     endResetModel();
     setIds(0, 0);
+    m_search = {};
     refresh();
 }
 
@@ -79,10 +80,21 @@ void EventTableModel::refresh() {
     if (!m_client) {
         return;
     }
+    if (m_filter.needsScan() && m_search.answered) {
+        constexpr qint64 kPacing = 20; // a search may take 5% of the time
+        if (m_search.stopped || isLoading() ||
+            m_search.answerAt.elapsed() < m_search.tookMs * kPacing) {
+            return;
+        }
+    }
     store::PageRequest request;
     request.filter = m_filter;
     request.order = m_order;
     request.limit = std::clamp(int(m_rows.size()), m_pageSize, m_refreshCap);
+    if (m_filter.needsScan()) {
+        request.timeout = m_searchTimeout;
+    }
+    m_search.sent.start();
     // Same lane as fetchMore: a fetch in flight is superseded, its rows
     // would be stale against the new window anyway.
     setIds(m_client->requestPage(request, m_laneKey), 0);
@@ -101,11 +113,28 @@ void EventTableModel::fetchMore(const QModelIndex &parent) {
     request.order = m_order;
     request.limit = m_pageSize;
     request.after = m_next;
+    if (m_filter.needsScan()) {
+        request.timeout = m_searchTimeout;
+    }
+    m_search.sent.start();
     setIds(0, m_client->requestPage(request, m_laneKey));
 }
 
 void EventTableModel::onPageReady(RequestId id, const PageResult &result) {
     if (id == 0) {
+        return;
+    }
+    if (id != m_refreshId && id != m_fetchId) {
+        return;
+    }
+    noteAnswer();
+    if (result.page.stoppedAfter) {
+        m_search.stopped = true;
+        setIds(0, 0);
+        Q_EMIT loadFailed(tr("The search stopped after %1 without an answer: too many events to "
+                             "read. Narrow the filter (status, namespace, topic or a time range) "
+                             "to search further.")
+                              .arg(core::formatDuration(*result.page.stoppedAfter)));
         return;
     }
     if (id == m_refreshId) {
@@ -121,8 +150,15 @@ void EventTableModel::onRequestFailed(RequestId id, const core::Error &error) {
     if (id == 0 || (id != m_refreshId && id != m_fetchId)) {
         return;
     }
+    noteAnswer();
     setIds(0, 0);
     Q_EMIT loadFailed(error.message);
+}
+
+void EventTableModel::noteAnswer() {
+    m_search.answered = true;
+    m_search.tookMs = m_search.sent.isValid() ? m_search.sent.elapsed() : 0;
+    m_search.answerAt.start();
 }
 
 void EventTableModel::applySnapshot(const QList<core::OutboxEvent> &rows,

@@ -3,6 +3,7 @@
 #include "console/model/consoletypes.h"
 #include "console/model/snapshottablemodel.h"
 #include "console/model/storeclient.h"
+#include "core/duration.h"
 #include "core/event.h"
 #include "store/eventfilter.h"
 #include "store/queries.h"
@@ -77,8 +78,20 @@ public:
 
     // Re-reads the loaded window and applies the difference. Supersedes a
     // refresh or fetch still in flight.
+    //
+    // A search the indexes cannot answer (EventFilter::needsScan()) is
+    // bounded by searchTimeout() and not re-read blindly: after it stopped
+    // at the bound, only a new query runs it again; otherwise it is re-read
+    // at most every 20 times as long as it took (5% of the database's time).
     void refresh();
     bool isLoading() const { return m_refreshId != 0 || m_fetchId != 0; }
+    // Whether the current query has been answered at least once (rows, no
+    // rows, an error or a stop).
+    bool hasAnswer() const { return m_search.answered; }
+    // Set when the current search stopped at searchTimeout().
+    bool searchStopped() const { return m_search.stopped; }
+    void setSearchTimeout(core::Millis timeout) { m_searchTimeout = timeout; }
+    core::Millis searchTimeout() const { return m_searchTimeout; }
 
     // Snapshot side. `serverTime` is the database clock when the rows were
     // read; `next` is where the following page starts (none: the end).
@@ -112,6 +125,7 @@ Q_SIGNALS:
 private:
     void onPageReady(RequestId id, const PageResult &result);
     void onRequestFailed(RequestId id, const core::Error &error);
+    void noteAnswer();
     void setServerTime(const QDateTime &serverTime);
     void tick();
     void setIds(RequestId refreshId, RequestId fetchId);
@@ -134,6 +148,16 @@ private:
     QElapsedTimer m_sinceSnapshot;
     QTimer m_clock;
     bool m_clockRunning = true;
+    // The cost of the current query, to pace its live re-reads.
+    struct SearchState {
+        bool answered = false;
+        bool stopped = false;
+        qint64 tookMs = 0;
+        QElapsedTimer sent;     // the request in flight
+        QElapsedTimer answerAt; // the last answer
+    };
+    SearchState m_search;
+    core::Millis m_searchTimeout{2000};
 };
 
 } // namespace outbox::console

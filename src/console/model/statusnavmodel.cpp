@@ -2,6 +2,7 @@
 
 #include "console/model/consoletypes.h"
 
+#include <QLocale>
 #include <QMap>
 #include <QSet>
 
@@ -72,6 +73,13 @@ QList<StatusNavModel::Node> StatusNavModel::buildTree(const store::StatusCounts 
         byNamespace[t.nameSpace][t.topic] = t;
     }
 
+    // Per-topic counts are an aggregate over every live and dead row, rerun
+    // only now and then on a large table (store::LiveCounts).
+    const QString staleTip =
+        counts.topicsEstimated
+            ? tr("Counted at %1; events have changed since (counted again shortly)")
+                  .arg(QLocale().toString(counts.topicsAt.toLocalTime(), QLocale::ShortFormat))
+            : QString();
     auto namespaceNodes = [&](core::Status status) {
         QList<Node> result;
         for (auto ns = byNamespace.cbegin(); ns != byNamespace.cend(); ++ns) {
@@ -91,14 +99,16 @@ QList<StatusNavModel::Node> StatusNavModel::buildTree(const store::StatusCounts 
                 topicNode.kind = NodeKind::Topic;
                 topicNode.name = topic.key();
                 topicNode.count = n;
-                topicNode.countText = formatCount(n);
+                topicNode.countText = formatCount(n, counts.topicsEstimated);
+                topicNode.toolTip = staleTip;
                 topicNode.filter = nsNode.filter;
                 topicNode.filter.topic = topic.key();
                 nsNode.count += n;
                 nsNode.children.append(topicNode);
             }
             if (nsNode.count > 0) {
-                nsNode.countText = formatCount(nsNode.count);
+                nsNode.countText = formatCount(nsNode.count, counts.topicsEstimated);
+                nsNode.toolTip = staleTip;
                 result.append(nsNode);
             }
         }
@@ -154,6 +164,10 @@ QList<StatusNavModel::Node> StatusNavModel::buildTree(const store::StatusCounts 
                             : tr("Exact count");
 
     Node dead = statusNode(core::Status::Dead, counts.dead);
+    dead.countText = formatCount(counts.dead, counts.deadEstimated);
+    if (counts.deadEstimated) {
+        dead.toolTip = staleTip;
+    }
     dead.children = namespaceNodes(core::Status::Dead);
 
     return {pending, processing, delivered, dead};

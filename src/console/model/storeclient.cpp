@@ -200,11 +200,11 @@ std::optional<RequestId> StoreClient::settle(RequestId id) {
     return deliverAs;
 }
 
-RequestId StoreClient::requestCounts(const QString &supersedeKey, qint64 exactDeliveredCap) {
+RequestId StoreClient::requestCounts(const QString &supersedeKey, qint64 exactCap) {
     return submit(
         RequestKind::Counts, supersedeKey,
-        [exactDeliveredCap](StoreWorker *w, RequestId id) { w->counts(id, exactDeliveredCap); },
-        QStringLiteral("counts/%1").arg(exactDeliveredCap));
+        [exactCap](StoreWorker *w, RequestId id) { w->counts(id, exactCap); },
+        QStringLiteral("counts/%1").arg(exactCap));
 }
 
 RequestId StoreClient::requestPage(const store::PageRequest &request, const QString &supersedeKey) {

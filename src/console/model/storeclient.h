@@ -62,7 +62,8 @@ public:
     // Connection description without the password, for the UI.
     QString connectionDescription() const { return m_info.redacted(); }
 
-    RequestId requestCounts(const QString &supersedeKey = {}, qint64 exactDeliveredCap = 100000);
+    // Delivered and dead are exact up to `exactCap` (see store::LiveCounts).
+    RequestId requestCounts(const QString &supersedeKey = {}, qint64 exactCap = 10000);
     RequestId requestPage(const store::PageRequest &request, const QString &supersedeKey = {});
     RequestId requestDetail(const QUuid &eventId, const QString &supersedeKey = {});
     RequestId requestErrorGroups(const store::EventFilter &filter, int limit = 50,

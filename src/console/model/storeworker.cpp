@@ -135,10 +135,15 @@ void StoreWorker::answer(RequestId id, RequestKind kind, Ask &&ask,
     Q_EMIT(this->*ready)(id, result.value());
 }
 
-void StoreWorker::counts(RequestId id, qint64 exactDeliveredCap) {
+void StoreWorker::counts(RequestId id, qint64 exactCap) {
     answer(
         id, RequestKind::Counts,
-        [&](store::EventQueries &queries) { return queries.counts(exactDeliveredCap); },
+        [&](store::EventQueries &) {
+            if (!m_liveCounts || m_liveCounts->options().exactCap != exactCap) {
+                m_liveCounts.emplace(store::LiveCounts::Options{exactCap});
+            }
+            return m_liveCounts->refresh(m_keeper.session().database());
+        },
         &StoreWorker::countsReady);
 }
 

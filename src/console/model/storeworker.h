@@ -4,12 +4,15 @@
 #include "core/conninfo.h"
 #include "core/result.h"
 #include "store/eventfilter.h"
+#include "store/livecounts.h"
 #include "store/queries.h"
 #include "store/sessionkeeper.h"
 
 #include <QObject>
 #include <QString>
 #include <QUuid>
+
+#include <optional>
 
 namespace outbox::console {
 
@@ -35,7 +38,7 @@ public:
     void open();          // first connection attempt
     void reconnectNow();  // skip the remaining backoff
     void connectIfDown(); // reconnectNow(), unless connected
-    void counts(RequestId id, qint64 exactDeliveredCap);
+    void counts(RequestId id, qint64 exactCap);
     void page(RequestId id, const store::PageRequest &request);
     void detail(RequestId id, const QUuid &eventId);
     void errorGroups(RequestId id, const store::EventFilter &filter, int limit);
@@ -71,6 +74,8 @@ private:
     ConnectionState m_state = ConnectionState::Disconnected;
     QString m_stateMessage;
     store::SessionKeeper m_keeper;
+    // Counts remember their last breakdown per namespace/topic (see LiveCounts).
+    std::optional<store::LiveCounts> m_liveCounts;
 };
 
 } // namespace outbox::console

@@ -280,8 +280,11 @@ void EventView::updatePlaceholder() {
     if (!m_loadError.isEmpty() && m_model->rowCount() == 0) {
         text = tr("Could not load events:\n%1").arg(m_loadError);
     } else if (m_model->rowCount() == 0) {
-        text = m_model->isLoading() ? tr("Loading…")
-                                    : tr("No %1 events match.").arg(core::statusName(m_status));
+        // Only before the first answer: a live re-read of an empty result
+        // keeps saying "no match" instead of flickering.
+        text = m_model->isLoading() && !m_model->hasAnswer()
+                   ? tr("Loading…")
+                   : tr("No %1 events match.").arg(core::statusName(m_status));
     }
     m_placeholder->setText(text);
     m_placeholder->setVisible(!text.isEmpty());

@@ -493,9 +493,10 @@ void MainWindow::onCounts(const store::StatusCounts &counts) {
     m_filterBar->setKnownTopics(counts.topics);
     m_detail->setDispatchActivity(m_activity);
     m_dispatcher->addBacklogSample(counts);
-    const std::array<QString, 4> texts{
-        formatCount(counts.pending + counts.retrying), formatCount(counts.processing),
-        formatCount(counts.delivered, counts.deliveredEstimated), formatCount(counts.dead)};
+    const std::array<QString, 4> texts{formatCount(counts.pending + counts.retrying),
+                                       formatCount(counts.processing),
+                                       formatCount(counts.delivered, counts.deliveredEstimated),
+                                       formatCount(counts.dead, counts.deadEstimated)};
     for (std::size_t i = 0; i < kStatuses.size(); ++i) {
         m_tabs->setTabText(int(i), tr("%1 (%2)").arg(statusTitle(kStatuses[i]), texts[i]));
     }

@@ -1,0 +1,137 @@
+#include "store/livecounts.h"
+
+#include "store/database.h"
+
+#include <QSqlQuery>
+#include <QVariant>
+
+#include <algorithm>
+
+namespace outbox::store {
+
+core::Result<QList<TopicCount>> topicCounts(QSqlDatabase db, const QString &context) {
+    // Two aggregates, each over its own partial index: the live set through
+    // the claim index, dead rows by an index-only scan of
+    // outbox_events_dead_topic_idx (no heap reads once vacuumed).
+    auto query =
+        exec(db,
+             QStringLiteral(
+                 "SELECT namespace, topic, sum(p)::bigint, sum(r)::bigint, sum(d)::bigint FROM ("
+                 " SELECT namespace, topic, count(*) FILTER (WHERE status = 'pending') AS p,"
+                 "  count(*) FILTER (WHERE status = 'processing') AS r, 0::bigint AS d"
+                 "  FROM outbox_events WHERE status IN ('pending', 'processing')"
+                 "  GROUP BY namespace, topic"
+                 " UNION ALL"
+                 " SELECT namespace, topic, 0, 0, count(*) FROM outbox_events"
+                 "  WHERE status = 'dead' GROUP BY namespace, topic) u"
+                 " GROUP BY namespace, topic ORDER BY namespace, topic"),
+             {}, context);
+    if (!query)
+        return query.error();
+    QList<TopicCount> topics;
+    while (query->next()) {
+        TopicCount topic;
+        topic.nameSpace = query->value(0).toString();
+        topic.topic = query->value(1).toString();
+        topic.pending = query->value(2).toLongLong();
+        topic.processing = query->value(3).toLongLong();
+        topic.dead = query->value(4).toLongLong();
+        topics << topic;
+    }
+    return topics;
+}
+
+LiveCounts::LiveCounts()
+    : LiveCounts(Options{}) {}
+
+LiveCounts::LiveCounts(Options options)
+    : m_options(options) {}
+
+core::Result<StatusCounts> LiveCounts::refresh(QSqlDatabase db) {
+    const QString context = QStringLiteral("counting events");
+    const qint64 cap = std::max<qint64>(m_options.exactCap, 0);
+    // One statement, one snapshot. Each count reads one small partial index;
+    // delivered and dead stop after cap + 1 rows.
+    auto totals =
+        exec(db,
+             QLatin1String(
+                 "SELECT"
+                 " (SELECT count(*) FROM outbox_events WHERE status = 'pending' AND attempts = 0),"
+                 " (SELECT count(*) FROM outbox_events WHERE status = 'pending' AND attempts > 0),"
+                 " (SELECT count(*) FROM outbox_events WHERE status = 'processing'),"
+                 " (SELECT count(*) FROM outbox_events WHERE status = 'processing'"
+                 "   AND locked_until < now()),"
+                 " (SELECT count(*) FROM (SELECT 1 FROM outbox_events WHERE status = 'dead'"
+                 "   LIMIT ?) x),"
+                 " (SELECT count(*) FROM (SELECT 1 FROM outbox_events WHERE status = 'delivered'"
+                 "   LIMIT ?) d),"
+                 " (SELECT reltuples::bigint FROM pg_class"
+                 "   WHERE oid = to_regclass('outbox_events_delivered_idx')),"
+                 " (SELECT pg_stat_get_tuples_inserted(t.oid) + pg_stat_get_tuples_updated(t.oid)"
+                 "   + pg_stat_get_tuples_deleted(t.oid)"
+                 "   FROM (SELECT to_regclass('outbox_events') AS oid) t), ") +
+                 epochMsSql(QStringLiteral("(SELECT min(created_at) FROM outbox_events"
+                                           " WHERE status = 'pending')")) +
+                 QLatin1String(", ") + epochMsSql(QStringLiteral("now()")),
+             {cap + 1, cap + 1}, context);
+    if (!totals)
+        return totals.error();
+    if (!totals->next())
+        return core::Error{core::ErrorKind::Failed,
+                           context + QStringLiteral(": the server returned no row")};
+    StatusCounts counts;
+    counts.pending = totals->value(0).toLongLong();
+    counts.retrying = totals->value(1).toLongLong();
+    counts.processing = totals->value(2).toLongLong();
+    counts.expiredLeases = totals->value(3).toLongLong();
+    const qint64 deadCapped = totals->value(4).toLongLong();
+    const qint64 deliveredCapped = totals->value(5).toLongLong();
+    if (deliveredCapped > cap) {
+        // reltuples is what the last VACUUM/ANALYZE saw (-1 when never
+        // analysed); never below what we counted.
+        counts.delivered = std::max(deliveredCapped, totals->value(6).toLongLong());
+        counts.deliveredEstimated = true;
+    } else {
+        counts.delivered = deliveredCapped;
+    }
+    counts.oldestPendingAt = timeFromEpochMs(totals->value(8));
+    counts.serverTime = timeFromEpochMs(totals->value(9));
+    const Marker marker{totals->value(7).toLongLong(),
+                        counts.pending,
+                        counts.retrying,
+                        counts.processing,
+                        deadCapped,
+                        deliveredCapped};
+
+    const bool changed = !m_breakdown || m_breakdown->marker != marker;
+    const bool due =
+        !m_breakdown || double(m_breakdown->since.elapsed()) * std::max(m_options.dutyCycle, 0.0) >=
+                            double(std::max<qint64>(m_breakdown->tookMs, 1));
+    if (changed && due) {
+        Breakdown next;
+        next.marker = marker;
+        next.since.start();
+        auto topics = topicCounts(db, context);
+        if (!topics)
+            return topics.error();
+        next.tookMs = next.since.elapsed();
+        next.topics = std::move(topics).value();
+        for (const TopicCount &topic : std::as_const(next.topics))
+            next.dead += topic.dead;
+        next.at = counts.serverTime;
+        m_breakdown = std::move(next);
+    }
+    const bool stale = m_breakdown->marker != marker;
+    counts.topics = m_breakdown->topics;
+    counts.topicsAt = m_breakdown->at;
+    counts.topicsEstimated = stale;
+    if (deadCapped > cap) {
+        counts.dead = std::max(deadCapped, m_breakdown->dead);
+        counts.deadEstimated = stale;
+    } else {
+        counts.dead = deadCapped;
+    }
+    return counts;
+}
+
+} // namespace outbox::store

@@ -1,0 +1,75 @@
+#pragma once
+
+#include "core/result.h"
+#include "store/queries.h"
+
+#include <QElapsedTimer>
+#include <QList>
+#include <QSqlDatabase>
+
+#include <optional>
+
+namespace outbox::store {
+
+// Live and dead counts per namespace/topic: reads every pending, processing
+// and dead row's entry in their partial indexes.
+core::Result<QList<TopicCount>> topicCounts(QSqlDatabase db, const QString &context);
+
+// Counts for a view that asks again every few seconds (the console's
+// navigator and tabs), at a cost that does not grow with the table.
+//
+// Every refresh reads the cheap part exactly: pending, retrying, processing
+// and expired leases (small partial indexes), delivered and dead up to
+// `exactCap` rows each, and the table's change counter (inserted + updated +
+// deleted rows, pg_stat_get_tuples_*). The breakdown per namespace/topic, and
+// dead beyond the cap, read every live and dead row: they run again only when
+// something changed since their last run, and then no more than `dutyCycle`
+// of the wall time (a breakdown that took 2 s runs at most every 100 s at 2%).
+// In between the last breakdown is shown, marked estimated
+// (StatusCounts::topicsEstimated, deadEstimated) when something changed since.
+//
+// PostgreSQL publishes the change counter within a few seconds of a commit;
+// changes to the exactly counted sets are seen at once. See
+// docs/DECISIONS.md, "Counts that an idle console can afford".
+class LiveCounts final {
+public:
+    struct Options {
+        qint64 exactCap = 10000; // delivered and dead are counted exactly up to this
+        double dutyCycle = 0.02; // share of the wall time the breakdown may take
+    };
+
+    LiveCounts();
+    explicit LiveCounts(Options options);
+    Q_DISABLE_COPY_MOVE(LiveCounts)
+
+    // Uses `db` in the caller's thread.
+    core::Result<StatusCounts> refresh(QSqlDatabase db);
+    const Options &options() const { return m_options; }
+    // Forget the last breakdown: the next refresh runs it.
+    void reset() { m_breakdown.reset(); }
+
+private:
+    // What the cheap query saw; a different marker means the table changed.
+    struct Marker {
+        qint64 changes = 0;
+        qint64 pending = 0;
+        qint64 retrying = 0;
+        qint64 processing = 0;
+        qint64 deadCapped = 0;
+        qint64 deliveredCapped = 0;
+        friend bool operator==(const Marker &, const Marker &) = default;
+    };
+    struct Breakdown {
+        Marker marker; // as seen right before the breakdown ran
+        QList<TopicCount> topics;
+        qint64 dead = 0;
+        QDateTime at; // server time of the breakdown
+        qint64 tookMs = 0;
+        QElapsedTimer since;
+    };
+
+    Options m_options;
+    std::optional<Breakdown> m_breakdown;
+};
+
+} // namespace outbox::store
