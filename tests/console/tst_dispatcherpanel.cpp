@@ -67,6 +67,7 @@ private Q_SLOTS:
     void readyToCloseWhenIdle();
     void logIsBounded();
     void chartKeepsWindow();
+    void chartBreaksWhereSamplesStopped();
     void runAgainstDatabase();
     void startFailureIsShown();
     void destroyWhileRunning();
@@ -264,6 +265,40 @@ void TestDispatcherPanel::chartKeepsWindow() {
     QCOMPARE(chart.points(ThroughputChart::Series::Processing).constFirst().y(), 4.0);
     QCOMPARE(chart.points(ThroughputChart::Series::Dead).constFirst().y(), 1.0);
     chart.clear();
+    QVERIFY(chart.points(ThroughputChart::Series::Delivered).isEmpty());
+}
+
+void TestDispatcherPanel::chartBreaksWhereSamplesStopped() {
+    ThroughputChart chart;
+    chart.setWindow(core::Millis(600'000));
+    const QDateTime start = QDateTime::currentDateTimeUtc().addSecs(-300);
+    for (int i = 0; i <= 20; i += 2) // running
+        chart.addThroughputSample(start.addSecs(i), 5.0, 0.0);
+    QCOMPARE(chart.segmentCount(ThroughputChart::Series::Delivered), 1);
+    for (int i = 140; i <= 150; i += 2) // two minutes later: stopped meanwhile
+        chart.addThroughputSample(start.addSecs(i), 7.0, 0.0);
+    QCOMPARE(chart.segmentCount(ThroughputChart::Series::Delivered), 2);
+    QCOMPARE(chart.segmentCount(ThroughputChart::Series::Failed), 2);
+    QCOMPARE(chart.points(ThroughputChart::Series::Delivered).size(), 11 + 6);
+
+    store::StatusCounts counts;
+    counts.serverTime = start;
+    for (int i = 0; i < 3; ++i) {
+        counts.serverTime = start.addSecs(2 * i);
+        chart.addBacklogSample(counts);
+    }
+    counts.serverTime = start.addSecs(60); // the connection was lost for a minute
+    chart.addBacklogSample(counts);
+    QCOMPARE(chart.segmentCount(ThroughputChart::Series::Pending), 2);
+    // Slower ticks are no gap.
+    counts.serverTime = start.addSecs(90);
+    chart.addBacklogSample(counts);
+    counts.serverTime = start.addSecs(120);
+    chart.addBacklogSample(counts);
+    QCOMPARE(chart.segmentCount(ThroughputChart::Series::Pending), 2);
+
+    chart.clear();
+    QCOMPARE(chart.segmentCount(ThroughputChart::Series::Delivered), 1);
     QVERIFY(chart.points(ThroughputChart::Series::Delivered).isEmpty());
 }
 

@@ -14,7 +14,9 @@
 #include "console/widgets/errorgroupsview.h"
 #include "console/widgets/eventview.h"
 #include "console/widgets/filterbar.h"
+#include "console/widgets/keyboard.h"
 #include "console/widgets/statusindicators.h"
+#include "console/widgets/windowlayout.h"
 
 #include <QApplication>
 #include <QCloseEvent>
@@ -24,6 +26,7 @@
 #include <QMessageBox>
 #include <QStatusBar>
 #include <QTabWidget>
+#include <QTableView>
 #include <QToolBar>
 #include <QTreeView>
 #include <QVBoxLayout>
@@ -34,15 +37,6 @@ namespace {
 
 constexpr std::array<core::Status, 4> kStatuses{core::Status::Pending, core::Status::Processing,
                                                 core::Status::Delivered, core::Status::Dead};
-
-QDockWidget *makeDock(QMainWindow *window, const QString &title, const QString &name,
-                      QWidget *content, Qt::DockWidgetArea area) {
-    auto *dock = new QDockWidget(title, window);
-    dock->setObjectName(name); // saveState() needs it
-    dock->setWidget(content);
-    window->addDockWidget(area, dock);
-    return dock;
-}
 
 QString statusTitle(core::Status status) {
     // In the order of core::Status.
@@ -67,7 +61,8 @@ MainWindow::MainWindow(ConsoleSettings *settings, MainWindowOptions options, QWi
     , m_actions(new ActionController(settings, this))
     , m_indicators(new StatusIndicators(statusBar()))
     , m_banner(new ConnectionBanner)
-    , m_dispatcher(new DispatcherPanel(settings ? settings->qsettings() : nullptr)) {
+    , m_dispatcher(new DispatcherPanel(settings ? settings->qsettings() : nullptr))
+    , m_layout(new WindowLayout(this, settings)) {
     initResources();
     setObjectName(QStringLiteral("mainWindow"));
     setWindowIcon(QIcon(QStringLiteral(":/icons/outbox-console.svg")));
@@ -96,7 +91,7 @@ MainWindow::MainWindow(ConsoleSettings *settings, MainWindowOptions options, QWi
     layout->addWidget(m_banner);
     layout->addWidget(m_filterBar);
     layout->addWidget(m_tabs, 1);
-    setCentralWidget(central);
+    m_layout->setCentralWidget(central);
 
     m_actions->setSelectionProvider([this] { return currentView()->selectedEvents(); });
     m_actions->setFilterProvider([this] { return currentFilter(); });
@@ -106,10 +101,22 @@ MainWindow::MainWindow(ConsoleSettings *settings, MainWindowOptions options, QWi
 
     buildDocks();
     buildMenus();
+    QList<QAbstractItemView *> tables;
+    for (EventView *v : m_views) {
+        tables << v->table();
+    }
+    setUpKeyboard(this, {m_tabs, m_detail, m_navView, m_errors, m_filterBar, m_dispatcher}, tables,
+                  m_actions->action(ActionController::CopyId));
 
     connect(m_tabs, &QTabWidget::currentChanged, this, &MainWindow::onTabChanged);
     connect(m_filterBar, &FilterBar::filterChanged, this, &MainWindow::applyFilter);
     connect(m_errors, &ErrorGroupsView::groupActivated, m_filterBar, &FilterBar::setErrorSignature);
+    connect(m_detail, &DetailPane::linkFollowed, this,
+            [this](const QUuid &id, core::Status status) {
+                showStatus(status);
+                view(status)->selectEvent(id);
+                m_detail->setEvent(id);
+            });
     connect(m_banner, &ConnectionBanner::retryRequested, this, [this] {
         if (m_client) {
             m_client->reconnectNow();
@@ -131,7 +138,7 @@ MainWindow::MainWindow(ConsoleSettings *settings, MainWindowOptions options, QWi
     m_tick.setInterval(interval);
     m_indicators->setInterval(interval);
     setLive(m_settings ? m_settings->liveEnabled() : true);
-    restoreWindow();
+    m_layout->restoreGeometry();
     updateReadOnly();
     updateTitle();
     applyFilter();
@@ -168,19 +175,16 @@ void MainWindow::buildDocks() {
     connect(m_navView, &QTreeView::clicked, this, &MainWindow::onNavigatorClicked);
     connect(m_navView, &QTreeView::activated, this, &MainWindow::onNavigatorClicked);
 
-    QDockWidget *nav = makeDock(this, tr("Outbox"), QStringLiteral("navigatorDock"), m_navView,
-                                Qt::LeftDockWidgetArea);
-    QDockWidget *errors = makeDock(this, tr("What is failing"), QStringLiteral("errorGroupsDock"),
-                                   m_errors, Qt::LeftDockWidgetArea);
-    QDockWidget *detail = makeDock(this, tr("Event"), QStringLiteral("detailDock"), m_detail,
-                                   Qt::RightDockWidgetArea);
+    m_layout->addDock(tr("Outbox"), QStringLiteral("navigatorDock"), m_navView,
+                      Qt::LeftDockWidgetArea);
+    m_layout->addDock(tr("What is failing"), QStringLiteral("errorGroupsDock"), m_errors,
+                      Qt::LeftDockWidgetArea);
+    m_layout->addDock(tr("Event"), QStringLiteral("detailDock"), m_detail, Qt::RightDockWidgetArea);
     // Most consoles watch a dispatcher running elsewhere: shown on demand
     // (View menu) and in demo mode.
-    QDockWidget *dispatcher = makeDock(this, tr("Dispatcher"), QStringLiteral("dispatcherDock"),
-                                       m_dispatcher, Qt::BottomDockWidgetArea);
-    dispatcher->hide();
-    resizeDocks({nav, detail}, {330, 470}, Qt::Horizontal);
-    resizeDocks({nav, errors, dispatcher}, {330, 420, 330}, Qt::Vertical);
+    m_layout->addDock(tr("Dispatcher"), QStringLiteral("dispatcherDock"), m_dispatcher,
+                      Qt::BottomDockWidgetArea, false);
+    m_layout->applyDefaults();
 }
 
 void MainWindow::buildMenus() {
@@ -244,15 +248,6 @@ void MainWindow::buildMenus() {
 
     m_tableMenu = new QMenu(this);
     m_actions->fillContextMenu(m_tableMenu);
-}
-
-void MainWindow::restoreWindow() {
-    resize(1500, 920);
-    if (!m_settings) {
-        return;
-    }
-    restoreGeometry(m_settings->windowGeometry());
-    restoreState(m_settings->windowState());
 }
 
 EventView *MainWindow::view(core::Status status) const {
@@ -329,6 +324,7 @@ void MainWindow::connectTo(const core::ConnInfo &info, const QString &profileNam
     m_lastCounts.reset();
     m_connInfo = info;
     m_profileName = profileName;
+    m_layout->useProfile(profileName.isEmpty() ? info.redacted() : profileName);
     m_client = std::make_unique<StoreClient>(info, m_options.client);
     wireClient();
     for (EventView *v : m_views) {
@@ -437,17 +433,13 @@ void MainWindow::updateTitle() {
     } else if (target.isEmpty() && m_client) {
         target = m_client->connectionDescription();
     }
-    QString title = tr("Outbox Console");
-    if (!target.isEmpty()) {
-        title = tr("%1 — Outbox Console").arg(target);
-    }
     if (m_demo) {
-        title += tr(" [demo]");
+        target += tr(" [demo]");
     }
     if (isReadOnly()) {
-        title += tr(" [read-only]");
+        target += tr(" [read-only]");
     }
-    setWindowTitle(title);
+    setWindowTitle(windowTitleFor(target.trimmed()));
 }
 
 void MainWindow::setLive(bool live) {
@@ -516,10 +508,11 @@ void MainWindow::startDemo() {
         return;
     }
     m_demo = new DemoEnvironment(this);
-    m_demoDock = makeDock(this, tr("Demo"), QStringLiteral("demoDock"), new DemoPanel(m_demo),
-                          Qt::RightDockWidgetArea);
+    m_demoDock = m_layout->addDock(tr("Demo"), QStringLiteral("demoDock"), new DemoPanel(m_demo),
+                                   Qt::RightDockWidgetArea);
     m_viewMenu->addAction(m_demoDock->toggleViewAction());
     if (auto *dispatcherDock = findChild<QDockWidget *>(QStringLiteral("dispatcherDock"))) {
+        m_layout->setShownByDefault(dispatcherDock, true);
         dispatcherDock->show();
     }
     connect(m_demo, &DemoEnvironment::progress, this, [this](const QString &step) {
@@ -553,8 +546,7 @@ void MainWindow::closeEvent(QCloseEvent *event) {
         return;
     }
     if (m_settings) {
-        m_settings->setWindowGeometry(saveGeometry());
-        m_settings->setWindowState(saveState());
+        m_layout->save();
         for (EventView *v : m_views) {
             v->saveLayout();
         }

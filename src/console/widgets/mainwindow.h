@@ -34,6 +34,7 @@ class FilterBar;
 class StatusIndicators;
 class StatusNavModel;
 class StoreClient;
+class WindowLayout;
 
 struct MainWindowOptions {
     bool readOnly = false; // --read-only
@@ -72,7 +73,6 @@ private:
     void refreshNow();
     void buildDocks();
     void buildMenus();
-    void restoreWindow();
     void wireClient();
     void onConnectionState(ConnectionState state, const QString &message);
     void onCounts(const store::StatusCounts &counts);
@@ -108,6 +108,7 @@ private:
     StatusIndicators *m_indicators;
     ConnectionBanner *m_banner;
     DispatcherPanel *m_dispatcher;
+    WindowLayout *m_layout;
     QDockWidget *m_demoDock = nullptr;
     QMenu *m_viewMenu = nullptr;
     QMenu *m_tableMenu = nullptr;
