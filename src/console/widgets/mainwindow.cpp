@@ -105,8 +105,9 @@ MainWindow::MainWindow(ConsoleSettings *settings, MainWindowOptions options, QWi
     for (EventView *v : m_views) {
         tables << v->table();
     }
-    setUpKeyboard(this, {m_tabs, m_detail, m_navView, m_errors, m_filterBar, m_dispatcher}, tables,
-                  m_actions->action(ActionController::CopyId));
+    m_keys = new KeyboardNavigation(
+        this, {m_tabs, m_detail, m_navView, m_errors, m_filterBar, m_dispatcher, statusBar()},
+        tables, m_actions->action(ActionController::CopyId));
 
     connect(m_tabs, &QTabWidget::currentChanged, this, &MainWindow::onTabChanged);
     connect(m_filterBar, &FilterBar::filterChanged, this, &MainWindow::applyFilter);
@@ -577,6 +578,10 @@ void MainWindow::closeEvent(QCloseEvent *event) {
             finishClose();
         }
     });
+}
+
+bool MainWindow::focusNextPrevChild(bool next) {
+    return m_keys->focusNextPane(next) || QMainWindow::focusNextPrevChild(next);
 }
 
 void MainWindow::finishClose() {

@@ -31,6 +31,7 @@ class DispatcherPanel;
 class ErrorGroupsView;
 class EventView;
 class FilterBar;
+class KeyboardNavigation;
 class StatusIndicators;
 class StatusNavModel;
 class StoreClient;
@@ -61,6 +62,7 @@ public:
 
 protected:
     void closeEvent(QCloseEvent *event) override;
+    bool focusNextPrevChild(bool next) override; // Tab: pane by pane
 
 private:
     EventView *view(core::Status status) const;
@@ -109,6 +111,7 @@ private:
     ConnectionBanner *m_banner;
     DispatcherPanel *m_dispatcher;
     WindowLayout *m_layout;
+    KeyboardNavigation *m_keys = nullptr;
     QDockWidget *m_demoDock = nullptr;
     QMenu *m_viewMenu = nullptr;
     QMenu *m_tableMenu = nullptr;
