@@ -139,6 +139,11 @@ void TestConsoleUsability::errorGroupWithLongTextKeepsThePanes() {
     const PaneSizes filtered = paneSizes();
     QVERIFY2(filtered == before,
              qPrintable(describe(before) + QStringLiteral(" became ") + describe(filtered)));
+    // And the filter bar still shows all of itself, the chip and Clear included.
+    for (QWidget *w : bar->findChildren<QWidget *>(Qt::FindDirectChildrenOnly)) {
+        if (w->isVisible())
+            QVERIFY2(w->geometry().right() < bar->width(), qPrintable(w->objectName()));
+    }
 
     QTest::mouseClick(chip, Qt::LeftButton); // removes the error filter
     QTRY_VERIFY_WITH_TIMEOUT(bar->errorSignature().isEmpty(), kTimeout);

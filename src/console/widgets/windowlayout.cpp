@@ -17,8 +17,8 @@ bool isSideArea(Qt::DockWidgetArea area) {
 
 // The default share of each area: wide enough for the navigator's counts
 // and the detail's metadata, the rest for the table.
-constexpr int kLeftWidth = 300;
-constexpr int kRightWidth = 440;
+constexpr int kLeftWidth = 280;
+constexpr int kRightWidth = 400;
 constexpr int kBottomHeight = 300;
 
 } // namespace
