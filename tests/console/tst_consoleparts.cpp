@@ -8,6 +8,7 @@
 #include "console/widgets/actions.h"
 #include "console/widgets/application.h"
 #include "console/widgets/jsonhighlighter.h"
+#include "console/widgets/statusindicators.h"
 #include "console/widgets/windowlayout.h"
 
 #include <QDir>
@@ -40,6 +41,7 @@ private Q_SLOTS:
     void settingsRoundTrip();
     void iconsLoad();
     void windowTitleNamesTheAppOnce();
+    void bannerEndsItsSentenceOnce();
     void executableRejectsBadDb_data();
     void executableRejectsBadDb();
 };
@@ -380,6 +382,14 @@ void TestConsoleParts::windowTitleNamesTheAppOnce() {
     const QString title = console::windowTitleFor(QStringLiteral("orders on db1 [read-only]"));
     QCOMPARE(title, QStringLiteral("orders on db1 [read-only] — Outbox Console"));
     QCOMPARE(title.count(QLatin1String("Outbox Console")), 1);
+}
+
+void TestConsoleParts::bannerEndsItsSentenceOnce() {
+    console::ConnectionBanner banner;
+    banner.setConnectionState(console::ConnectionState::Reconnecting,
+                              QStringLiteral("The database connection was lost. Retrying in 1s."));
+    QVERIFY2(banner.text().contains(QLatin1String("Retrying in 1s. ")), qPrintable(banner.text()));
+    QVERIFY2(!banner.text().contains(QLatin1String("..")), qPrintable(banner.text()));
 }
 
 void TestConsoleParts::executableRejectsBadDb_data() {

@@ -20,6 +20,7 @@
 #include <QAbstractButton>
 #include <QClipboard>
 #include <QDockWidget>
+#include <QLabel>
 #include <QLineEdit>
 #include <QMenuBar>
 #include <QMessageBox>
@@ -325,6 +326,21 @@ void TestConsoleUsability::requeueKeepsTheChosenEvent() {
     QVERIFY2(detailTitle().contains(core::uuidText(chosen)), qPrintable(detailTitle()));
     QVERIFY(!view->table()->currentIndex().isValid());
     QVERIFY(view->selectedEvents().isEmpty());
+
+    // "Replayed as <id>" is a link: it shows and selects the replay.
+    const QUuid replay =
+        QUuid::fromString(scalar(QStringLiteral("SELECT id FROM outbox_events WHERE replay_of = ?"),
+                                 {chosen.toString(QUuid::WithoutBraces)}));
+    QLabel *link = nullptr;
+    QTRY_VERIFY_WITH_TIMEOUT(
+        (link = part<console::DetailPane>()->findChild<QLabel *>(QStringLiteral("replayedAs"))),
+        kTimeout);
+    QVERIFY2(link->text().contains(QLatin1String("<a href")), qPrintable(link->text()));
+    Q_EMIT link->linkActivated(core::uuidText(replay));
+    QTRY_COMPARE_WITH_TIMEOUT(currentPage(), page(core::Status::Pending), kTimeout);
+    QTRY_VERIFY_WITH_TIMEOUT(detailTitle().contains(core::uuidText(replay)), kTimeout);
+    QTRY_COMPARE_WITH_TIMEOUT(page(core::Status::Pending)->selectedEvents().size(), 1, kTimeout);
+    QCOMPARE(page(core::Status::Pending)->selectedEvents().at(0).id, replay);
 }
 
 void TestConsoleUsability::liveInsertsDoNotMoveSelectedRows() {

@@ -62,6 +62,7 @@ private Q_SLOTS:
     void validation_data();
     void validation();
     void validFormEnablesStart();
+    void freshFormAsksForTheRunnerWithoutAlarm();
     void readOnlyDisablesStart();
     void settingsPersistWithoutSecret();
     void readyToCloseWhenIdle();
@@ -160,6 +161,27 @@ void TestDispatcherPanel::validFormEnablesStart() {
     QCOMPARE(config.runnerUrl, validConfig().runnerUrl);
     QCOMPARE(config.pollInterval, core::Millis(1000));
     QCOMPARE(config.requestTimeout, core::Millis(5000));
+}
+
+// A console that never ran a dispatcher shows what to fill in, not an error
+// in red; once the user edits the URL, mistakes are marked as usual.
+void TestDispatcherPanel::freshFormAsksForTheRunnerWithoutAlarm() {
+    DispatcherPanel panel;
+    panel.show();
+    auto *label = child<QLabel>(&panel, "validationMessage");
+    QVERIFY(label && label->isVisible());
+    QVERIFY2(panel.validationError().contains(QLatin1String("Runner URL")),
+             qPrintable(panel.validationError()));
+    QVERIFY2(!label->styleSheet().contains(QLatin1String("#c01c28")),
+             qPrintable(label->styleSheet()));
+    auto *url = child<QLineEdit>(&panel, "runnerUrl");
+    QVERIFY(url);
+    QVERIFY(!url->styleSheet().contains(QLatin1String("border")));
+    QVERIFY(!child<QPushButton>(&panel, "dispatcherStart")->isEnabled());
+
+    url->setText(QStringLiteral("ftp://runner"));
+    QVERIFY(label->styleSheet().contains(QLatin1String("#c01c28")));
+    QVERIFY(url->styleSheet().contains(QLatin1String("border")));
 }
 
 void TestDispatcherPanel::readOnlyDisablesStart() {
