@@ -200,8 +200,8 @@ void EventView::applyDefaultColumns() {
     const int charWidth = m_table->fontMetrics().horizontalAdvance(QLatin1Char('0'));
     const QList<QPair<int, int>> widths{
         {Col::IdColumn, 14},          {Col::StatusColumn, 9},
-        {Col::NamespaceColumn, 11},   {Col::TopicColumn, 17},
-        {Col::TenantColumn, 37},      {Col::DedupeKeyColumn, 16},
+        {Col::NamespaceColumn, 11},   {Col::TopicColumn, 16},
+        {Col::TenantColumn, 37},      {Col::DedupeKeyColumn, 14},
         {Col::AttemptsColumn, 8},     {Col::NextAttemptColumn, 12},
         {Col::LeaseHolderColumn, 11}, {Col::LeaseRemainingColumn, 15},
         {Col::LastErrorColumn, 50},   {Col::CreatedColumn, 10},
@@ -213,16 +213,16 @@ void EventView::applyDefaultColumns() {
     for (int column : hiddenByDefault(m_status)) {
         header->setSectionHidden(column, true);
     }
-    // Age first: the newest-first list is read by it. The id (long, and
-    // alike for events of the same second) is there to copy: its start is
-    // enough to tell rows apart (the tooltip has it whole). The last error,
-    // the longest text, goes last and takes the width left, so at a usual
-    // window size every other column is on screen.
-    const QList<int> order{
-        Col::CreatedColumn,        Col::StatusColumn,      Col::NamespaceColumn,
-        Col::TopicColumn,          Col::TenantColumn,      Col::DedupeKeyColumn,
-        Col::AttemptsColumn,       Col::NextAttemptColumn, Col::LeaseHolderColumn,
-        Col::LeaseRemainingColumn, Col::IdColumn,          Col::LastErrorColumn};
+    // Age first: the newest-first list is read by it; then the id, whose
+    // start is enough to tell rows apart and to find one (the tooltip has it
+    // whole). The last error, the longest text, goes last and takes the width
+    // left; at a usual window size every other column is on screen.
+    const QList<int> order{Col::CreatedColumn,        Col::IdColumn,
+                           Col::StatusColumn,         Col::NamespaceColumn,
+                           Col::TopicColumn,          Col::TenantColumn,
+                           Col::DedupeKeyColumn,      Col::AttemptsColumn,
+                           Col::NextAttemptColumn,    Col::LeaseHolderColumn,
+                           Col::LeaseRemainingColumn, Col::LastErrorColumn};
     static_assert(Col::ColumnCount == 12);
     for (int i = 0; i < order.size(); ++i) {
         header->moveSection(header->visualIndex(order.at(i)), i);

@@ -7,6 +7,8 @@
 #include <QMainWindow>
 #include <QTimer>
 
+#include <algorithm>
+
 namespace outbox::console {
 
 namespace {
@@ -41,11 +43,10 @@ QDockWidget *WindowLayout::addDock(const QString &title, const QString &name, QW
                                    Qt::DockWidgetArea area, bool shownByDefault) {
     auto *dock = new QDockWidget(title, m_window);
     dock->setObjectName(name); // saveState() needs it
-    // A pane keeps a usable size whatever its contents or the centre ask.
+    // A side pane keeps a usable width whatever the centre asks (never less
+    // than its contents need).
     if (isSideArea(area)) {
-        content->setMinimumWidth(kMinimumSideWidth);
-    } else {
-        content->setMinimumHeight(kMinimumBottomHeight);
+        content->setMinimumWidth(std::max(kMinimumSideWidth, content->minimumSizeHint().width()));
     }
     dock->setWidget(content);
     m_window->addDockWidget(area, dock);
@@ -92,6 +93,11 @@ void WindowLayout::applyDefaults() {
     m_window->resizeDocks(sides, widths, Qt::Horizontal);
     if (left.size() > 1) {
         m_window->resizeDocks(left, QList<int>(left.size(), 400), Qt::Vertical);
+    }
+    if (right.size() > 1) { // the event detail first, then the demo's few controls
+        QList<int> heights(right.size(), 240);
+        heights[0] = 640;
+        m_window->resizeDocks(right, heights, Qt::Vertical);
     }
     if (!bottom.isEmpty()) {
         m_window->resizeDocks({bottom.constFirst()}, {kBottomHeight}, Qt::Vertical);
