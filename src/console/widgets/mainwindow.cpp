@@ -17,17 +17,15 @@
 #include "console/widgets/keyboard.h"
 #include "console/widgets/statusindicators.h"
 #include "console/widgets/windowlayout.h"
+#include "console/widgets/windowmenus.h"
 
-#include <QApplication>
 #include <QCloseEvent>
 #include <QDockWidget>
 #include <QHeaderView>
-#include <QMenuBar>
-#include <QMessageBox>
+#include <QMenu>
 #include <QStatusBar>
 #include <QTabWidget>
 #include <QTableView>
-#include <QToolBar>
 #include <QTreeView>
 #include <QVBoxLayout>
 
@@ -189,64 +187,13 @@ void MainWindow::buildDocks() {
 }
 
 void MainWindow::buildMenus() {
-    QMenu *file = menuBar()->addMenu(tr("&File"));
-    file->addAction(QIcon(QStringLiteral(":/icons/connect.svg")), tr("&Connect…"),
-                    QKeySequence::Open, this, &MainWindow::openConnectionDialog);
-    QAction *demo = file->addAction(tr("Start &demo"), this, &MainWindow::startDemo);
-    demo->setObjectName(QStringLiteral("startDemoAction"));
-    file->addSeparator();
-    file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
-
-    m_viewMenu = menuBar()->addMenu(tr("&View"));
-    QAction *refresh =
-        m_viewMenu->addAction(QIcon(QStringLiteral(":/icons/refresh.svg")), tr("&Refresh"),
-                              QKeySequence::Refresh, this, &MainWindow::refreshNow);
-    refresh->setObjectName(QStringLiteral("refreshAction"));
-    QAction *find = m_viewMenu->addAction(tr("&Find…"), QKeySequence::Find, m_filterBar,
-                                          &FilterBar::focusSearch);
-    Q_UNUSED(find)
-    m_viewMenu->addAction(tr("Clear &filter"), m_filterBar, &FilterBar::clear);
-    m_viewMenu->addSeparator();
-    for (std::size_t i = 0; i < kStatuses.size(); ++i) {
-        m_viewMenu->addAction(statusTitle(kStatuses[i]),
-                              QKeySequence(int(Qt::ALT) | int(Qt::Key_1 + int(i))), this,
-                              [this, i] { m_tabs->setCurrentIndex(int(i)); });
-    }
-    m_viewMenu->addSeparator();
-    for (QDockWidget *dock : findChildren<QDockWidget *>()) {
-        m_viewMenu->addAction(dock->toggleViewAction());
-    }
-
-    QMenu *actions = menuBar()->addMenu(tr("&Actions"));
-    m_actions->fillActionsMenu(actions);
-
-    QMenu *help = menuBar()->addMenu(tr("&Help"));
-    help->addAction(tr("&About"), this, [this] {
-        QMessageBox::about(this, tr("About Outbox Console"),
-                           tr("<b>Outbox Console</b> %1<br>Live views, operator actions and an "
-                              "embedded dispatcher for PostgreSQL transactional outboxes.")
-                               .arg(QApplication::applicationVersion()));
-    });
-
-    QToolBar *bar = addToolBar(tr("Main"));
-    bar->setObjectName(QStringLiteral("mainToolBar"));
-    bar->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
-    bar->setIconSize(QSize(18, 18));
-    bar->addAction(refresh);
-    bar->addSeparator();
-    using A = ActionController;
-    for (int kind : {A::RetrySelected, A::RequeueSelected, A::CancelSelected, A::ReplaySelected,
-                     A::PurgeSelected}) {
-        bar->addAction(m_actions->action(A::Kind(kind)));
-    }
-    bar->addSeparator();
-    bar->addAction(m_actions->action(A::RequeueMatching));
-    bar->addAction(m_actions->action(A::PurgeOld));
-    bar->addSeparator();
-    bar->addAction(m_actions->action(A::CopyId));
-    bar->addAction(m_actions->action(A::ExportJson));
-    m_viewMenu->addAction(bar->toggleViewAction());
-
+    // In the order of kStatuses, with access letters that the View menu's
+    // other entries do not use.
+    const QStringList pages{tr("&Pending"), tr("Pr&ocessing"), tr("&Delivered"), tr("De&ad")};
+    m_viewMenu = buildWindowMenus(this, m_actions, m_filterBar, pages,
+                                  {[this] { openConnectionDialog(); }, [this] { startDemo(); },
+                                   [this] { refreshNow(); },
+                                   [this](int page) { m_tabs->setCurrentIndex(page); }});
     m_tableMenu = new QMenu(this);
     m_actions->fillContextMenu(m_tableMenu);
 }
