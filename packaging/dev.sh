@@ -18,6 +18,8 @@ jobs=${JOBS:-$(nproc)}
 packages=(
     build-essential cmake git clang-format
     qt6-base-dev qt6-base-dev-tools libqt6sql6-psql qt6-charts-dev libqt6opengl6-dev libgl-dev
+    # The SVG image and icon plugins: every icon is SVG (nothing links it).
+    libqt6svg6
     # qt6-httpserver-dev's CMake package needs WebSockets but does not depend on it.
     qt6-httpserver-dev qt6-websockets-dev
     libpq-dev

@@ -38,8 +38,10 @@ constexpr Rule kRules[] = {
     // apart; plain numbers are the next rule's job.
     {R"(([^0-9A-Za-z_])(?=[0-9a-fA-F]*[0-9])(?=[0-9a-fA-F]*[a-fA-F])[0-9a-fA-F]{8,}(?![0-9A-Za-z_]))",
      R"(\1<hex>)"},
-    // Numbers, decimals and dotted runs such as IPv4 addresses and versions.
-    {R"([0-9]+(?:\.[0-9]+)*)", "<n>"},
+    // Numbers, decimals and dotted runs such as IPv4 addresses and versions;
+    // not an HTTP status ("HTTP 410" is permanent, "HTTP 503" transient:
+    // they are different errors). A run is taken whole from its first digit.
+    {R"((?<!HTTP )(?<![0-9])[0-9]+(?:\.[0-9]+)*)", "<n>"},
     {"[ \\t\\n\\r\\f]+", " "},
 };
 

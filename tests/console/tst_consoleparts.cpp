@@ -6,8 +6,14 @@
 #include "console/model/consolesettings.h"
 #include "console/model/eventexplanation.h"
 #include "console/widgets/actions.h"
+#include "console/widgets/application.h"
 #include "console/widgets/jsonhighlighter.h"
+#include "console/widgets/statusindicators.h"
+#include "console/widgets/windowlayout.h"
 
+#include <QDir>
+#include <QIcon>
+#include <QImageReader>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
@@ -34,6 +40,9 @@ private Q_SLOTS:
     void commandLine();
     void profilesNeverStorePasswords();
     void settingsRoundTrip();
+    void iconsLoad();
+    void windowTitleNamesTheAppOnce();
+    void bannerEndsItsSentenceOnce();
     void executableRejectsBadDb_data();
     void executableRejectsBadDb();
 };
@@ -363,8 +372,49 @@ void TestConsoleParts::settingsRoundTrip() {
     settings.setHeaderState(QStringLiteral("dead"), QByteArray("state"));
     QCOMPARE(settings.headerState(QStringLiteral("dead")), QByteArray("state"));
     QVERIFY(settings.headerState(QStringLiteral("pending")).isEmpty());
+    settings.setWindowState(QStringLiteral("demo"), QByteArray("demo layout"));
+    settings.setWindowState(QStringLiteral("a/b"), QByteArray("other layout"));
+    QCOMPARE(settings.windowState(QStringLiteral("demo")), QByteArray("demo layout"));
+    QCOMPARE(settings.windowState(QStringLiteral("a/b")), QByteArray("other layout"));
+    QVERIFY(settings.windowState(QStringLiteral("production")).isEmpty()); // per profile
     settings.setRequeueRate(-5);
     QCOMPARE(settings.requeueRate(), 0.0);
+}
+
+// The toolbar's icons are SVG: without Qt's SVG image plugin (packaging/dev.sh
+// installs it, the package depends on it) they would all be empty.
+void TestConsoleParts::iconsLoad() {
+    QVERIFY2(QImageReader::supportedImageFormats().contains("svg"),
+             "no SVG image plugin: install libqt6svg6");
+    console::initResources();
+    const QStringList icons = QDir(QStringLiteral(":/icons")).entryList({QStringLiteral("*.svg")});
+    QVERIFY(icons.size() >= 10);
+    for (const QString &name : icons) {
+        const QIcon icon(QStringLiteral(":/icons/") + name);
+        const QImage image = icon.pixmap(QSize(18, 18)).toImage();
+        QVERIFY2(!image.isNull(), qPrintable(name));
+        // Something is drawn, not a transparent square.
+        bool drawn = false;
+        for (int y = 0; y < image.height() && !drawn; ++y)
+            for (int x = 0; x < image.width() && !drawn; ++x)
+                drawn = qAlpha(image.pixel(x, y)) > 0;
+        QVERIFY2(drawn, qPrintable(name));
+    }
+}
+
+void TestConsoleParts::windowTitleNamesTheAppOnce() {
+    QCOMPARE(console::windowTitleFor(QString()), QStringLiteral("Outbox Console"));
+    const QString title = console::windowTitleFor(QStringLiteral("orders on db1 [read-only]"));
+    QCOMPARE(title, QStringLiteral("orders on db1 [read-only] — Outbox Console"));
+    QCOMPARE(title.count(QLatin1String("Outbox Console")), 1);
+}
+
+void TestConsoleParts::bannerEndsItsSentenceOnce() {
+    console::ConnectionBanner banner;
+    banner.setConnectionState(console::ConnectionState::Reconnecting,
+                              QStringLiteral("The database connection was lost. Retrying in 1s."));
+    QVERIFY2(banner.text().contains(QLatin1String("Retrying in 1s. ")), qPrintable(banner.text()));
+    QVERIFY2(!banner.text().contains(QLatin1String("..")), qPrintable(banner.text()));
 }
 
 void TestConsoleParts::executableRejectsBadDb_data() {

@@ -64,12 +64,14 @@ private Q_SLOTS:
     void validation_data();
     void validation();
     void validFormEnablesStart();
+    void freshFormAsksForTheRunnerWithoutAlarm();
     void readOnlyDisablesStart();
     void settingsPersistWithoutSecret();
     void batchDeliverySetting();
     void readyToCloseWhenIdle();
     void logIsBounded();
     void chartKeepsWindow();
+    void chartBreaksWhereSamplesStopped();
     void runAgainstDatabase();
     void startFailureIsShown();
     void destroyWhileRunning();
@@ -162,6 +164,27 @@ void TestDispatcherPanel::validFormEnablesStart() {
     QCOMPARE(config.runnerUrl, validConfig().runnerUrl);
     QCOMPARE(config.pollInterval, core::Millis(1000));
     QCOMPARE(config.requestTimeout, core::Millis(5000));
+}
+
+// A console that never ran a dispatcher shows what to fill in, not an error
+// in red; once the user edits the URL, mistakes are marked as usual.
+void TestDispatcherPanel::freshFormAsksForTheRunnerWithoutAlarm() {
+    DispatcherPanel panel;
+    panel.show();
+    auto *label = child<QLabel>(&panel, "validationMessage");
+    QVERIFY(label && label->isVisible());
+    QVERIFY2(panel.validationError().contains(QLatin1String("Runner URL")),
+             qPrintable(panel.validationError()));
+    QVERIFY2(!label->styleSheet().contains(QLatin1String("#c01c28")),
+             qPrintable(label->styleSheet()));
+    auto *url = child<QLineEdit>(&panel, "runnerUrl");
+    QVERIFY(url);
+    QVERIFY(!url->styleSheet().contains(QLatin1String("border")));
+    QVERIFY(!child<QPushButton>(&panel, "dispatcherStart")->isEnabled());
+
+    url->setText(QStringLiteral("ftp://runner"));
+    QVERIFY(label->styleSheet().contains(QLatin1String("#c01c28")));
+    QVERIFY(url->styleSheet().contains(QLatin1String("border")));
 }
 
 void TestDispatcherPanel::readOnlyDisablesStart() {
@@ -303,6 +326,40 @@ void TestDispatcherPanel::chartKeepsWindow() {
     QCOMPARE(chart.points(ThroughputChart::Series::Processing).constFirst().y(), 4.0);
     QCOMPARE(chart.points(ThroughputChart::Series::Dead).constFirst().y(), 1.0);
     chart.clear();
+    QVERIFY(chart.points(ThroughputChart::Series::Delivered).isEmpty());
+}
+
+void TestDispatcherPanel::chartBreaksWhereSamplesStopped() {
+    ThroughputChart chart;
+    chart.setWindow(core::Millis(600'000));
+    const QDateTime start = QDateTime::currentDateTimeUtc().addSecs(-300);
+    for (int i = 0; i <= 20; i += 2) // running
+        chart.addThroughputSample(start.addSecs(i), 5.0, 0.0);
+    QCOMPARE(chart.segmentCount(ThroughputChart::Series::Delivered), 1);
+    for (int i = 140; i <= 150; i += 2) // two minutes later: stopped meanwhile
+        chart.addThroughputSample(start.addSecs(i), 7.0, 0.0);
+    QCOMPARE(chart.segmentCount(ThroughputChart::Series::Delivered), 2);
+    QCOMPARE(chart.segmentCount(ThroughputChart::Series::Failed), 2);
+    QCOMPARE(chart.points(ThroughputChart::Series::Delivered).size(), 11 + 6);
+
+    store::StatusCounts counts;
+    counts.serverTime = start;
+    for (int i = 0; i < 3; ++i) {
+        counts.serverTime = start.addSecs(2 * i);
+        chart.addBacklogSample(counts);
+    }
+    counts.serverTime = start.addSecs(60); // the connection was lost for a minute
+    chart.addBacklogSample(counts);
+    QCOMPARE(chart.segmentCount(ThroughputChart::Series::Pending), 2);
+    // Slower ticks are no gap.
+    counts.serverTime = start.addSecs(90);
+    chart.addBacklogSample(counts);
+    counts.serverTime = start.addSecs(120);
+    chart.addBacklogSample(counts);
+    QCOMPARE(chart.segmentCount(ThroughputChart::Series::Pending), 2);
+
+    chart.clear();
+    QCOMPARE(chart.segmentCount(ThroughputChart::Series::Delivered), 1);
     QVERIFY(chart.points(ThroughputChart::Series::Delivered).isEmpty());
 }
 

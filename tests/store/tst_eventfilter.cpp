@@ -425,7 +425,14 @@ private Q_SLOTS:
         row("leading quote", s("''abc'"), "'?'abc'");
         row("unclosed quote", s("bad \"value 12"), "bad \"value <n>");
         row("json body", s("HTTP 422: {\"error\":\"invalid\",\"id\":42}"),
-            "HTTP <n>: {\"?\":\"?\",\"?\":<n>}");
+            "HTTP 422: {\"?\":\"?\",\"?\":<n>}");
+        // A status code tells a permanent failure from a transient one.
+        row("http 410", s("HTTP 410 from https://h:8080/x after 12 ms"),
+            "HTTP 410 from https://h:<n>/x after <n> ms");
+        row("http 503", s("HTTP 503 from https://h:8080/x after 7 ms"),
+            "HTTP 503 from https://h:<n>/x after <n> ms");
+        row("http status then number", s("HTTP 503 retry 2"), "HTTP 503 retry <n>");
+        row("not after http", s("HTTPS 503 and XHTTP 5"), "HTTPS <n> and XHTTP 5");
         row("whitespace", s("  a\t\tb\r\n  c  "), "a b c");
         row("only space", s("   "), "");
         row("empty", QString(), "");
@@ -472,7 +479,8 @@ private Q_SLOTS:
             QStringLiteral("g"),          QStringLiteral(","),
             QStringLiteral("\\1"),        QStringLiteral("0X"),
             QStringLiteral("\r"),         QStringLiteral("{}"),
-            QStringLiteral(":")};
+            QStringLiteral(":"),          QStringLiteral("HTTP "),
+            QStringLiteral("HTTP 503")};
         QRandomGenerator random(20240501);
         QStringList samples;
         for (int i = 0; i < 1500; ++i) {

@@ -414,7 +414,9 @@ private Q_SLOTS:
         QVERIFY(dead("timeout after 99 ms on 10.0.0.7", 1));
         QVERIFY(dead("timeout after 5 ms on 192.168.1.20", 1));
         QVERIFY(dead("runner returned HTTP 503 for event 0191f3c4-6a2b-7c3d-9e4f-123456789abc", 1));
-        QVERIFY(dead("runner returned HTTP 502 for event 0191f3c4-6a2b-7c3d-9e4f-000000000001", 1));
+        QVERIFY(dead("runner returned HTTP 503 for event 0191f3c4-6a2b-7c3d-9e4f-000000000001", 1));
+        // A different status is a different error (410 is permanent, 503 transient).
+        QVERIFY(dead("runner returned HTTP 410 for event 0191f3c4-6a2b-7c3d-9e4f-000000000002", 1));
         QVERIFY(dead("connection refused", 1));
         QVERIFY(insertEvents(m_db, 5, QStringLiteral("pending"), QStringLiteral("billing"),
                              QStringLiteral("invoice.paid"), 2,
@@ -428,16 +430,21 @@ private Q_SLOTS:
         EventQueries queries(m_db);
         const auto groups = queries.errorGroups(EventFilter{});
         QVERIFY2(groups.ok(), qPrintable(groups.errorMessage()));
-        QCOMPARE(groups->size(), 3);
+        QCOMPARE(groups->size(), 4);
         QCOMPARE(groups->at(0).signature, QStringLiteral("timeout after <n> ms on <n>"));
         QCOMPARE(groups->at(0).count, 4);
         QCOMPARE(groups->at(0).example, QStringLiteral("timeout after 99 ms on 10.0.0.7"));
         QVERIFY(groups->at(0).latest.isValid());
         QCOMPARE(groups->at(1).signature,
-                 QStringLiteral("runner returned HTTP <n> for event <uuid>"));
+                 QStringLiteral("runner returned HTTP 503 for event <uuid>"));
         QCOMPARE(groups->at(1).count, 2);
-        QCOMPARE(groups->at(2).signature, QStringLiteral("connection refused"));
+        QStringList singles{groups->at(2).signature, groups->at(3).signature};
+        singles.sort();
+        QCOMPARE(singles,
+                 QStringList({QStringLiteral("connection refused"),
+                              QStringLiteral("runner returned HTTP 410 for event <uuid>")}));
         QCOMPARE(groups->at(2).count, 1);
+        QCOMPARE(groups->at(3).count, 1);
 
         EventFilter pending;
         pending.status = core::Status::Pending;

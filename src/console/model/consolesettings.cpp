@@ -11,11 +11,22 @@ namespace {
 constexpr std::chrono::milliseconds kMinInterval{500};
 constexpr std::chrono::milliseconds kMaxInterval{600000};
 
-QString profileGroup(const QString &name) {
-    // QSettings treats '/' as a separator; keep each profile one group.
+// QSettings treats '/' as a separator; keep each profile one group.
+QString groupName(const QString &name) {
     QString key = name;
     key.replace(QLatin1Char('/'), QLatin1Char('_'));
-    return QStringLiteral("profiles/") + key;
+    return key;
+}
+
+QString profileGroup(const QString &name) {
+    return QStringLiteral("profiles/") + groupName(name);
+}
+
+// The docks' layout of a profile ("default" without one).
+QString layoutKey(const QString &profile) {
+    return QStringLiteral("layouts/") +
+           groupName(profile.isEmpty() ? QStringLiteral("default") : profile) +
+           QStringLiteral("/state");
 }
 
 } // namespace
@@ -74,12 +85,12 @@ void ConsoleSettings::setWindowGeometry(const QByteArray &geometry) {
     m_settings->setValue(QStringLiteral("window/geometry"), geometry);
 }
 
-QByteArray ConsoleSettings::windowState() const {
-    return m_settings->value(QStringLiteral("window/state")).toByteArray();
+QByteArray ConsoleSettings::windowState(const QString &profile) const {
+    return m_settings->value(layoutKey(profile)).toByteArray();
 }
 
-void ConsoleSettings::setWindowState(const QByteArray &state) {
-    m_settings->setValue(QStringLiteral("window/state"), state);
+void ConsoleSettings::setWindowState(const QString &profile, const QByteArray &state) {
+    m_settings->setValue(layoutKey(profile), state);
 }
 
 QByteArray ConsoleSettings::headerState(const QString &viewKey) const {

@@ -42,8 +42,9 @@ public:
 
     QByteArray windowGeometry() const;
     void setWindowGeometry(const QByteArray &geometry);
-    QByteArray windowState() const;
-    void setWindowState(const QByteArray &state);
+    // The docks' layout, per connection profile (empty: no profile).
+    QByteArray windowState(const QString &profile) const;
+    void setWindowState(const QString &profile, const QByteArray &state);
 
     QByteArray headerState(const QString &viewKey) const;
     void setHeaderState(const QString &viewKey, const QByteArray &state);

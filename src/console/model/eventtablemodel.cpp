@@ -57,6 +57,8 @@ void EventTableModel::setQuery(const store::EventFilter &filter, store::SortOrde
     m_rows.clear();
     m_next.reset();
     endResetModel();
+    m_latest.clear();
+    setHeldRows(0);
     setIds(0, 0);
     m_search = {};
     refresh();
@@ -90,7 +92,7 @@ void EventTableModel::refresh() {
     store::PageRequest request;
     request.filter = m_filter;
     request.order = m_order;
-    request.limit = std::clamp(int(m_rows.size()), m_pageSize, m_refreshCap);
+    request.limit = std::clamp(int(m_rows.size()) + m_heldRows, m_pageSize, m_refreshCap);
     if (m_filter.needsScan()) {
         request.timeout = m_searchTimeout;
     }
@@ -165,11 +167,51 @@ void EventTableModel::applySnapshot(const QList<core::OutboxEvent> &rows,
                                     const QDateTime &serverTime,
                                     const std::optional<store::PageCursor> &next) {
     setServerTime(serverTime);
+    m_latest = rows;
+    QList<core::OutboxEvent> shown = rows;
+    int held = 0;
+    if (m_holdNewRows && !m_rows.isEmpty()) {
+        QSet<QUuid> loaded;
+        loaded.reserve(m_rows.size());
+        for (const auto &row : std::as_const(m_rows)) {
+            loaded.insert(row.id);
+        }
+        held = int(shown.removeIf(
+            [&loaded](const core::OutboxEvent &e) { return !loaded.contains(e.id); }));
+    }
     applyRows(
-        m_rows, rows, [](const core::OutboxEvent &e) { return e.id; },
+        m_rows, shown, [](const core::OutboxEvent &e) { return e.id; },
         [](const core::OutboxEvent &a, const core::OutboxEvent &b) { return a == b; });
     m_next = next;
+    setHeldRows(held);
     Q_EMIT refreshed();
+}
+
+void EventTableModel::setHoldNewRows(bool hold) {
+    if (hold == m_holdNewRows) {
+        return;
+    }
+    m_holdNewRows = hold;
+    if (!hold) {
+        showHeldRows();
+    }
+}
+
+void EventTableModel::showHeldRows() {
+    if (m_heldRows == 0) {
+        return;
+    }
+    applyRows(
+        m_rows, m_latest, [](const core::OutboxEvent &e) { return e.id; },
+        [](const core::OutboxEvent &a, const core::OutboxEvent &b) { return a == b; });
+    setHeldRows(0);
+}
+
+void EventTableModel::setHeldRows(int count) {
+    if (count != m_heldRows) {
+        m_heldRows = count;
+        Q_EMIT heldRowsChanged(count);
+    }
 }
 
 void EventTableModel::appendPage(const QList<core::OutboxEvent> &rows, const QDateTime &serverTime,
@@ -193,6 +235,9 @@ void EventTableModel::appendPage(const QList<core::OutboxEvent> &rows, const QDa
         beginInsertRows({}, first, first + int(fresh.size()) - 1);
         m_rows.append(fresh);
         endInsertRows();
+        if (m_heldRows > 0) {
+            m_latest.append(fresh); // so that showing the held rows keeps these
+        }
     }
     m_next = next;
 }
@@ -202,6 +247,8 @@ void EventTableModel::clear() {
     m_rows.clear();
     m_next.reset();
     endResetModel();
+    m_latest.clear();
+    setHeldRows(0);
     setIds(0, 0);
 }
 

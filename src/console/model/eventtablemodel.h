@@ -93,6 +93,15 @@ public:
     void setSearchTimeout(core::Millis timeout) { m_searchTimeout = timeout; }
     core::Millis searchTimeout() const { return m_searchTimeout; }
 
+    // While held, snapshots bring no new rows in (changed and vanished rows
+    // still apply), so the rows on screen stay where they are; heldRows()
+    // counts the new ones that wait. Releasing the hold, or showHeldRows(),
+    // applies the latest snapshot whole.
+    void setHoldNewRows(bool hold);
+    bool holdsNewRows() const { return m_holdNewRows; }
+    int heldRows() const { return m_heldRows; }
+    void showHeldRows();
+
     // Snapshot side. `serverTime` is the database clock when the rows were
     // read; `next` is where the following page starts (none: the end).
     void applySnapshot(const QList<core::OutboxEvent> &rows, const QDateTime &serverTime,
@@ -121,12 +130,14 @@ Q_SIGNALS:
     void loadFailed(const QString &message);
     // A refresh or the first page was applied (not emitted for appended pages).
     void refreshed();
+    void heldRowsChanged(int count);
 
 private:
     void onPageReady(RequestId id, const PageResult &result);
     void onRequestFailed(RequestId id, const core::Error &error);
     void noteAnswer();
     void setServerTime(const QDateTime &serverTime);
+    void setHeldRows(int count);
     void tick();
     void setIds(RequestId refreshId, RequestId fetchId);
     bool leaseExpired(const core::OutboxEvent &event, const QDateTime &now) const;
@@ -142,6 +153,9 @@ private:
     int m_refreshCap = 2000;
     QList<core::OutboxEvent> m_rows;
     std::optional<store::PageCursor> m_next;
+    bool m_holdNewRows = false;
+    int m_heldRows = 0;
+    QList<core::OutboxEvent> m_latest; // the last snapshot, held rows included
     RequestId m_refreshId = 0;
     RequestId m_fetchId = 0;
     QDateTime m_serverTime;

@@ -34,50 +34,51 @@ struct ActionText {
     const char *tip;
 };
 constexpr ActionText kActionTexts[] = {
-    {ActionController::RetrySelected, QT_TRANSLATE_NOOP("ActionController", "Retry now"), "retry",
+    {ActionController::RetrySelected, QT_TRANSLATE_NOOP("ActionController", "&Retry now"), "retry",
      QT_TRANSLATE_NOOP("ActionController",
                        "Make the selected pending events due now, skipping their backoff")},
-    {ActionController::RequeueSelected, QT_TRANSLATE_NOOP("ActionController", "Requeue"), "requeue",
+    {ActionController::RequeueSelected, QT_TRANSLATE_NOOP("ActionController", "Re&queue"),
+     "requeue",
      QT_TRANSLATE_NOOP("ActionController",
                        "Send the selected dead events back to pending with attempts reset")},
-    {ActionController::CancelSelected, QT_TRANSLATE_NOOP("ActionController", "Cancel"), "cancel",
+    {ActionController::CancelSelected, QT_TRANSLATE_NOOP("ActionController", "&Cancel"), "cancel",
      QT_TRANSLATE_NOOP(
          "ActionController",
          "Mark the selected pending or dead events dead so they are never delivered")},
-    {ActionController::ReplaySelected, QT_TRANSLATE_NOOP("ActionController", "Replay"), "replay",
+    {ActionController::ReplaySelected, QT_TRANSLATE_NOOP("ActionController", "Re&play"), "replay",
      QT_TRANSLATE_NOOP("ActionController",
                        "Enqueue a new copy of each selected delivered or dead event")},
-    {ActionController::PurgeSelected, QT_TRANSLATE_NOOP("ActionController", "Purge"), "purge",
+    {ActionController::PurgeSelected, QT_TRANSLATE_NOOP("ActionController", "P&urge"), "purge",
      QT_TRANSLATE_NOOP("ActionController",
                        "Delete the selected delivered or dead events for good")},
-    {ActionController::CopyId, QT_TRANSLATE_NOOP("ActionController", "Copy ID"), "copy",
+    {ActionController::CopyId, QT_TRANSLATE_NOOP("ActionController", "Copy &ID"), "copy",
      QT_TRANSLATE_NOOP("ActionController", "Copy the ids of the selected events")},
-    {ActionController::CopyPayload, QT_TRANSLATE_NOOP("ActionController", "Copy payload"), "copy",
+    {ActionController::CopyPayload, QT_TRANSLATE_NOOP("ActionController", "Copy pa&yload"), "copy",
      QT_TRANSLATE_NOOP("ActionController", "Copy the payloads of the selected events")},
-    {ActionController::ExportJson, QT_TRANSLATE_NOOP("ActionController", "Export JSON lines…"),
+    {ActionController::ExportJson, QT_TRANSLATE_NOOP("ActionController", "&Export JSON lines…"),
      "export",
      QT_TRANSLATE_NOOP("ActionController", "Save the selected events, one JSON object per line")},
-    {ActionController::RetryMatching, QT_TRANSLATE_NOOP("ActionController", "Retry all matching…"),
+    {ActionController::RetryMatching, QT_TRANSLATE_NOOP("ActionController", "Retry &all matching…"),
      "retry",
      QT_TRANSLATE_NOOP("ActionController",
                        "Retry now every pending event that matches the filter")},
     {ActionController::RequeueMatching,
-     QT_TRANSLATE_NOOP("ActionController", "Requeue all matching…"), "requeue",
+     QT_TRANSLATE_NOOP("ActionController", "Re&queue all matching…"), "requeue",
      QT_TRANSLATE_NOOP("ActionController",
                        "Requeue every dead event that matches the filter, with a rate limit")},
     {ActionController::CancelMatching,
-     QT_TRANSLATE_NOOP("ActionController", "Cancel all matching…"), "cancel",
+     QT_TRANSLATE_NOOP("ActionController", "Cance&l all matching…"), "cancel",
      QT_TRANSLATE_NOOP("ActionController",
                        "Cancel every pending or dead event that matches the filter")},
     {ActionController::ReplayMatching,
-     QT_TRANSLATE_NOOP("ActionController", "Replay all matching…"), "replay",
+     QT_TRANSLATE_NOOP("ActionController", "Repla&y all matching…"), "replay",
      QT_TRANSLATE_NOOP("ActionController",
                        "Replay every delivered or dead event that matches the filter")},
-    {ActionController::PurgeMatching, QT_TRANSLATE_NOOP("ActionController", "Purge all matching…"),
+    {ActionController::PurgeMatching, QT_TRANSLATE_NOOP("ActionController", "Purge all &matching…"),
      "purge",
      QT_TRANSLATE_NOOP("ActionController",
                        "Delete every delivered or dead event that matches the filter")},
-    {ActionController::PurgeOld, QT_TRANSLATE_NOOP("ActionController", "Purge old events…"),
+    {ActionController::PurgeOld, QT_TRANSLATE_NOOP("ActionController", "Purge &old events…"),
      "purge",
      QT_TRANSLATE_NOOP("ActionController",
                        "Delete delivered or dead events older than an age, with a preview")},
@@ -132,6 +133,14 @@ QJsonValue timeValue(const QDateTime &time) {
                           : QJsonValue(QJsonValue::Null);
 }
 
+// A tooltip that names the action's shortcut, as its menu entry does.
+QString withShortcut(const QString &tip, const QAction *action) {
+    const QKeySequence key = action->shortcut();
+    return key.isEmpty()
+               ? tip
+               : QStringLiteral("%1 (%2)").arg(tip, key.toString(QKeySequence::NativeText));
+}
+
 // "1 event" / "3 events", with the count formatted for the locale.
 QString events(qint64 n) {
     return n == 1 ? ActionController::tr("1 event")
@@ -171,6 +180,11 @@ ActionController::ActionController(ConsoleSettings *settings, QWidget *dialogPar
     m_actions[CopyId]->setShortcut(QKeySequence::Copy);
     m_actions[CopyPayload]->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_C));
     m_actions[ExportJson]->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
+    m_actions[RetrySelected]->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_R));
+    m_actions[RequeueSelected]->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_Q));
+    m_actions[CancelSelected]->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_X));
+    m_actions[ReplaySelected]->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_P));
+    m_actions[PurgeSelected]->setShortcut(QKeySequence(Qt::SHIFT | Qt::Key_Delete));
     for (QAction *a : std::as_const(m_actions)) {
         a->setShortcutContext(Qt::WindowShortcut);
     }
@@ -267,7 +281,7 @@ void ActionController::updateState() {
             why = tr("Select one or more events first");
         }
         action->setEnabled(why.isEmpty());
-        action->setToolTip(why.isEmpty() ? m_tips.value(kind) : why);
+        action->setToolTip(withShortcut(why.isEmpty() ? m_tips.value(kind) : why, action));
     }
 }
 

@@ -15,6 +15,7 @@ namespace outbox::console {
 namespace {
 
 constexpr qsizetype kHighlightLimit = 512 * 1024; // larger payloads are shown plain
+constexpr int kTimeRole = Qt::UserRole + 1;       // a history row's time
 
 QString timeText(const QDateTime &time, const QDateTime &now) {
     if (!time.isValid()) {
@@ -74,6 +75,7 @@ DetailPane::DetailPane(QWidget *parent)
             });
     m_clock.setInterval(1000);
     connect(&m_clock, &QTimer::timeout, this, &DetailPane::renderExplanation);
+    connect(&m_clock, &QTimer::timeout, this, &DetailPane::renderTimes);
     clearContents(tr("Select an event to see its details."));
 }
 
@@ -141,6 +143,9 @@ void DetailPane::onDetail(RequestId id, const store::EventDetail &detail) {
     m_detail = detail;
     m_sinceDetail.start();
     render();
+    if (std::exchange(m_following, false)) {
+        Q_EMIT linkFollowed(detail.event.id, detail.event.status);
+    }
 }
 
 void DetailPane::onFailed(RequestId id, const core::Error &error) {
@@ -173,6 +178,7 @@ void DetailPane::clearContents(const QString &message) {
     while (m_ui->metadataForm->rowCount() > 0) {
         m_ui->metadataForm->removeRow(0);
     }
+    m_timeLabels.clear();
     m_ui->tabs->setTabText(m_ui->tabs->indexOf(m_ui->failuresTab), tr("Failures"));
     m_ui->tabs->setTabText(m_ui->tabs->indexOf(m_ui->historyTab), tr("Operator history"));
 }
@@ -212,14 +218,45 @@ void DetailPane::renderExplanation() {
     m_ui->whyLabel->show();
 }
 
+void DetailPane::renderTimes() {
+    const QDateTime now = serverNow();
+    for (const auto &[label, time] : std::as_const(m_timeLabels)) {
+        const QString text = timeText(time, now);
+        if (label && label->text() != text) {
+            label->setText(text);
+        }
+    }
+    for (QTreeWidget *tree : {m_ui->failuresTree, m_ui->historyTree}) {
+        const int column = tree == m_ui->failuresTree ? 1 : 0;
+        for (int i = 0; i < tree->topLevelItemCount(); ++i) {
+            QTreeWidgetItem *item = tree->topLevelItem(i);
+            const QString text =
+                formatRelativeTime(item->data(column, kTimeRole).toDateTime(), now);
+            if (item->text(column) != text) {
+                item->setText(column, text);
+            }
+        }
+    }
+}
+
 void DetailPane::renderMetadata(const store::EventDetail &d) {
     const core::OutboxEvent &e = d.event;
     const QDateTime now = d.serverTime.isValid() ? d.serverTime : QDateTime::currentDateTimeUtc();
     while (m_ui->metadataForm->rowCount() > 0) {
         m_ui->metadataForm->removeRow(0);
     }
+    m_timeLabels.clear();
     const auto row = [this](const QString &name, const QString &value) {
-        m_ui->metadataForm->addRow(name, valueLabel(value.isEmpty() ? QStringLiteral("—") : value));
+        QLabel *label = valueLabel(value.isEmpty() ? QStringLiteral("—") : value);
+        m_ui->metadataForm->addRow(name, label);
+        return label;
+    };
+    // Times say how long ago as well; renderTimes() keeps that current.
+    const auto timeRow = [this, &row, &now](const QString &name, const QDateTime &time) {
+        QLabel *label = row(name, time.isValid() ? timeText(time, now) : QString());
+        if (time.isValid()) {
+            m_timeLabels.append({label, time});
+        }
     };
     row(tr("ID"), core::uuidText(e.id));
     row(tr("Status"), core::statusName(e.status));
@@ -232,20 +269,30 @@ void DetailPane::renderMetadata(const store::EventDetail &d) {
                                                              e.aggregateId.value_or(QString()))
                              : QString());
     row(tr("Attempts"), QString::number(e.attempts));
-    row(tr("Next attempt"),
-        e.status == core::Status::Pending ? timeText(e.nextAttemptAt, now) : QString());
+    timeRow(tr("Next attempt"), e.status == core::Status::Pending ? e.nextAttemptAt : QDateTime());
     row(tr("Lease holder"), e.lockedBy ? core::uuidText(*e.lockedBy) : QString());
-    row(tr("Lease until"), e.lockedUntil.isValid() ? timeText(e.lockedUntil, now) : QString());
+    timeRow(tr("Lease until"), e.lockedUntil);
     row(tr("Last error"), e.lastError.value_or(QString()).left(4000));
-    row(tr("Delivered"), e.deliveredAt.isValid() ? timeText(e.deliveredAt, now) : QString());
-    row(tr("Created"), timeText(e.createdAt, now));
-    row(tr("Updated"), timeText(e.updatedAt, now));
+    timeRow(tr("Delivered"), e.deliveredAt);
+    timeRow(tr("Created"), e.createdAt);
+    timeRow(tr("Updated"), e.updatedAt);
     row(tr("Replay of"), e.replayOf ? core::uuidText(*e.replayOf) : QString());
+    // Each replay is a link that shows that event.
     QStringList replays;
     for (const QUuid &id : d.replays) {
-        replays << core::uuidText(id);
+        replays << QStringLiteral("<a href=\"%1\">%1</a>").arg(core::uuidText(id));
     }
-    row(tr("Replayed as"), replays.join(QLatin1Char('\n')));
+    QLabel *replayed = row(tr("Replayed as"), QString());
+    if (!replays.isEmpty()) {
+        replayed->setTextFormat(Qt::RichText);
+        replayed->setText(replays.join(QLatin1String("<br>")));
+        replayed->setTextInteractionFlags(Qt::TextBrowserInteraction);
+        replayed->setObjectName(QStringLiteral("replayedAs"));
+        connect(replayed, &QLabel::linkActivated, this, [this](const QString &link) {
+            m_following = true;
+            setEvent(QUuid::fromString(link));
+        });
+    }
     row(tr("Payload size"), QLocale().formattedDataSize(e.payload.size()));
 }
 
@@ -259,6 +306,7 @@ void DetailPane::renderHistory(const store::EventDetail &d) {
         auto *item = new QTreeWidgetItem;
         item->setText(0, QString::number(a.attempt));
         item->setText(1, formatRelativeTime(a.at, now));
+        item->setData(1, kTimeRole, a.at);
         item->setToolTip(1, formatAbsoluteTime(a.at));
         item->setText(2, a.httpStatus ? QString::number(*a.httpStatus) : tr("none"));
         item->setText(3, tr("%1 ms").arg(a.durationMs));
@@ -288,6 +336,7 @@ void DetailPane::renderHistory(const store::EventDetail &d) {
         const core::AuditRecord &a = *it;
         auto *item = new QTreeWidgetItem;
         item->setText(0, formatRelativeTime(a.at, now));
+        item->setData(0, kTimeRole, a.at);
         item->setToolTip(0, formatAbsoluteTime(a.at));
         item->setText(1, a.action);
         QString who = a.dbUser;

@@ -2,9 +2,13 @@
 
 #include "console/model/consoletypes.h"
 #include "console/model/eventexplanation.h"
+#include "core/status.h"
 #include "store/queries.h"
 
+#include <QDateTime>
 #include <QElapsedTimer>
+#include <QPair>
+#include <QPointer>
 #include <QTimer>
 #include <QUuid>
 #include <QWidget>
@@ -41,11 +45,16 @@ public:
     void refresh();
     void setDispatchActivity(const DispatchActivity &activity);
 
+Q_SIGNALS:
+    // A link to another event (a replay) was followed and that event shown.
+    void linkFollowed(const QUuid &id, core::Status status);
+
 private:
     void onDetail(RequestId id, const store::EventDetail &detail);
     void onFailed(RequestId id, const core::Error &error);
     void render();
     void renderExplanation();
+    void renderTimes();
     void renderMetadata(const store::EventDetail &detail);
     void renderHistory(const store::EventDetail &detail);
     void clearContents(const QString &message);
@@ -61,6 +70,8 @@ private:
     DispatchActivity m_activity;
     QTimer m_clock;
     QByteArray m_shownPayload;
+    bool m_following = false;                               // a followed link is loading
+    QList<QPair<QPointer<QLabel>, QDateTime>> m_timeLabels; // metadata rows with a time
 };
 
 } // namespace outbox::console

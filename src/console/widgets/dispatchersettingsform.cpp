@@ -111,7 +111,6 @@ DispatcherSettingsForm::DispatcherSettingsForm(QSettings *settings, QWidget *par
     m_validation = new QLabel;
     m_validation->setObjectName(QStringLiteral("validationMessage"));
     m_validation->setWordWrap(true);
-    m_validation->setStyleSheet(QStringLiteral("color: #c01c28;"));
     m_validation->setTextInteractionFlags(Qt::TextSelectableByMouse);
 
     auto *layout = new QVBoxLayout(this);
@@ -123,6 +122,7 @@ DispatcherSettingsForm::DispatcherSettingsForm(QSettings *settings, QWidget *par
         validate();
         Q_EMIT edited();
     };
+    connect(m_runnerUrl, &QLineEdit::textChanged, this, [this] { m_urlEdited = !m_loading; });
     for (QLineEdit *edit : {m_runnerUrl, m_secret, lease, poll, base, maxDelay, timeout})
         connect(edit, &QLineEdit::textChanged, this, [this, onEdit] {
             if (!m_loading)
@@ -278,9 +278,14 @@ void DispatcherSettingsForm::validate() {
             }
         }
     }
+    // A runner URL nobody has given yet is where every fresh form starts, not
+    // a mistake: say what to fill in, without alarm, until the user edits it.
+    const bool hint =
+        culprit == Field::RunnerUrl && m_runnerUrl->text().trimmed().isEmpty() && !m_urlEdited;
+    m_validation->setStyleSheet(hint ? QString() : QStringLiteral("color: #c01c28;"));
     m_validation->setText(message);
     m_validation->setVisible(!message.isEmpty());
-    if (culprit)
+    if (culprit && !hint)
         m_fields.value(*culprit)->setStyleSheet(QStringLiteral("border: 1px solid #c01c28;"));
     if (message.isEmpty())
         save();

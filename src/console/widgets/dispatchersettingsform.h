@@ -68,7 +68,8 @@ private:
 
     QSettings *m_settings = nullptr;
     bool m_persist = true;
-    bool m_loading = false; // filling the form: do not write back
+    bool m_loading = false;   // filling the form: do not write back
+    bool m_urlEdited = false; // the user typed in the runner URL field
     core::DispatcherConfig m_hidden;
     QHash<Field, QWidget *> m_fields;
     QLineEdit *m_runnerUrl = nullptr;

@@ -4,6 +4,7 @@
 #include "console/model/storeclient.h"
 
 #include <QHeaderView>
+#include <QKeyEvent>
 #include <QLabel>
 #include <QTableView>
 #include <QVBoxLayout>
@@ -43,15 +44,32 @@ ErrorGroupsView::ErrorGroupsView(QWidget *parent)
     layout->addWidget(m_caption);
     layout->addWidget(m_view);
 
-    connect(m_view, &QTableView::clicked, this, [this](const QModelIndex &index) {
-        const QString signature = index.data(ErrorGroupModel::SignatureRole).toString();
-        // A second click on the active group removes the narrowing.
-        Q_EMIT groupActivated(signature == m_active ? QString() : signature);
-    });
+    connect(m_view, &QTableView::clicked, this, &ErrorGroupsView::activate);
+    m_view->installEventFilter(this); // Enter or Space does what a click does
     updateCaption();
 }
 
 ErrorGroupsView::~ErrorGroupsView() = default;
+
+void ErrorGroupsView::activate(const QModelIndex &index) {
+    if (!index.isValid()) {
+        return;
+    }
+    const QString signature = index.data(ErrorGroupModel::SignatureRole).toString();
+    // A second click on the active group removes the narrowing.
+    Q_EMIT groupActivated(signature == m_active ? QString() : signature);
+}
+
+bool ErrorGroupsView::eventFilter(QObject *watched, QEvent *event) {
+    if (watched == m_view && event->type() == QEvent::KeyPress) {
+        const int key = static_cast<QKeyEvent *>(event)->key();
+        if (key == Qt::Key_Return || key == Qt::Key_Enter || key == Qt::Key_Space) {
+            activate(m_view->currentIndex());
+            return true;
+        }
+    }
+    return QWidget::eventFilter(watched, event);
+}
 
 void ErrorGroupsView::setClient(StoreClient *client) {
     if (m_client) {

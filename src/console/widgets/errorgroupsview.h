@@ -5,6 +5,7 @@
 #include <QWidget>
 
 class QLabel;
+class QModelIndex;
 class QTableView;
 
 namespace outbox::console {
@@ -37,7 +38,11 @@ public:
 Q_SIGNALS:
     void groupActivated(const QString &signature);
 
+protected:
+    bool eventFilter(QObject *watched, QEvent *event) override;
+
 private:
+    void activate(const QModelIndex &index);
     static bool isGrouped(const store::EventFilter &filter);
     void updateCaption();
 

@@ -3,12 +3,14 @@
 #include "console/model/consolesettings.h"
 #include "console/model/eventtablemodel.h"
 
+#include <QEvent>
 #include <QHeaderView>
 #include <QItemSelectionModel>
 #include <QLabel>
 #include <QMenu>
 #include <QSortFilterProxyModel>
 #include <QTableView>
+#include <QToolButton>
 #include <QVBoxLayout>
 
 namespace outbox::console {
@@ -47,8 +49,14 @@ EventView::EventView(core::Status status, ConsoleSettings *settings, QWidget *pa
     , m_model(new EventTableModel(this))
     , m_proxy(new QSortFilterProxyModel(this))
     , m_table(new QTableView(this))
-    , m_placeholder(new QLabel(m_table)) {
+    , m_placeholder(new QLabel(m_table))
+    , m_newRows(new QToolButton(m_table)) {
     setObjectName(QStringLiteral("eventView_") + viewKey());
+    // Rows removed by a refresh move the current index to a neighbour; the
+    // operator's choice stays (see keepChosenRow). Connected before the
+    // proxy and the selection model, so that it is known before they move it.
+    connect(m_model, &QAbstractItemModel::rowsAboutToBeRemoved, this,
+            [this] { m_rowsMoving = true; });
     m_proxy->setSourceModel(m_model);
     m_proxy->setSortRole(EventTableModel::RawRole);
     m_proxy->setDynamicSortFilter(true);
@@ -71,7 +79,7 @@ EventView::EventView(core::Status status, ConsoleSettings *settings, QWidget *pa
     header->setSectionsClickable(true);
     header->setSortIndicatorShown(true);
     header->setHighlightSections(false);
-    header->setStretchLastSection(false);
+    header->setStretchLastSection(true);
     header->setContextMenuPolicy(Qt::CustomContextMenu);
     header->setToolTip(tr("Click Age or ID to sort on the server (newest or oldest first); other "
                           "columns sort the rows loaded so far. Right-click to choose columns."));
@@ -96,12 +104,20 @@ EventView::EventView(core::Status status, ConsoleSettings *settings, QWidget *pa
         Q_EMIT contextMenuRequested(m_table->viewport()->mapToGlobal(pos));
     });
     connect(m_table->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
-            [this](const QModelIndex &current) {
-                Q_EMIT currentEventChanged(
-                    current.isValid() ? current.data(EventTableModel::IdRole).toUuid() : QUuid());
-            });
+            &EventView::onCurrentRowChanged);
     connect(m_table->selectionModel(), &QItemSelectionModel::selectionChanged, this,
             &EventView::selectionChanged);
+    connect(m_table->selectionModel(), &QItemSelectionModel::selectionChanged, this,
+            &EventView::updateHold);
+    connect(m_proxy, &QAbstractItemModel::rowsRemoved, this, &EventView::keepChosenRow);
+
+    m_newRows->setObjectName(QStringLiteral("newRowsButton"));
+    m_newRows->setIcon(QIcon(QStringLiteral(":/icons/refresh.svg")));
+    m_newRows->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
+    m_newRows->hide();
+    connect(m_newRows, &QToolButton::clicked, m_model, &EventTableModel::showHeldRows);
+    connect(m_model, &EventTableModel::heldRowsChanged, this, &EventView::updateNewRowsButton);
+    m_table->viewport()->installEventFilter(this);
     connect(m_model, &EventTableModel::loadFailed, this, [this](const QString &message) {
         m_loadError = message;
         updatePlaceholder();
@@ -109,6 +125,9 @@ EventView::EventView(core::Status status, ConsoleSettings *settings, QWidget *pa
     connect(m_model, &EventTableModel::refreshed, this, [this] {
         m_loadError.clear();
         updatePlaceholder();
+        if (!m_table->selectionModel()->currentIndex().isValid()) {
+            selectChosenRow(); // chosen before its row was loaded
+        }
     });
     connect(m_model, &EventTableModel::loadingChanged, this, &EventView::updatePlaceholder);
     connect(m_model, &QAbstractItemModel::rowsInserted, this, &EventView::updatePlaceholder);
@@ -117,8 +136,10 @@ EventView::EventView(core::Status status, ConsoleSettings *settings, QWidget *pa
     // A new query (filter or order) drops the rows and the selection without
     // a currentRowChanged: say so, or the detail pane would keep showing an
     // event the filter hides.
-    connect(m_model, &QAbstractItemModel::modelReset, this,
-            [this] { Q_EMIT currentEventChanged(QUuid()); });
+    connect(m_model, &QAbstractItemModel::modelReset, this, [this] {
+        m_chosen = QUuid();
+        Q_EMIT currentEventChanged(QUuid());
+    });
     updatePlaceholder();
 }
 
@@ -178,9 +199,9 @@ void EventView::applyDefaultColumns() {
     QHeaderView *header = m_table->horizontalHeader();
     const int charWidth = m_table->fontMetrics().horizontalAdvance(QLatin1Char('0'));
     const QList<QPair<int, int>> widths{
-        {Col::IdColumn, 37},          {Col::StatusColumn, 9},
-        {Col::NamespaceColumn, 11},   {Col::TopicColumn, 17},
-        {Col::TenantColumn, 37},      {Col::DedupeKeyColumn, 16},
+        {Col::IdColumn, 14},          {Col::StatusColumn, 9},
+        {Col::NamespaceColumn, 11},   {Col::TopicColumn, 16},
+        {Col::TenantColumn, 37},      {Col::DedupeKeyColumn, 14},
         {Col::AttemptsColumn, 8},     {Col::NextAttemptColumn, 12},
         {Col::LeaseHolderColumn, 11}, {Col::LeaseRemainingColumn, 15},
         {Col::LastErrorColumn, 50},   {Col::CreatedColumn, 10},
@@ -192,9 +213,20 @@ void EventView::applyDefaultColumns() {
     for (int column : hiddenByDefault(m_status)) {
         header->setSectionHidden(column, true);
     }
-    // Rows are told apart by topic, error and age; the id (long, and alike
-    // for events of the same second) is there to copy, so it goes last.
-    header->moveSection(header->visualIndex(Col::IdColumn), Col::ColumnCount - 1);
+    // Age first: the newest-first list is read by it; then the id, whose
+    // start is enough to tell rows apart and to find one (the tooltip has it
+    // whole). The last error, the longest text, goes last and takes the width
+    // left; at a usual window size every other column is on screen.
+    const QList<int> order{Col::CreatedColumn,        Col::IdColumn,
+                           Col::StatusColumn,         Col::NamespaceColumn,
+                           Col::TopicColumn,          Col::TenantColumn,
+                           Col::DedupeKeyColumn,      Col::AttemptsColumn,
+                           Col::NextAttemptColumn,    Col::LeaseHolderColumn,
+                           Col::LeaseRemainingColumn, Col::LastErrorColumn};
+    static_assert(Col::ColumnCount == 12);
+    for (int i = 0; i < order.size(); ++i) {
+        header->moveSection(header->visualIndex(order.at(i)), i);
+    }
     header->setSortIndicator(Col::CreatedColumn, Qt::DescendingOrder);
 }
 
@@ -273,6 +305,73 @@ void EventView::onHeaderClicked(int section) {
             : Qt::AscendingOrder;
     m_proxy->sort(section, order);
     header->setSortIndicator(section, order);
+}
+
+void EventView::onCurrentRowChanged(const QModelIndex &current) {
+    if (m_rowsMoving) {
+        return; // a refresh moved the current index, not the operator
+    }
+    m_chosen = current.isValid() ? current.data(EventTableModel::IdRole).toUuid() : QUuid();
+    Q_EMIT currentEventChanged(m_chosen);
+}
+
+void EventView::keepChosenRow() {
+    const int row = m_chosen.isNull() ? -1 : m_model->rowOf(m_chosen);
+    QItemSelectionModel *selection = m_table->selectionModel();
+    const QModelIndex chosen =
+        row < 0 ? QModelIndex() : m_proxy->mapFromSource(m_model->index(row, 0));
+    if (selection->currentIndex().row() != chosen.row() ||
+        selection->currentIndex().isValid() != chosen.isValid()) {
+        // The chosen event left the page: no row is current (rather than a
+        // neighbour the operator did not choose), and the detail stays on it.
+        selection->setCurrentIndex(chosen, QItemSelectionModel::NoUpdate);
+    }
+    m_rowsMoving = false;
+}
+
+void EventView::selectEvent(const QUuid &id) {
+    m_chosen = id;
+    selectChosenRow();
+}
+
+bool EventView::selectChosenRow() {
+    const int row = m_chosen.isNull() ? -1 : m_model->rowOf(m_chosen);
+    if (row < 0) {
+        return false;
+    }
+    const QModelIndex index = m_proxy->mapFromSource(m_model->index(row, 0));
+    m_table->selectionModel()->setCurrentIndex(index, QItemSelectionModel::ClearAndSelect |
+                                                          QItemSelectionModel::Rows);
+    m_table->scrollTo(index);
+    return true;
+}
+
+bool EventView::eventFilter(QObject *watched, QEvent *event) {
+    if (watched == m_table->viewport() &&
+        (event->type() == QEvent::Enter || event->type() == QEvent::Leave)) {
+        updateHold();
+    }
+    return QWidget::eventFilter(watched, event);
+}
+
+void EventView::updateHold() {
+    // Rows only come in while nobody is pointing at or working on them.
+    m_model->setHoldNewRows(m_table->viewport()->underMouse() ||
+                            m_table->selectionModel()->hasSelection());
+}
+
+void EventView::updateNewRowsButton() {
+    const int held = m_model->heldRows();
+    m_newRows->setVisible(held > 0);
+    if (held == 0) {
+        return;
+    }
+    m_newRows->setText(held == 1 ? tr("1 new event: show it")
+                                 : tr("%1 new events: show them").arg(held));
+    m_newRows->adjustSize();
+    const QRect area = m_table->viewport()->geometry();
+    m_newRows->move(area.left() + (area.width() - m_newRows->width()) / 2, area.top() + 4);
+    m_newRows->raise();
 }
 
 void EventView::updatePlaceholder() {

@@ -9,6 +9,7 @@
 #include <QWidget>
 
 class QLabel;
+class QToolButton;
 class QSortFilterProxyModel;
 class QTableView;
 
@@ -22,6 +23,12 @@ class StoreClient;
 // which is time-ordered) runs on the server through the keyset order; other
 // columns sort the rows loaded so far. The header's context menu chooses
 // columns; the layout is saved per status.
+//
+// Live refreshes never move what the operator works on: while the pointer is
+// over the table or rows are selected, new rows wait behind a "N new events"
+// button instead of pushing the rows down, and when the chosen event leaves
+// the page (requeued, delivered) the detail stays on it instead of jumping to
+// a neighbour.
 class EventView final : public QWidget {
     Q_OBJECT
 
@@ -49,6 +56,10 @@ public:
     void saveLayout();
     void restoreLayout();
     void resetLayout();
+    // The event the operator chose (null: none), kept across refreshes.
+    QUuid chosenEvent() const { return m_chosen; }
+    // Chooses that event: selects its row now or once a refresh brings it.
+    void selectEvent(const QUuid &id);
 
 Q_SIGNALS:
     // A null id: nothing current.
@@ -58,12 +69,18 @@ Q_SIGNALS:
 
 protected:
     void resizeEvent(QResizeEvent *event) override;
+    bool eventFilter(QObject *watched, QEvent *event) override;
 
 private:
     void showColumnMenu(const QPoint &pos);
     void onHeaderClicked(int section);
     void updatePlaceholder();
     void applyDefaultColumns();
+    void onCurrentRowChanged(const QModelIndex &current);
+    void keepChosenRow();
+    bool selectChosenRow();
+    void updateHold();
+    void updateNewRowsButton();
 
     core::Status m_status;
     ConsoleSettings *m_settings;
@@ -71,6 +88,9 @@ private:
     QSortFilterProxyModel *m_proxy;
     QTableView *m_table;
     QLabel *m_placeholder;
+    QToolButton *m_newRows;
+    QUuid m_chosen;
+    bool m_rowsMoving = false; // the model is changing rows under the selection
     QString m_loadError;
     QByteArray m_defaultHeaderState;
 };

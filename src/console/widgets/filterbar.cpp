@@ -11,6 +11,11 @@ namespace outbox::console {
 namespace {
 
 constexpr int kTypingDelayMs = 300;
+// The error chip's width is bounded and its text elided, and it keeps its
+// place while hidden: choosing or removing an error group never changes what
+// the filter bar needs, so the panes beside it never move.
+constexpr int kChipMinimumWidth = 80;
+constexpr int kChipMaximumWidth = 260;
 
 QString comboValue(const QComboBox *combo) {
     // Index 0 is "All ..."; an edited text that matches it means no filter.
@@ -60,6 +65,11 @@ FilterBar::FilterBar(QWidget *parent)
     m_ui->toEdit->hide();
     m_ui->errorChip->setIcon(QIcon(QStringLiteral(":/icons/close.svg")));
     m_ui->errorChip->setLayoutDirection(Qt::RightToLeft); // the ✕ after the text
+    QSizePolicy chipPolicy(QSizePolicy::Preferred, QSizePolicy::Fixed);
+    chipPolicy.setRetainSizeWhenHidden(true);
+    m_ui->errorChip->setSizePolicy(chipPolicy);
+    m_ui->errorChip->setMinimumWidth(kChipMinimumWidth);
+    m_ui->errorChip->setMaximumWidth(kChipMaximumWidth);
     m_ui->errorChip->hide();
 
     connect(m_ui->searchEdit, &QLineEdit::textChanged, this,
@@ -223,9 +233,14 @@ void FilterBar::setErrorSignature(const QString &signature) {
 
 void FilterBar::updateErrorChip() {
     m_ui->errorChip->setVisible(!m_errorSignature.isEmpty());
-    const QString shown =
-        m_errorSignature.size() > 40 ? m_errorSignature.left(39) + QChar(0x2026) : m_errorSignature;
-    m_ui->errorChip->setText(tr("Error: %1").arg(shown));
+    // Room for the text: the chip less its icon and margins.
+    const int room = kChipMaximumWidth - m_ui->errorChip->iconSize().width() - 24;
+    m_ui->errorChip->setText(
+        m_errorSignature.isEmpty()
+            ? QString()
+            : m_ui->errorChip->fontMetrics()
+                  .elidedText(tr("Error: %1").arg(m_errorSignature), Qt::ElideRight, room)
+                  .replace(QLatin1Char('&'), QLatin1String("&&")));
     m_ui->errorChip->setToolTip(
         tr("Only events whose error matches\n%1\nClick to remove this filter.")
             .arg(m_errorSignature));

@@ -15,18 +15,19 @@
 #include "console/widgets/errorgroupsview.h"
 #include "console/widgets/eventview.h"
 #include "console/widgets/filterbar.h"
+#include "console/widgets/keyboard.h"
 #include "console/widgets/statusindicators.h"
+#include "console/widgets/windowlayout.h"
+#include "console/widgets/windowmenus.h"
 #include "store/session.h"
 
-#include <QApplication>
 #include <QCloseEvent>
 #include <QDockWidget>
 #include <QHeaderView>
-#include <QMenuBar>
-#include <QMessageBox>
+#include <QMenu>
 #include <QStatusBar>
 #include <QTabWidget>
-#include <QToolBar>
+#include <QTableView>
 #include <QTreeView>
 #include <QVBoxLayout>
 
@@ -36,15 +37,6 @@ namespace {
 
 constexpr std::array<core::Status, 4> kStatuses{core::Status::Pending, core::Status::Processing,
                                                 core::Status::Delivered, core::Status::Dead};
-
-QDockWidget *makeDock(QMainWindow *window, const QString &title, const QString &name,
-                      QWidget *content, Qt::DockWidgetArea area) {
-    auto *dock = new QDockWidget(title, window);
-    dock->setObjectName(name); // saveState() needs it
-    dock->setWidget(content);
-    window->addDockWidget(area, dock);
-    return dock;
-}
 
 QString statusTitle(core::Status status) {
     // In the order of core::Status.
@@ -69,7 +61,8 @@ MainWindow::MainWindow(ConsoleSettings *settings, MainWindowOptions options, QWi
     , m_actions(new ActionController(settings, this))
     , m_indicators(new StatusIndicators(statusBar()))
     , m_banner(new ConnectionBanner)
-    , m_dispatcher(new DispatcherPanel(settings ? settings->qsettings() : nullptr)) {
+    , m_dispatcher(new DispatcherPanel(settings ? settings->qsettings() : nullptr))
+    , m_layout(new WindowLayout(this, settings)) {
     initResources();
     setObjectName(QStringLiteral("mainWindow"));
     setWindowIcon(QIcon(QStringLiteral(":/icons/outbox-console.svg")));
@@ -98,7 +91,7 @@ MainWindow::MainWindow(ConsoleSettings *settings, MainWindowOptions options, QWi
     layout->addWidget(m_banner);
     layout->addWidget(m_filterBar);
     layout->addWidget(m_tabs, 1);
-    setCentralWidget(central);
+    m_layout->setCentralWidget(central);
 
     m_actions->setSelectionProvider([this] { return currentView()->selectedEvents(); });
     m_actions->setFilterProvider([this] { return currentFilter(); });
@@ -108,10 +101,23 @@ MainWindow::MainWindow(ConsoleSettings *settings, MainWindowOptions options, QWi
 
     buildDocks();
     buildMenus();
+    QList<QAbstractItemView *> tables;
+    for (EventView *v : m_views) {
+        tables << v->table();
+    }
+    m_keys = new KeyboardNavigation(
+        this, {m_tabs, m_detail, m_navView, m_errors, m_filterBar, m_dispatcher, statusBar()},
+        tables, m_actions->action(ActionController::CopyId));
 
     connect(m_tabs, &QTabWidget::currentChanged, this, &MainWindow::onTabChanged);
     connect(m_filterBar, &FilterBar::filterChanged, this, &MainWindow::applyFilter);
     connect(m_errors, &ErrorGroupsView::groupActivated, m_filterBar, &FilterBar::setErrorSignature);
+    connect(m_detail, &DetailPane::linkFollowed, this,
+            [this](const QUuid &id, core::Status status) {
+                showStatus(status);
+                view(status)->selectEvent(id);
+                m_detail->setEvent(id);
+            });
     connect(m_banner, &ConnectionBanner::retryRequested, this, [this] {
         if (m_client) {
             m_client->reconnectNow();
@@ -133,7 +139,7 @@ MainWindow::MainWindow(ConsoleSettings *settings, MainWindowOptions options, QWi
     m_tick.setInterval(interval);
     m_indicators->setInterval(interval);
     setLive(m_settings ? m_settings->liveEnabled() : true);
-    restoreWindow();
+    m_layout->restoreGeometry();
     updateReadOnly();
     updateTitle();
     applyFilter();
@@ -170,92 +176,29 @@ void MainWindow::buildDocks() {
     connect(m_navView, &QTreeView::clicked, this, &MainWindow::onNavigatorClicked);
     connect(m_navView, &QTreeView::activated, this, &MainWindow::onNavigatorClicked);
 
-    QDockWidget *nav = makeDock(this, tr("Outbox"), QStringLiteral("navigatorDock"), m_navView,
-                                Qt::LeftDockWidgetArea);
-    QDockWidget *errors = makeDock(this, tr("What is failing"), QStringLiteral("errorGroupsDock"),
-                                   m_errors, Qt::LeftDockWidgetArea);
-    QDockWidget *detail = makeDock(this, tr("Event"), QStringLiteral("detailDock"), m_detail,
-                                   Qt::RightDockWidgetArea);
+    m_layout->addDock(tr("Outbox"), QStringLiteral("navigatorDock"), m_navView,
+                      Qt::LeftDockWidgetArea);
+    m_layout->addDock(tr("What is failing"), QStringLiteral("errorGroupsDock"), m_errors,
+                      Qt::LeftDockWidgetArea);
+    m_layout->addDock(tr("Event"), QStringLiteral("detailDock"), m_detail, Qt::RightDockWidgetArea);
     // Most consoles watch a dispatcher running elsewhere: shown on demand
     // (View menu) and in demo mode.
-    QDockWidget *dispatcher = makeDock(this, tr("Dispatcher"), QStringLiteral("dispatcherDock"),
-                                       m_dispatcher, Qt::BottomDockWidgetArea);
-    dispatcher->hide();
+    m_layout->addDock(tr("Dispatcher"), QStringLiteral("dispatcherDock"), m_dispatcher,
+                      Qt::BottomDockWidgetArea, false);
     m_registry = new DispatchersView(this, m_navView, &m_activity, m_detail); // its own dock
-    resizeDocks({nav, detail}, {330, 470}, Qt::Horizontal);
-    resizeDocks({nav, errors, dispatcher}, {330, 420, 330}, Qt::Vertical);
+    m_layout->applyDefaults();
 }
 
 void MainWindow::buildMenus() {
-    QMenu *file = menuBar()->addMenu(tr("&File"));
-    file->addAction(QIcon(QStringLiteral(":/icons/connect.svg")), tr("&Connect…"),
-                    QKeySequence::Open, this, &MainWindow::openConnectionDialog);
-    QAction *demo = file->addAction(tr("Start &demo"), this, &MainWindow::startDemo);
-    demo->setObjectName(QStringLiteral("startDemoAction"));
-    file->addSeparator();
-    file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
-
-    m_viewMenu = menuBar()->addMenu(tr("&View"));
-    QAction *refresh =
-        m_viewMenu->addAction(QIcon(QStringLiteral(":/icons/refresh.svg")), tr("&Refresh"),
-                              QKeySequence::Refresh, this, &MainWindow::refreshNow);
-    refresh->setObjectName(QStringLiteral("refreshAction"));
-    QAction *find = m_viewMenu->addAction(tr("&Find…"), QKeySequence::Find, m_filterBar,
-                                          &FilterBar::focusSearch);
-    Q_UNUSED(find)
-    m_viewMenu->addAction(tr("Clear &filter"), m_filterBar, &FilterBar::clear);
-    m_viewMenu->addSeparator();
-    for (std::size_t i = 0; i < kStatuses.size(); ++i) {
-        m_viewMenu->addAction(statusTitle(kStatuses[i]),
-                              QKeySequence(int(Qt::ALT) | int(Qt::Key_1 + int(i))), this,
-                              [this, i] { m_tabs->setCurrentIndex(int(i)); });
-    }
-    m_viewMenu->addSeparator();
-    for (QDockWidget *dock : findChildren<QDockWidget *>()) {
-        m_viewMenu->addAction(dock->toggleViewAction());
-    }
-
-    QMenu *actions = menuBar()->addMenu(tr("&Actions"));
-    m_actions->fillActionsMenu(actions);
-
-    QMenu *help = menuBar()->addMenu(tr("&Help"));
-    help->addAction(tr("&About"), this, [this] {
-        QMessageBox::about(this, tr("About Outbox Console"),
-                           tr("<b>Outbox Console</b> %1<br>Live views, operator actions and an "
-                              "embedded dispatcher for PostgreSQL transactional outboxes.")
-                               .arg(QApplication::applicationVersion()));
-    });
-
-    QToolBar *bar = addToolBar(tr("Main"));
-    bar->setObjectName(QStringLiteral("mainToolBar"));
-    bar->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
-    bar->setIconSize(QSize(18, 18));
-    bar->addAction(refresh);
-    bar->addSeparator();
-    using A = ActionController;
-    for (int kind : {A::RetrySelected, A::RequeueSelected, A::CancelSelected, A::ReplaySelected,
-                     A::PurgeSelected}) {
-        bar->addAction(m_actions->action(A::Kind(kind)));
-    }
-    bar->addSeparator();
-    bar->addAction(m_actions->action(A::RequeueMatching));
-    bar->addAction(m_actions->action(A::PurgeOld));
-    bar->addSeparator();
-    bar->addAction(m_actions->action(A::CopyId));
-    bar->addAction(m_actions->action(A::ExportJson));
-    m_viewMenu->addAction(bar->toggleViewAction());
-
+    // In the order of kStatuses, with access letters that the View menu's
+    // other entries do not use.
+    const QStringList pages{tr("&Pending"), tr("Pr&ocessing"), tr("&Delivered"), tr("De&ad")};
+    m_viewMenu = buildWindowMenus(this, m_actions, m_filterBar, pages,
+                                  {[this] { openConnectionDialog(); }, [this] { startDemo(); },
+                                   [this] { refreshNow(); },
+                                   [this](int page) { m_tabs->setCurrentIndex(page); }});
     m_tableMenu = new QMenu(this);
     m_actions->fillContextMenu(m_tableMenu);
-}
-
-void MainWindow::restoreWindow() {
-    resize(1500, 920);
-    if (!m_settings) {
-        return;
-    }
-    restoreGeometry(m_settings->windowGeometry());
-    restoreState(m_settings->windowState());
 }
 
 EventView *MainWindow::view(core::Status status) const {
@@ -332,6 +275,7 @@ void MainWindow::connectTo(const core::ConnInfo &info, const QString &profileNam
     m_lastCounts.reset();
     m_connInfo = info;
     m_profileName = profileName;
+    m_layout->useProfile(profileName.isEmpty() ? info.redacted() : profileName);
     StoreClientOptions clientOptions = m_options.client;
     clientOptions.readOnly = clientOptions.readOnly || m_options.readOnly; // in the server too
     m_client = std::make_unique<StoreClient>(info, clientOptions);
@@ -443,17 +387,13 @@ void MainWindow::updateTitle() {
     } else if (target.isEmpty() && m_client) {
         target = m_client->connectionDescription();
     }
-    QString title = tr("Outbox Console");
-    if (!target.isEmpty()) {
-        title = tr("%1 — Outbox Console").arg(target);
-    }
     if (m_demo) {
-        title += tr(" [demo]");
+        target += tr(" [demo]");
     }
     if (isReadOnly()) {
-        title += tr(" [read-only]");
+        target += tr(" [read-only]");
     }
-    setWindowTitle(title);
+    setWindowTitle(windowTitleFor(target.trimmed()));
 }
 
 void MainWindow::setLive(bool live) {
@@ -523,10 +463,11 @@ void MainWindow::startDemo() {
         return;
     }
     m_demo = new DemoEnvironment(this);
-    m_demoDock = makeDock(this, tr("Demo"), QStringLiteral("demoDock"), new DemoPanel(m_demo),
-                          Qt::RightDockWidgetArea);
+    m_demoDock = m_layout->addDock(tr("Demo"), QStringLiteral("demoDock"), new DemoPanel(m_demo),
+                                   Qt::RightDockWidgetArea);
     m_viewMenu->addAction(m_demoDock->toggleViewAction());
     if (auto *dispatcherDock = findChild<QDockWidget *>(QStringLiteral("dispatcherDock"))) {
+        m_layout->setShownByDefault(dispatcherDock, true);
         dispatcherDock->show();
     }
     connect(m_demo, &DemoEnvironment::progress, this, [this](const QString &step) {
@@ -560,8 +501,7 @@ void MainWindow::closeEvent(QCloseEvent *event) {
         return;
     }
     if (m_settings) {
-        m_settings->setWindowGeometry(saveGeometry());
-        m_settings->setWindowState(saveState());
+        m_layout->save();
         for (EventView *v : m_views) {
             v->saveLayout();
         }
@@ -592,6 +532,10 @@ void MainWindow::closeEvent(QCloseEvent *event) {
             finishClose();
         }
     });
+}
+
+bool MainWindow::focusNextPrevChild(bool next) {
+    return m_keys->focusNextPane(next) || QMainWindow::focusNextPrevChild(next);
 }
 
 void MainWindow::finishClose() {

@@ -32,9 +32,11 @@ class DispatchersView;
 class ErrorGroupsView;
 class EventView;
 class FilterBar;
+class KeyboardNavigation;
 class StatusIndicators;
 class StatusNavModel;
 class StoreClient;
+class WindowLayout;
 
 struct MainWindowOptions {
     bool readOnly = false; // --read-only
@@ -61,6 +63,7 @@ public:
 
 protected:
     void closeEvent(QCloseEvent *event) override;
+    bool focusNextPrevChild(bool next) override; // Tab: pane by pane
 
 private:
     EventView *view(core::Status status) const;
@@ -73,7 +76,6 @@ private:
     void refreshNow();
     void buildDocks();
     void buildMenus();
-    void restoreWindow();
     void wireClient();
     void onConnectionState(ConnectionState state, const QString &message);
     void onCounts(const store::StatusCounts &counts);
@@ -110,6 +112,8 @@ private:
     ConnectionBanner *m_banner;
     DispatcherPanel *m_dispatcher;
     DispatchersView *m_registry = nullptr; // registry dock, navigator pause/resume
+    WindowLayout *m_layout;
+    KeyboardNavigation *m_keys = nullptr;
     QDockWidget *m_demoDock = nullptr;
     QMenu *m_viewMenu = nullptr;
     QMenu *m_tableMenu = nullptr;

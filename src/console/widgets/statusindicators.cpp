@@ -186,12 +186,18 @@ void ConnectionBanner::setConnectionState(ConnectionState state, const QString &
     case ConnectionState::Connecting:
         hide();
         return;
-    case ConnectionState::Reconnecting:
+    case ConnectionState::Reconnecting: {
+        // The reason is a sentence of its own ("... Retrying in 1s.").
+        QString why = message.trimmed();
+        while (why.endsWith(QLatin1Char('.'))) {
+            why.chop(1);
+        }
         m_text->setText(tr("Connection to the database lost: %1. Reconnecting automatically; "
                            "what you see may be out of date.")
-                            .arg(message.isEmpty() ? tr("no answer") : message));
+                            .arg(why.isEmpty() ? tr("no answer") : why));
         m_retry->show();
         break;
+    }
     case ConnectionState::Disconnected:
         m_text->setText(tr("Not connected: %1").arg(message.isEmpty() ? tr("stopped") : message));
         m_retry->show();

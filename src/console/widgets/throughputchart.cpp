@@ -7,6 +7,7 @@
 #include <QChartView>
 #include <QDateTimeAxis>
 #include <QGraphicsLayout>
+#include <QLegendMarker>
 #include <QLineSeries>
 #include <QResizeEvent>
 #include <QValueAxis>
@@ -44,6 +45,8 @@ QChart *makeChart(const QString &title) {
     chart->legend()->setFont(legendFont);
     return chart;
 }
+
+constexpr qint64 kMinimumGapMs = 10'000;
 
 // A round upper bound so the axis does not twitch with every sample.
 double niceCeiling(double value) {
@@ -134,10 +137,11 @@ void ThroughputChart::resizeEvent(QResizeEvent *event) {
 void ThroughputChart::setWindow(core::Millis window) {
     m_window = std::max(window, core::Millis(10'000));
     const qint64 now = QDateTime::currentMSecsSinceEpoch();
-    trimAndRescale(m_throughputView->chart(), m_throughputX, m_throughputY, {m_delivered, m_failed},
-                   now);
+    trimAndRescale(m_throughputView->chart(), m_throughputX, m_throughputY,
+                   segments({Series::Delivered, Series::Failed}), now);
     trimAndRescale(m_backlogView->chart(), m_backlogX, m_backlogY,
-                   {m_pending, m_retrying, m_processing, m_dead}, now);
+                   segments({Series::Pending, Series::Retrying, Series::Processing, Series::Dead}),
+                   now);
 }
 
 QLineSeries *ThroughputChart::series(Series which) const {
@@ -159,31 +163,107 @@ QLineSeries *ThroughputChart::series(Series which) const {
 }
 
 QList<QPointF> ThroughputChart::points(Series which) const {
-    return series(which)->points();
+    QList<QPointF> all;
+    for (const QLineSeries *segment : m_earlier.value(int(which))) {
+        all += segment->points();
+    }
+    return all + series(which)->points();
+}
+
+int ThroughputChart::segmentCount(Series which) const {
+    return int(m_earlier.value(int(which)).size()) + 1;
+}
+
+QLineSeries *ThroughputChart::segmentFor(Series which, qint64 x) {
+    QLineSeries *current = series(which);
+    const int n = current->count();
+    if (n < 2) {
+        return current; // the usual interval is not known yet
+    }
+    const qint64 last = qint64(current->at(n - 1).x());
+    const qint64 usual = last - qint64(current->at(n - 2).x());
+    if (x - last <= std::max(kMinimumGapMs, 3 * usual)) {
+        return current;
+    }
+    // The line so far stays as it is; the series goes on in a new segment
+    // that looks the same and has no legend entry of its own.
+    QChart *chart = current->chart();
+    auto *next = makeSeries(chart, current->name(), current->pen().color());
+    for (QAbstractAxis *axis : current->attachedAxes()) {
+        next->attachAxis(axis);
+    }
+    for (QLegendMarker *marker : chart->legend()->markers(next)) {
+        marker->setVisible(false);
+    }
+    m_earlier[int(which)].append(current);
+    QLineSeries **slot = nullptr;
+    switch (which) {
+    case Series::Delivered:
+        slot = &m_delivered;
+        break;
+    case Series::Failed:
+        slot = &m_failed;
+        break;
+    case Series::Pending:
+        slot = &m_pending;
+        break;
+    case Series::Retrying:
+        slot = &m_retrying;
+        break;
+    case Series::Processing:
+        slot = &m_processing;
+        break;
+    case Series::Dead:
+        slot = &m_dead;
+        break;
+    }
+    *slot = next;
+    return next;
+}
+
+void ThroughputChart::append(Series which, qint64 x, double y) {
+    segmentFor(which, x)->append(double(x), y);
+}
+
+QList<QLineSeries *> ThroughputChart::segments(std::initializer_list<Series> which) const {
+    QList<QLineSeries *> all;
+    for (Series s : which) {
+        all += m_earlier.value(int(s));
+        all.append(series(s));
+    }
+    return all;
 }
 
 void ThroughputChart::addThroughputSample(const QDateTime &at, double deliveredPerSecond,
                                           double failedPerSecond) {
     const qint64 x = (at.isValid() ? at : QDateTime::currentDateTimeUtc()).toMSecsSinceEpoch();
-    m_delivered->append(double(x), std::max(0.0, deliveredPerSecond));
-    m_failed->append(double(x), std::max(0.0, failedPerSecond));
-    trimAndRescale(m_throughputView->chart(), m_throughputX, m_throughputY, {m_delivered, m_failed},
-                   x);
+    append(Series::Delivered, x, std::max(0.0, deliveredPerSecond));
+    append(Series::Failed, x, std::max(0.0, failedPerSecond));
+    trimAndRescale(m_throughputView->chart(), m_throughputX, m_throughputY,
+                   segments({Series::Delivered, Series::Failed}), x);
 }
 
 void ThroughputChart::addBacklogSample(const store::StatusCounts &counts) {
     const QDateTime at =
         counts.serverTime.isValid() ? counts.serverTime : QDateTime::currentDateTimeUtc();
     const qint64 x = at.toMSecsSinceEpoch();
-    m_pending->append(double(x), double(counts.pending));
-    m_retrying->append(double(x), double(counts.retrying));
-    m_processing->append(double(x), double(counts.processing));
-    m_dead->append(double(x), double(counts.dead));
+    append(Series::Pending, x, double(counts.pending));
+    append(Series::Retrying, x, double(counts.retrying));
+    append(Series::Processing, x, double(counts.processing));
+    append(Series::Dead, x, double(counts.dead));
     trimAndRescale(m_backlogView->chart(), m_backlogX, m_backlogY,
-                   {m_pending, m_retrying, m_processing, m_dead}, x);
+                   segments({Series::Pending, Series::Retrying, Series::Processing, Series::Dead}),
+                   x);
 }
 
 void ThroughputChart::clear() {
+    for (const QList<QLineSeries *> &earlier : std::as_const(m_earlier)) {
+        for (QLineSeries *segment : earlier) {
+            segment->chart()->removeSeries(segment);
+            delete segment;
+        }
+    }
+    m_earlier.clear();
     for (QLineSeries *s : {m_delivered, m_failed, m_pending, m_retrying, m_processing, m_dead})
         s->clear();
     const qint64 now = QDateTime::currentMSecsSinceEpoch();
@@ -206,7 +286,20 @@ void ThroughputChart::trimAndRescale(QChart *chart, QDateTimeAxis *xAxis, QValue
     }
     const double cutoff = double(right - windowMs);
     double maxY = 0.0;
-    for (QLineSeries *s : seriesList) {
+    // Segments wholly left of the window go (the current ones stay).
+    QList<QLineSeries *> shown = seriesList;
+    for (auto it = m_earlier.begin(); it != m_earlier.end(); ++it) {
+        QList<QLineSeries *> &earlier = it.value();
+        while (!earlier.isEmpty() && seriesList.contains(earlier.constFirst()) &&
+               (earlier.constFirst()->count() == 0 ||
+                earlier.constFirst()->at(earlier.constFirst()->count() - 1).x() < cutoff)) {
+            QLineSeries *gone = earlier.takeFirst();
+            shown.removeAll(gone);
+            gone->chart()->removeSeries(gone);
+            delete gone;
+        }
+    }
+    for (QLineSeries *s : std::as_const(shown)) {
         int drop = 0;
         const int count = s->count();
         // Keep one point left of the edge so the line enters the chart.

@@ -3,6 +3,7 @@
 #include "core/duration.h"
 
 #include <QDateTime>
+#include <QHash>
 #include <QList>
 #include <QPointF>
 #include <QWidget>
@@ -26,7 +27,11 @@ namespace outbox::console {
 //  - backlog: pending, retrying, processing and dead row counts from the
 //    console's count refreshes.
 // Only the last window() of samples is kept (default 5 minutes), so memory
-// and repaint cost stay bounded however long the dispatcher runs.
+// and repaint cost stay bounded however long the dispatcher runs. Where
+// samples stopped for a while (the dispatcher was stopped, the connection
+// lost) the lines break instead of bridging the gap: a sample more than
+// three of the usual intervals (and 10 s) after the previous one starts a
+// new segment.
 class ThroughputChart final : public QWidget {
     Q_OBJECT
 public:
@@ -41,6 +46,8 @@ public:
 
     // The points currently held for one series: x = msecs since epoch, y = value.
     QList<QPointF> points(Series series) const;
+    // How many unbroken lines the series is drawn as.
+    int segmentCount(Series series) const;
 
 public Q_SLOTS:
     // `at` is the sample time (UTC or local; compared as absolute time).
@@ -55,6 +62,10 @@ protected:
 
 private:
     QLineSeries *series(Series series) const;
+    // The series' current segment, a new one after a gap before `x`.
+    QLineSeries *segmentFor(Series series, qint64 x);
+    void append(Series series, qint64 x, double y);
+    QList<QLineSeries *> segments(std::initializer_list<Series> series) const;
     void trimAndRescale(QChart *chart, QDateTimeAxis *xAxis, QValueAxis *yAxis,
                         const QList<QLineSeries *> &series, qint64 nowMs);
 
@@ -72,6 +83,8 @@ private:
     QLineSeries *m_retrying = nullptr;
     QLineSeries *m_processing = nullptr;
     QLineSeries *m_dead = nullptr;
+    // Earlier segments of each series (oldest first), by Series.
+    QHash<int, QList<QLineSeries *>> m_earlier;
 };
 
 } // namespace outbox::console

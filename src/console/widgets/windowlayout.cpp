@@ -1,0 +1,199 @@
+#include "console/widgets/windowlayout.h"
+
+#include "console/model/consolesettings.h"
+
+#include <QDockWidget>
+#include <QEvent>
+#include <QMainWindow>
+#include <QTimer>
+
+#include <algorithm>
+
+namespace outbox::console {
+
+namespace {
+
+bool isSideArea(Qt::DockWidgetArea area) {
+    return area == Qt::LeftDockWidgetArea || area == Qt::RightDockWidgetArea;
+}
+
+// The default share of each area: wide enough for the navigator's counts
+// and the detail's metadata, the rest for the table.
+constexpr int kLeftWidth = 280;
+constexpr int kRightWidth = 400;
+constexpr int kBottomHeight = 300;
+
+} // namespace
+
+WindowLayout::WindowLayout(QMainWindow *window, ConsoleSettings *settings)
+    : QObject(window)
+    , m_window(window)
+    , m_settings(settings) {
+    m_window->installEventFilter(this);
+}
+
+WindowLayout::~WindowLayout() = default;
+
+void WindowLayout::setCentralWidget(QWidget *centre) {
+    centre->setMinimumSize(kMinimumCentreWidth, kMinimumCentreHeight);
+    m_window->setCentralWidget(centre);
+}
+
+QDockWidget *WindowLayout::addDock(const QString &title, const QString &name, QWidget *content,
+                                   Qt::DockWidgetArea area, bool shownByDefault) {
+    auto *dock = new QDockWidget(title, m_window);
+    dock->setObjectName(name); // saveState() needs it
+    // A side pane keeps a usable width whatever the centre asks (never less
+    // than its contents need).
+    if (isSideArea(area)) {
+        content->setMinimumWidth(std::max(kMinimumSideWidth, content->minimumSizeHint().width()));
+    }
+    dock->setWidget(content);
+    m_window->addDockWidget(area, dock);
+    dock->setVisible(shownByDefault);
+    m_docks.append({dock, area, shownByDefault});
+    return dock;
+}
+
+void WindowLayout::setShownByDefault(QDockWidget *dock, bool shown) {
+    for (Dock &d : m_docks) {
+        if (d.dock == dock) {
+            d.shownByDefault = shown;
+        }
+    }
+}
+
+void WindowLayout::applyDefaults() {
+    QList<QDockWidget *> left;
+    QList<QDockWidget *> right;
+    QList<QDockWidget *> bottom;
+    for (const Dock &d : std::as_const(m_docks)) {
+        d.dock->setFloating(false);
+        m_window->addDockWidget(d.area, d.dock); // moves it back to its area
+        d.dock->setVisible(d.shownByDefault);
+        if (!d.shownByDefault) {
+            continue;
+        }
+        (d.area == Qt::LeftDockWidgetArea    ? left
+         : d.area == Qt::RightDockWidgetArea ? right
+                                             : bottom)
+            .append(d.dock);
+    }
+    // Stacked in one area, the docks share its height.
+    QList<QDockWidget *> sides;
+    QList<int> widths;
+    if (!left.isEmpty()) {
+        sides << left.constFirst();
+        widths << kLeftWidth;
+    }
+    if (!right.isEmpty()) {
+        sides << right.constFirst();
+        widths << kRightWidth;
+    }
+    m_window->resizeDocks(sides, widths, Qt::Horizontal);
+    if (left.size() > 1) {
+        m_window->resizeDocks(left, QList<int>(left.size(), 400), Qt::Vertical);
+    }
+    if (right.size() > 1) { // the event detail first, then the demo's few controls
+        QList<int> heights(right.size(), 240);
+        heights[0] = 640;
+        m_window->resizeDocks(right, heights, Qt::Vertical);
+    }
+    if (!bottom.isEmpty()) {
+        m_window->resizeDocks({bottom.constFirst()}, {kBottomHeight}, Qt::Vertical);
+    }
+}
+
+void WindowLayout::restoreGeometry() {
+    m_window->resize(kDefaultWindowSize);
+    if (!m_settings) {
+        return;
+    }
+    const QSize before = m_window->size();
+    if (!m_window->restoreGeometry(m_settings->windowGeometry())) {
+        return;
+    }
+    const QSize least = m_window->minimumSizeHint();
+    if (m_window->width() < least.width() || m_window->height() < least.height()) {
+        m_window->resize(before); // a window too small to hold its panes
+    }
+}
+
+void WindowLayout::useProfile(const QString &profile) {
+    if (m_profileInUse && profile == m_profile) {
+        return;
+    }
+    if (m_profileInUse && m_settings) {
+        m_settings->setWindowState(m_profile, m_window->saveState());
+    }
+    m_profile = profile;
+    m_profileInUse = true;
+    applyDefaults();
+    const QByteArray saved = m_settings ? m_settings->windowState(profile) : QByteArray();
+    if (saved.isEmpty()) {
+        return;
+    }
+    if (!m_window->restoreState(saved)) {
+        applyDefaults();
+        return;
+    }
+    checkWhenShown();
+}
+
+void WindowLayout::save() {
+    if (!m_settings) {
+        return;
+    }
+    m_settings->setWindowGeometry(m_window->saveGeometry());
+    if (m_profileInUse) {
+        m_settings->setWindowState(m_profile, m_window->saveState());
+    }
+}
+
+bool WindowLayout::isUsable() const {
+    for (const Dock &d : m_docks) {
+        if (!d.dock->isVisible() || d.dock->isFloating()) {
+            continue;
+        }
+        const Qt::DockWidgetArea area = m_window->dockWidgetArea(d.dock);
+        if (isSideArea(area) ? d.dock->width() < kMinimumSideWidth
+                             : d.dock->height() < kMinimumBottomHeight) {
+            return false;
+        }
+    }
+    const QWidget *centre = m_window->centralWidget();
+    return !centre ||
+           (centre->width() >= kMinimumCentreWidth && centre->height() >= kMinimumCentreHeight);
+}
+
+bool WindowLayout::eventFilter(QObject *watched, QEvent *event) {
+    if (watched == m_window && event->type() == QEvent::Show && m_checkPending) {
+        // The sizes are known once the shown window has laid itself out.
+        QTimer::singleShot(0, this, &WindowLayout::fallBackIfUnusable);
+    }
+    return QObject::eventFilter(watched, event);
+}
+
+void WindowLayout::checkWhenShown() {
+    m_checkPending = true;
+    if (m_window->isVisible()) {
+        QTimer::singleShot(0, this, &WindowLayout::fallBackIfUnusable);
+    }
+}
+
+void WindowLayout::fallBackIfUnusable() {
+    if (!m_checkPending) {
+        return;
+    }
+    m_checkPending = false;
+    if (!isUsable()) {
+        applyDefaults();
+    }
+}
+
+QString windowTitleFor(const QString &subject) {
+    const QString name = WindowLayout::tr("Outbox Console");
+    return subject.isEmpty() ? name : WindowLayout::tr("%1 — %2").arg(subject, name);
+}
+
+} // namespace outbox::console

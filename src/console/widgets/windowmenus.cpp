@@ -1,0 +1,76 @@
+#include "console/widgets/windowmenus.h"
+
+#include "console/widgets/actions.h"
+#include "console/widgets/filterbar.h"
+
+#include <QApplication>
+#include <QDockWidget>
+#include <QIcon>
+#include <QMainWindow>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QToolBar>
+
+namespace outbox::console {
+
+QMenu *buildWindowMenus(QMainWindow *window, ActionController *actions, FilterBar *filterBar,
+                        const QStringList &pageTitles, const WindowCommands &commands) {
+    QMenu *file = window->menuBar()->addMenu(QMainWindow::tr("&File"));
+    file->addAction(QIcon(QStringLiteral(":/icons/connect.svg")), QMainWindow::tr("&Connect…"),
+                    QKeySequence::Open, window, commands.connect);
+    QAction *demo = file->addAction(QMainWindow::tr("Start &demo"), window, commands.startDemo);
+    demo->setObjectName(QStringLiteral("startDemoAction"));
+    file->addSeparator();
+    file->addAction(QMainWindow::tr("&Quit"), QKeySequence::Quit, window, &QWidget::close);
+
+    QMenu *view = window->menuBar()->addMenu(QMainWindow::tr("&View"));
+    QAction *refresh =
+        view->addAction(QIcon(QStringLiteral(":/icons/refresh.svg")), QMainWindow::tr("&Refresh"),
+                        QKeySequence::Refresh, window, commands.refresh);
+    refresh->setObjectName(QStringLiteral("refreshAction"));
+    view->addAction(QMainWindow::tr("&Find…"), QKeySequence::Find, filterBar,
+                    &FilterBar::focusSearch);
+    view->addAction(QMainWindow::tr("C&lear filter"), filterBar, &FilterBar::clear);
+    view->addSeparator();
+    for (int i = 0; i < pageTitles.size(); ++i) {
+        view->addAction(pageTitles.at(i), QKeySequence(int(Qt::ALT) | int(Qt::Key_1 + i)), window,
+                        [show = commands.showPage, i] { show(i); });
+    }
+    view->addSeparator();
+    for (QDockWidget *dock : window->findChildren<QDockWidget *>()) {
+        view->addAction(dock->toggleViewAction());
+    }
+
+    actions->fillActionsMenu(window->menuBar()->addMenu(QMainWindow::tr("&Actions")));
+
+    QMenu *help = window->menuBar()->addMenu(QMainWindow::tr("&Help"));
+    help->addAction(QMainWindow::tr("&About"), window, [window] {
+        QMessageBox::about(window, QMainWindow::tr("About Outbox Console"),
+                           QMainWindow::tr("<b>Outbox Console</b> %1<br>Live views, operator "
+                                           "actions and an embedded dispatcher for PostgreSQL "
+                                           "transactional outboxes.")
+                               .arg(QApplication::applicationVersion()));
+    });
+
+    QToolBar *bar = window->addToolBar(QMainWindow::tr("Main"));
+    bar->setObjectName(QStringLiteral("mainToolBar"));
+    bar->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
+    bar->setIconSize(QSize(18, 18));
+    bar->addAction(refresh);
+    bar->addSeparator();
+    using A = ActionController;
+    for (A::Kind kind : {A::RetrySelected, A::RequeueSelected, A::CancelSelected, A::ReplaySelected,
+                         A::PurgeSelected}) {
+        bar->addAction(actions->action(kind));
+    }
+    bar->addSeparator();
+    bar->addAction(actions->action(A::RequeueMatching));
+    bar->addAction(actions->action(A::PurgeOld));
+    bar->addSeparator();
+    bar->addAction(actions->action(A::CopyId));
+    bar->addAction(actions->action(A::ExportJson));
+    view->addAction(bar->toggleViewAction());
+    return view;
+}
+
+} // namespace outbox::console
