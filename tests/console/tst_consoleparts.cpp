@@ -338,8 +338,6 @@ void TestConsoleParts::settingsRoundTrip() {
     settings.setHeaderState(QStringLiteral("dead"), QByteArray("state"));
     QCOMPARE(settings.headerState(QStringLiteral("dead")), QByteArray("state"));
     QVERIFY(settings.headerState(QStringLiteral("pending")).isEmpty());
-    settings.setRequeueRate(-5);
-    QCOMPARE(settings.requeueRate(), 0.0);
 }
 
 void TestConsoleParts::executableRejectsBadDb_data() {

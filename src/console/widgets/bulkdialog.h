@@ -4,11 +4,9 @@
 #include "store/operations.h"
 
 #include <QDialog>
-#include <QElapsedTimer>
 #include <QPointer>
 
 #include <memory>
-#include <optional>
 
 namespace Ui {
 class BulkDialog;
@@ -19,17 +17,17 @@ namespace outbox::console {
 class BulkJob;
 class StoreClient;
 
-// An operator action on every event matching a filter, in four steps: a
-// dry run counts the events and shows a sample; a confirmation states the
-// count (with a rate limit for redrives and the batch size); the job runs
-// in bounded batches off the GUI thread with a progress bar and Cancel;
-// the result says what changed and what was skipped. Opened with open(),
-// so it never blocks the event loop.
+// An operator action on every event matching a filter: a dry run counts
+// the events and shows a sample; a confirmation states the count (with a
+// rate limit for redrives and the batch size); Start hands the job to the
+// background (jobStarted(): the jobs panel shows its progress, rate, time
+// left and Stop) and closes the dialog, so the window is never held while
+// the job runs. Opened with open(), so it never blocks the event loop.
 class BulkDialog final : public QDialog {
     Q_OBJECT
 
 public:
-    enum class Stage { Checking, Confirm, Running, Done, Failed };
+    enum class Stage { Checking, Confirm, Started, Failed };
     Q_ENUM(Stage)
 
     BulkDialog(StoreClient *client, store::Action action, store::EventFilter filter,
@@ -44,16 +42,14 @@ public:
 
     // Starts the dry run; called by the owner after open().
     void begin();
-    // The confirmation's "go" (the Start button).
+    // The confirmation's "go" (the Start button): starts the job, emits
+    // jobStarted() and closes.
     void start();
-    // Stops a running job after its current batch (the Cancel button).
-    void cancelRun();
 
     Stage stage() const { return m_stage; }
     store::Action action() const { return m_action; }
     const store::EventFilter &filter() const { return m_filter; }
     qint64 matched() const { return m_matched; }
-    const std::optional<store::BulkResult> &result() const { return m_result; }
 
     // Plain-language wording shared with the selection actions.
     static QString verb(store::Action action);      // "Requeue"
@@ -63,16 +59,13 @@ public:
 
 Q_SIGNALS:
     void stageChanged(outbox::console::BulkDialog::Stage stage);
-    void completed(const outbox::store::BulkResult &result);
-
-protected:
-    void reject() override;
+    // The job runs on; it belongs to the client that started it. `title`
+    // says what it does ("Requeue 400 events · namespace billing").
+    void jobStarted(outbox::console::BulkJob *job, const QString &title);
 
 private:
     void setStage(Stage stage);
     void onDryRun(const store::BulkResult &result);
-    void onProgress(qint64 done, qint64 total);
-    void onFinished(const store::BulkResult &result);
     void onFailed(const QString &message);
 
     std::unique_ptr<Ui::BulkDialog> m_ui;
@@ -82,8 +75,6 @@ private:
     Stage m_stage = Stage::Checking;
     QPointer<BulkJob> m_job;
     qint64 m_matched = 0;
-    std::optional<store::BulkResult> m_result;
-    QElapsedTimer m_elapsed;
 };
 
 } // namespace outbox::console

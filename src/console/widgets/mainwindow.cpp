@@ -14,6 +14,7 @@
 #include "console/widgets/errorgroupsview.h"
 #include "console/widgets/eventview.h"
 #include "console/widgets/filterbar.h"
+#include "console/widgets/operatoraids.h"
 #include "console/widgets/statusindicators.h"
 
 #include <QApplication>
@@ -105,6 +106,7 @@ MainWindow::MainWindow(ConsoleSettings *settings, MainWindowOptions options, QWi
     connect(m_actions, &ActionController::eventsChanged, this, &MainWindow::refreshNow);
 
     buildDocks();
+    installOperatorAids(this, m_actions, m_settings); // jobs panel, alerts
     buildMenus();
 
     connect(m_tabs, &QTabWidget::currentChanged, this, &MainWindow::onTabChanged);
