@@ -156,10 +156,11 @@ int main(int argc, char *argv[]) {
     QTemporaryDir dir;
     QSettings qsettings(dir.filePath(QStringLiteral("console.ini")), QSettings::IniFormat);
     console::ConsoleSettings settings(&qsettings);
-    // Alert when an event has waited half an hour: none of the seeded events
-    // has, the one added for the last picture has.
+    // Alert when an event has waited a day: none of the seeded events has,
+    // the one added for the last picture has.
     console::AlertThresholds thresholds;
-    thresholds.oldestPendingAge = std::chrono::minutes(30);
+    thresholds.oldestPendingAge = std::chrono::hours(24);
+    thresholds.oldestPendingFor = std::chrono::seconds(0);
     console::DatabaseSettings(&qsettings, console::DatabaseSettings::keyFor(
                                               core::ConnInfo::parse(pg.connInfo(dbName)).value()))
         .setAlertThresholds(thresholds);
@@ -276,14 +277,14 @@ int main(int argc, char *argv[]) {
     if (!waitFor([&] { return jobs->runningCount() == 0; }))
         return fail("the requeue did not stop");
 
-    // 4. It tells you first: an event waiting for 45 minutes. Without a
+    // 4. It tells you first: an event waiting for 26 hours. Without a
     // system tray (xvfb) the alert shows in the status bar.
     if (!testing::sqlExec(db, QStringLiteral("INSERT INTO outbox_events (id, namespace, topic, "
                                              " payload, created_at) VALUES (outbox_uuid_v7(), "
                                              " 'billing', 'invoice.paid', '{\"id\": 1}', "
-                                             " now() - interval '45 minutes')")))
+                                             " now() - interval '26 hours')")))
         return fail("could not add the late event");
-    auto *alert = window.findChild<QToolButton *>(QStringLiteral("alertBanner"));
+    auto *alert = window.findChild<QToolButton *>(QStringLiteral("alertMarker"));
     if (!waitFor([&] { return alert->isVisible(); }))
         return fail("no alert");
     QTest::mouseClick(alert, Qt::LeftButton); // opens the pending page

@@ -20,6 +20,7 @@
 #include <QFileDialog>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QLabel>
 #include <QMessageBox>
 #include <QPushButton>
 #include <QSqlQuery>
@@ -275,6 +276,7 @@ void TestJobsWindow::alertShowsInTheWindow() {
     QVERIFY(info.ok());
     console::AlertThresholds thresholds;
     thresholds.oldestPendingAge = std::chrono::seconds(60);
+    thresholds.oldestPendingFor = std::chrono::seconds(0);
     console::DatabaseSettings(m_qsettings.get(), console::DatabaseSettings::keyFor(info.value()))
         .setAlertThresholds(thresholds);
     QVERIFY(testing::sqlExec(
@@ -286,19 +288,37 @@ void TestJobsWindow::alertShowsInTheWindow() {
     insertDead(3, QStringLiteral("billing"), QStringLiteral("HTTP 503"));
     openWindow();
     showPage(core::Status::Dead);
-    auto *banner = part<QToolButton>(QStringLiteral("alertBanner"));
-    QVERIFY(banner);
-    QTRY_VERIFY_WITH_TIMEOUT(banner->isVisible(), kTimeout);
-    QCOMPARE(banner->text(), QStringLiteral("Events are waiting too long"));
-    QVERIFY2(banner->toolTip().contains(QLatin1String("1 h")), qPrintable(banner->toolTip()));
-    QTest::mouseClick(banner, Qt::LeftButton);
+    auto *marker = part<QToolButton>(QStringLiteral("alertMarker"));
+    auto *banner = part<QFrame>(QStringLiteral("alertBanner"));
+    QVERIFY(marker && banner);
+    QTRY_VERIFY_WITH_TIMEOUT(marker->isVisible(), kTimeout);
+    QCOMPARE(marker->text(), QStringLiteral("Events are waiting too long"));
+    QVERIFY2(marker->toolTip().contains(QLatin1String("1 h")), qPrintable(marker->toolTip()));
+    QVERIFY(banner->isVisible());
+    const QString text = banner->findChild<QLabel *>(QStringLiteral("alertText"))->text();
+    QVERIFY2(text.contains(QLatin1String("was created 1 h")), qPrintable(text));
+    // "Show events" opens the page that shows them.
+    QTest::mouseClick(banner->findChild<QPushButton *>(QStringLiteral("alertShowButton")),
+                      Qt::LeftButton);
+    QCOMPARE(currentPage(), page(core::Status::Pending));
+    // Dismissed, the banner goes; the status bar keeps the alert, and its
+    // click opens the page too.
+    QTest::mouseClick(banner->findChild<QPushButton *>(QStringLiteral("alertDismissButton")),
+                      Qt::LeftButton);
+    QVERIFY(!banner->isVisible());
+    showPage(core::Status::Dead);
+    refresh();
+    QTest::qWait(300);
+    QVERIFY(!banner->isVisible());
+    QVERIFY(marker->isVisible());
+    QTest::mouseClick(marker, Qt::LeftButton);
     QCOMPARE(currentPage(), page(core::Status::Pending));
 
     // Once nothing waits any more the alert goes.
     QVERIFY(testing::sqlExec(m_db, QStringLiteral("DELETE FROM outbox_events WHERE status = "
                                                   "'pending'")));
     refresh();
-    QTRY_VERIFY_WITH_TIMEOUT(!banner->isVisible(), kTimeout);
+    QTRY_VERIFY_WITH_TIMEOUT(!marker->isVisible(), kTimeout);
 }
 
 QTEST_MAIN(TestJobsWindow)

@@ -42,6 +42,7 @@ void AlertMonitor::reset() {
     m_samples.clear();
     m_last.reset();
     m_lastActivity = {};
+    m_oldSince = {};
     m_wasConnected = false;
     m_active.clear();
 }
@@ -102,8 +103,14 @@ void AlertMonitor::addCounts(const store::StatusCounts &counts) {
     std::optional<Alert> old;
     const qint64 ageS =
         counts.oldestPendingAt.isValid() && waiting > 0 ? counts.oldestPendingAt.secsTo(now) : -1;
-    if (m_thresholds.oldestPendingAge.count() > 0 &&
-        ageS >= m_thresholds.oldestPendingAge.count()) {
+    const bool over =
+        m_thresholds.oldestPendingAge.count() > 0 && ageS >= m_thresholds.oldestPendingAge.count();
+    if (!over) {
+        m_oldSince = {};
+    } else if (!m_oldSince.isValid()) {
+        m_oldSince = now;
+    }
+    if (over && m_oldSince.secsTo(now) >= m_thresholds.oldestPendingFor.count()) {
         old = Alert{AlertKind::OldestPending, tr("Events are waiting too long"),
                     tr("The oldest pending event on %1 was created %2 ago (alert after %3).")
                         .arg(m_target, span(ageS), span(m_thresholds.oldestPendingAge.count())),

@@ -27,7 +27,9 @@ struct Alert {
 
 // Decides when the console tells the operator first, from the counts the
 // live views fetch anyway (no query of its own) and the connection state:
-//   - the oldest pending event has waited longer than a threshold;
+//   - the oldest pending event has waited longer than a threshold, for a
+//     while (a requeue of old dead events that are delivered at once is no
+//     alarm);
 //   - more events died in the last minute than a threshold;
 //   - events wait and nothing was claimed, delivered or failed for a while;
 //   - the connection to the database was lost.
@@ -72,6 +74,7 @@ private:
     std::deque<Sample> m_samples; // the last minute or so, oldest first
     std::optional<store::StatusCounts> m_last;
     QDateTime m_lastActivity; // server time of the last claim, delivery or death
+    QDateTime m_oldSince;     // since when the oldest pending event is over the threshold
     bool m_wasConnected = false;
     QList<Alert> m_active;
 };

@@ -52,6 +52,7 @@ AlertThresholds DatabaseSettings::alertThresholds() const {
         return std::chrono::seconds(std::max<qint64>(0, v));
     };
     t.oldestPendingAge = seconds("alerts/oldestPendingSeconds", t.oldestPendingAge);
+    t.oldestPendingFor = seconds("alerts/oldestPendingForSeconds", t.oldestPendingFor);
     t.unclaimedFor = seconds("alerts/unclaimedSeconds", t.unclaimedFor);
     t.deathsPerMinute = std::max(
         0.0, m_settings->value(path(QStringLiteral("alerts/deathsPerMinute")), t.deathsPerMinute)
@@ -67,6 +68,8 @@ void DatabaseSettings::setAlertThresholds(const AlertThresholds &t) {
     }
     m_settings->setValue(path(QStringLiteral("alerts/oldestPendingSeconds")),
                          qint64(t.oldestPendingAge.count()));
+    m_settings->setValue(path(QStringLiteral("alerts/oldestPendingForSeconds")),
+                         qint64(t.oldestPendingFor.count()));
     m_settings->setValue(path(QStringLiteral("alerts/unclaimedSeconds")),
                          qint64(t.unclaimedFor.count()));
     m_settings->setValue(path(QStringLiteral("alerts/deathsPerMinute")),

@@ -15,6 +15,9 @@ namespace outbox::console {
 struct AlertThresholds {
     // The oldest pending event has waited this long.
     std::chrono::seconds oldestPendingAge{std::chrono::minutes(5)};
+    // ... for at least this long: old dead events that are requeued and
+    // delivered at once are no alarm.
+    std::chrono::seconds oldestPendingFor{30};
     // More events than this died per minute (over the last minute).
     double deathsPerMinute = 10;
     // Events are waiting and nothing was claimed, delivered or failed for

@@ -411,7 +411,8 @@ void ActionController::openBulkDialog(store::Action action, const store::EventFi
                 }
                 connect(job, &BulkJob::finished, this, [this] { Q_EMIT eventsChanged(); });
                 connect(job, &BulkJob::failed, this, [this] { Q_EMIT eventsChanged(); });
-                Q_EMIT message(tr("%1 runs in the background (Jobs panel).").arg(title));
+                Q_EMIT message(tr("%1 started; it runs in the background (Jobs panel).")
+                                   .arg(BulkDialog::verb(done)));
                 Q_EMIT bulkStarted(job, title);
             });
     dialog->open();

@@ -5,7 +5,10 @@
 #include "console/widgets/eventview.h"
 
 #include <QApplication>
+#include <QBoxLayout>
+#include <QLabel>
 #include <QMainWindow>
+#include <QPushButton>
 #include <QStatusBar>
 #include <QStyle>
 #include <QSystemTrayIcon>
@@ -19,22 +22,60 @@ AlertNotifier::AlertNotifier(QMainWindow *window, ActionController *actions, QSe
     , m_window(window)
     , m_settings(settings)
     , m_monitor(new AlertMonitor(this))
-    , m_banner(new QToolButton) {
-    m_banner->setObjectName(QStringLiteral("alertBanner"));
-    m_banner->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
-    m_banner->setIcon(window->style()->standardIcon(QStyle::SP_MessageBoxWarning));
-    m_banner->setAutoRaise(true);
-    m_banner->setStyleSheet(QStringLiteral(
-        "QToolButton#alertBanner { background: #fde8c8; color: #6b3a00; border: 1px solid "
+    , m_marker(new QToolButton)
+    , m_banner(new QFrame)
+    , m_bannerText(new QLabel) {
+    const QIcon warning = window->style()->standardIcon(QStyle::SP_MessageBoxWarning);
+    m_marker->setObjectName(QStringLiteral("alertMarker"));
+    m_marker->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
+    m_marker->setIcon(warning);
+    m_marker->setAutoRaise(true);
+    m_marker->setStyleSheet(QStringLiteral(
+        "QToolButton#alertMarker { background: #fde8c8; color: #6b3a00; border: 1px solid "
         "#e0a050; border-radius: 3px; padding: 1px 6px; font-weight: bold; }"));
-    m_banner->hide();
-    window->statusBar()->addPermanentWidget(m_banner);
-    connect(m_banner, &QToolButton::clicked, this, [this] {
+    m_marker->hide();
+    window->statusBar()->addPermanentWidget(m_marker);
+    const auto openLatest = [this] {
         const QList<Alert> active = m_monitor->activeAlerts();
         if (!active.isEmpty()) {
             openView(active.constLast());
         }
+    };
+    connect(m_marker, &QToolButton::clicked, this, openLatest);
+
+    m_banner->setObjectName(QStringLiteral("alertBanner"));
+    m_banner->setStyleSheet(
+        QStringLiteral("#alertBanner { background: #fde8c8; border-bottom: 1px solid #e0a050; }"
+                       "#alertBanner QLabel { color: #6b3a00; }"));
+    m_bannerText->setObjectName(QStringLiteral("alertText"));
+    m_bannerText->setWordWrap(true);
+    m_bannerText->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    auto *icon = new QLabel;
+    icon->setPixmap(warning.pixmap(20, 20));
+    auto *show = new QPushButton(tr("&Show events"));
+    show->setObjectName(QStringLiteral("alertShowButton"));
+    auto *dismiss = new QPushButton(tr("&Dismiss"));
+    dismiss->setObjectName(QStringLiteral("alertDismissButton"));
+    dismiss->setToolTip(tr("Hide this banner; the status bar keeps the alert while it holds"));
+    auto *row = new QHBoxLayout(m_banner);
+    row->setContentsMargins(10, 6, 10, 6);
+    row->addWidget(icon);
+    row->addWidget(m_bannerText, 1);
+    row->addWidget(show);
+    row->addWidget(dismiss);
+    connect(show, &QPushButton::clicked, this, openLatest);
+    connect(dismiss, &QPushButton::clicked, this, [this] {
+        m_dismissed = true;
+        m_banner->hide();
     });
+    m_banner->hide();
+    // Above the tables, when the window's centre is a box of rows.
+    auto *centre = window->centralWidget()
+                       ? qobject_cast<QBoxLayout *>(window->centralWidget()->layout())
+                       : nullptr;
+    if (centre) {
+        centre->insertWidget(0, m_banner);
+    }
 
     if (QSystemTrayIcon::isSystemTrayAvailable()) {
         m_tray = new QSystemTrayIcon(QIcon(QStringLiteral(":/icons/outbox-console.svg")), this);
@@ -83,6 +124,7 @@ void AlertNotifier::setClient(StoreClient *client) {
 
 void AlertNotifier::onRaised(const Alert &alert) {
     m_lastShown = alert;
+    m_dismissed = false; // a new alert shows again
     if (m_tray) {
         m_tray->showMessage(alert.title, alert.text, QSystemTrayIcon::Warning);
     }
@@ -92,6 +134,7 @@ void AlertNotifier::onRaised(const Alert &alert) {
 void AlertNotifier::updateBanner() {
     const QList<Alert> active = m_monitor->activeAlerts();
     if (active.isEmpty()) {
+        m_marker->hide();
         m_banner->hide();
         return;
     }
@@ -100,14 +143,25 @@ void AlertNotifier::updateBanner() {
     if (active.size() > 1) {
         text += tr(" (+%1 more)").arg(active.size() - 1);
     }
-    m_banner->setText(text);
+    m_marker->setText(text);
     QStringList all;
     for (const Alert &a : active) {
         all << a.text;
     }
-    m_banner->setToolTip(all.join(QLatin1Char('\n')) + QLatin1Char('\n') +
+    m_marker->setToolTip(all.join(QLatin1Char('\n')) + QLatin1Char('\n') +
                          tr("Click to show the events."));
-    m_banner->show();
+    m_marker->show();
+
+    // The banner: what has a page to show (a lost connection has its own).
+    QStringList lines;
+    for (const Alert &a : active) {
+        if (a.view) {
+            lines << QStringLiteral("<b>%1.</b> %2")
+                         .arg(a.title.toHtmlEscaped(), a.text.toHtmlEscaped());
+        }
+    }
+    m_bannerText->setText(lines.join(QStringLiteral("<br>")));
+    m_banner->setVisible(!lines.isEmpty() && !m_dismissed && m_banner->parentWidget() != nullptr);
 }
 
 void AlertNotifier::openView(const Alert &alert) {

@@ -5,6 +5,8 @@
 #include <QObject>
 #include <QPointer>
 
+class QFrame;
+class QLabel;
 class QMainWindow;
 class QSettings;
 class QSystemTrayIcon;
@@ -19,9 +21,11 @@ class StoreClient;
 // connection state of the window's client (with the thresholds of that
 // database, DatabaseSettings) and shows each alert as a desktop
 // notification when the desktop has a system tray, and always in the
-// window, as a button in the status bar that stays while the condition
-// holds. Clicking either brings the window up on the page that shows the
-// problem.
+// window: a banner above the tables (until dismissed) and a button in the
+// status bar that stays while the condition holds. Clicking any of them
+// brings the window up on the page that shows the problem. A lost
+// connection has its own banner (ConnectionBanner): only the status bar and
+// the tray tell it here.
 class AlertNotifier final : public QObject {
     Q_OBJECT
 
@@ -45,7 +49,10 @@ private:
     QPointer<StoreClient> m_client;
     AlertMonitor *m_monitor;
     QSystemTrayIcon *m_tray = nullptr;
-    QToolButton *m_banner;
+    QToolButton *m_marker; // status bar
+    QFrame *m_banner;      // above the tables
+    QLabel *m_bannerText;
+    bool m_dismissed = false;
     std::optional<Alert> m_lastShown; // what a click on the tray message opens
 };
 

@@ -66,6 +66,11 @@ JobsController::JobsController(QMainWindow *window, ActionController *actions)
 void JobsController::showPanel() {
     m_dock->show();
     m_dock->raise();
+    if (!m_sized && !m_dock->isFloating()) {
+        // A few rows: the tables above keep most of the height.
+        m_sized = true;
+        m_window->resizeDocks({m_dock}, {m_panel->sizeHint().height() / 2 + 60}, Qt::Vertical);
+    }
 }
 
 void JobsController::updateIndicator() {

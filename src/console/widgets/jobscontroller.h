@@ -51,6 +51,7 @@ private:
     QToolButton *m_indicator;
     QAction *m_export;
     bool m_closeConfirmed = false;
+    bool m_sized = false; // the dock got its first height
     bool m_asking = false;
 };
 

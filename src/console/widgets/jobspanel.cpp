@@ -99,7 +99,8 @@ JobsPanel::JobsPanel(JobListModel *model, QWidget *parent)
     header->resizeSection(JobListModel::StopColumn, 70);
 
     auto *buttons = new QHBoxLayout;
-    buttons->addWidget(m_empty, 1);
+    buttons->addWidget(m_empty);
+    buttons->addStretch(1);
     buttons->addWidget(m_stop);
     buttons->addWidget(m_clear);
     auto *layout = new QVBoxLayout(this);
