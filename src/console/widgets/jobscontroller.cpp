@@ -57,7 +57,9 @@ JobsController::JobsController(QMainWindow *window, ActionController *actions)
     connect(m_model, &JobListModel::runningCountChanged, this, &JobsController::updateIndicator);
     connect(m_model, &JobListModel::jobEnded, this,
             [this](int, const QString &title, const QString &summary) {
-                m_window->statusBar()->showMessage(tr("%1: %2").arg(title, summary), 15000);
+                // What the job did, without its filter: the status bar is short.
+                const QString what = title.section(QStringLiteral(" · "), 0, 0);
+                m_window->statusBar()->showMessage(tr("%1: %2").arg(what, summary), 15000);
             });
     window->installEventFilter(this);
     updateIndicator();
