@@ -12,13 +12,15 @@ namespace outbox::cli {
 
 namespace {
 
-constexpr std::array<CommandInfo, 16> kCommands{{
+constexpr std::array<CommandInfo, 17> kCommands{{
     {QLatin1StringView("migrate"), QLatin1StringView("Create or upgrade the outbox schema"),
      runMigrate},
     {QLatin1StringView("enqueue"), QLatin1StringView("Add one event to the outbox"), runEnqueue},
     {QLatin1StringView("stats"), QLatin1StringView("Counts per status and per namespace/topic"),
      runStats},
     {QLatin1StringView("list"), QLatin1StringView("List events, a page at a time"), runList},
+    {QLatin1StringView("export"),
+     QLatin1StringView("Write every event a filter matches as JSON lines"), runExport},
     {QLatin1StringView("show"),
      QLatin1StringView("Show one event: payload, attempts, audit, why it is not delivered"),
      runShow},

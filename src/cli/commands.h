@@ -15,6 +15,7 @@ int runMigrate(CommandContext &context);     // cmd_migrate.cpp
 int runEnqueue(CommandContext &context);     // cmd_enqueue.cpp
 int runStats(CommandContext &context);       // cmd_stats.cpp
 int runList(CommandContext &context);        // cmd_list.cpp
+int runExport(CommandContext &context);      // cmd_export.cpp
 int runShow(CommandContext &context);        // cmd_show.cpp
 int runRequeue(CommandContext &context);     // cmd_actions.cpp
 int runRetry(CommandContext &context);       // cmd_actions.cpp

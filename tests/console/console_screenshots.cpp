@@ -5,8 +5,10 @@
 //   xvfb-run -a -s '-screen 0 1600x1000x24' console_screenshots docs/screenshots
 
 #include "console/model/consolesettings.h"
+#include "console/model/databasesettings.h"
 #include "console/model/errorgroupmodel.h"
 #include "console/model/eventtablemodel.h"
+#include "console/model/joblistmodel.h"
 #include "console/model/storeclient.h"
 #include "console/widgets/actions.h"
 #include "console/widgets/bulkdialog.h"
@@ -32,6 +34,7 @@
 #include <QTemporaryDir>
 #include <QTest>
 #include <QThread>
+#include <QToolButton>
 
 #include <cstdio>
 #include <functional>
@@ -154,6 +157,14 @@ int main(int argc, char *argv[]) {
     QTemporaryDir dir;
     QSettings qsettings(dir.filePath(QStringLiteral("console.ini")), QSettings::IniFormat);
     console::ConsoleSettings settings(&qsettings);
+    // Alert when an event has waited a day: none of the seeded events has,
+    // the one added for the last picture has.
+    console::AlertThresholds thresholds;
+    thresholds.oldestPendingAge = std::chrono::hours(24);
+    thresholds.oldestPendingFor = std::chrono::seconds(0);
+    console::DatabaseSettings(&qsettings, console::DatabaseSettings::keyFor(
+                                              core::ConnInfo::parse(pg.connInfo(dbName)).value()))
+        .setAlertThresholds(thresholds);
     console::MainWindow window(&settings, {});
     window.setGeometry(0, 0, 1500, 920);
     window.connectTo(core::ConnInfo::parse(pg.connInfo(dbName)).value(), QStringLiteral("demo"));
@@ -262,14 +273,26 @@ int main(int argc, char *argv[]) {
     bulk->setBatchSize(4);
     bulk->setReason(QStringLiteral("billing-service is back (INC-2291)"));
     shoot(&window, out + QStringLiteral("/bulk-requeue-confirm.png"));
-    bulk->start();
+    bulk->start(); // the job goes to the Jobs panel, the window stays free
     settle(5500);
-    shoot(&window, out + QStringLiteral("/bulk-requeue-progress.png"));
-    bulk->cancelRun();
-    if (!waitFor([&] { return bulk->stage() == console::BulkDialog::Stage::Done; }))
+    shoot(&window, out + QStringLiteral("/jobs-panel-redrive.png"));
+    auto *jobs = window.findChild<console::JobListModel *>();
+    jobs->stopAll();
+    if (!waitFor([&] { return jobs->runningCount() == 0; }))
         return fail("the requeue did not stop");
-    shoot(&window, out + QStringLiteral("/bulk-requeue-done.png"));
-    bulk->accept();
-    settle(300);
+
+    // 4. It tells you first: an event waiting for 26 hours. Without a
+    // system tray (xvfb) the alert shows in the status bar.
+    if (!testing::sqlExec(db, QStringLiteral("INSERT INTO outbox_events (id, namespace, topic, "
+                                             " payload, created_at) VALUES (outbox_uuid_v7(), "
+                                             " 'billing', 'invoice.paid', '{\"id\": 1}', "
+                                             " now() - interval '26 hours')")))
+        return fail("could not add the late event");
+    auto *alert = window.findChild<QToolButton *>(QStringLiteral("alertMarker"));
+    if (!waitFor([&] { return alert->isVisible(); }))
+        return fail("no alert");
+    QTest::mouseClick(alert, Qt::LeftButton); // opens the pending page
+    settle(1500);
+    shoot(&window, out + QStringLiteral("/alert-in-window.png"));
     return 0;
 }

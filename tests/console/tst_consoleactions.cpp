@@ -6,6 +6,7 @@
 #include "console/model/consolesettings.h"
 #include "console/model/errorgroupmodel.h"
 #include "console/model/eventtablemodel.h"
+#include "console/model/joblistmodel.h"
 #include "console/model/statusnavmodel.h"
 #include "console/model/storeclient.h"
 #include "console/widgets/actions.h"
@@ -152,33 +153,37 @@ void TestConsoleActions::bulkRequeueByFilterCanBeCancelled() {
     dialog->setRate(20);
     dialog->setBatchSize(10);
     start->click();
-    QCOMPARE(dialog->stage(), BulkDialog::Stage::Running);
+    // The job goes to the background; the dialog closes.
+    QTRY_VERIFY_WITH_TIMEOUT(!m_window->findChild<BulkDialog *>(), kTimeout);
+    auto *jobs = m_window->findChild<console::JobListModel *>();
+    QVERIFY(jobs);
+    QCOMPARE(jobs->rowCount(), 1);
+    QCOMPARE(jobs->stateAt(0), console::JobListModel::State::Running);
     QTRY_VERIFY_WITH_TIMEOUT(
         scalar(QStringLiteral("SELECT count(*) FROM outbox_events WHERE status = 'pending'"))
                 .toInt() >= 20,
         kTimeout);
-    auto *cancel = dialog->findChild<QPushButton *>(QStringLiteral("cancelButton"));
-    QVERIFY(cancel && cancel->isVisible());
-    cancel->click();
-    QTRY_COMPARE_WITH_TIMEOUT(dialog->stage(), BulkDialog::Stage::Done, kTimeout);
+    auto *stop = m_window->findChild<QPushButton *>(QStringLiteral("stopJobButton"));
+    QVERIFY(stop && stop->isVisible() && stop->isEnabled());
+    stop->click();
+    QTRY_COMPARE_WITH_TIMEOUT(jobs->stateAt(0), console::JobListModel::State::Stopped, kTimeout);
 
-    QVERIFY(dialog->result().has_value());
-    const store::BulkResult result = *dialog->result();
-    QVERIFY(result.cancelled);
-    QVERIFY2(result.changed >= 20 && result.changed < 400,
-             qPrintable(QString::number(result.changed)));
-    QCOMPARE(scalar(QStringLiteral("SELECT count(*) FROM outbox_events "
-                                   "WHERE status = 'pending' AND namespace = 'billing'")),
-             QString::number(result.changed));
+    const int changed = scalar(QStringLiteral("SELECT count(*) FROM outbox_events "
+                                              "WHERE status = 'pending' AND namespace = 'billing'"))
+                            .toInt();
+    QVERIFY2(changed >= 20 && changed < 400, qPrintable(QString::number(changed)));
+    const QString summary = jobs->index(0, 0).data(console::JobListModel::SummaryRole).toString();
+    QVERIFY2(summary.contains(QStringLiteral("Stopped: changed %1,").arg(changed)),
+             qPrintable(summary));
     QCOMPARE(scalar(QStringLiteral("SELECT count(*) FROM outbox_events "
                                    "WHERE status = 'dead' AND namespace = 'shipping'")),
              QStringLiteral("50"));
     // The audit shows the partial run, closed.
     QCOMPARE(scalar(QStringLiteral("SELECT action || ':' || affected || ':' || "
                                    "(finished_at IS NOT NULL) FROM outbox_audit")),
-             QStringLiteral("requeue:%1:true").arg(result.changed));
+             QStringLiteral("requeue:%1:true").arg(changed));
     QCOMPARE(scalar(QStringLiteral("SELECT count(*) FROM outbox_audit_events")),
-             QString::number(result.changed));
+             QString::number(changed));
 }
 
 void TestConsoleActions::readOnlyFlagDisablesActions() {
@@ -285,8 +290,14 @@ void TestConsoleActions::purgeOldDeliveredWithPreview() {
     QTRY_COMPARE_WITH_TIMEOUT(bulk->stage(), BulkDialog::Stage::Confirm, kTimeout);
     QCOMPARE(bulk->matched(), 4);
     bulk->findChild<QPushButton *>(QStringLiteral("startButton"))->click();
-    QTRY_COMPARE_WITH_TIMEOUT(bulk->stage(), BulkDialog::Stage::Done, kTimeout);
-    QCOMPARE(bulk->result()->changed, 4);
+    auto *jobs = m_window->findChild<console::JobListModel *>();
+    QVERIFY(jobs);
+    QTRY_COMPARE_WITH_TIMEOUT(jobs->rowCount(), 1, kTimeout);
+    QTRY_COMPARE_WITH_TIMEOUT(jobs->stateAt(0), console::JobListModel::State::Finished, kTimeout);
+    QVERIFY(jobs->index(0, 0)
+                .data(console::JobListModel::SummaryRole)
+                .toString()
+                .startsWith(QLatin1String("Changed 4,")));
     QCOMPARE(scalar(QStringLiteral("SELECT count(*) FROM outbox_events")), QStringLiteral("5"));
     QCOMPARE(scalar(QStringLiteral("SELECT count(*) FROM outbox_events WHERE status = 'delivered' "
                                    "AND updated_at < now() - interval '7 days'")),

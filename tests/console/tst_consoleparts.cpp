@@ -377,8 +377,6 @@ void TestConsoleParts::settingsRoundTrip() {
     QCOMPARE(settings.windowState(QStringLiteral("demo")), QByteArray("demo layout"));
     QCOMPARE(settings.windowState(QStringLiteral("a/b")), QByteArray("other layout"));
     QVERIFY(settings.windowState(QStringLiteral("production")).isEmpty()); // per profile
-    settings.setRequeueRate(-5);
-    QCOMPARE(settings.requeueRate(), 0.0);
 }
 
 // The toolbar's icons are SVG: without Qt's SVG image plugin (packaging/dev.sh

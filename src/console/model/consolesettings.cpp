@@ -120,15 +120,6 @@ void ConsoleSettings::setLiveEnabled(bool live) {
     m_settings->setValue(QStringLiteral("live/enabled"), live);
 }
 
-double ConsoleSettings::requeueRate() const {
-    return std::max(0.0,
-                    m_settings->value(QStringLiteral("actions/requeueRate"), 100.0).toDouble());
-}
-
-void ConsoleSettings::setRequeueRate(double rate) {
-    m_settings->setValue(QStringLiteral("actions/requeueRate"), std::max(0.0, rate));
-}
-
 QList<ConnectionProfile> ConsoleSettings::profiles() const {
     QList<ConnectionProfile> result;
     m_settings->beginGroup(QStringLiteral("profiles"));

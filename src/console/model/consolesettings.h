@@ -53,8 +53,6 @@ public:
     void setRefreshInterval(std::chrono::milliseconds interval);
     bool liveEnabled() const; // default true
     void setLiveEnabled(bool live);
-    double requeueRate() const; // events/s for bulk requeue, 0 = unthrottled; default 100
-    void setRequeueRate(double rate);
 
     QList<ConnectionProfile> profiles() const;
     std::optional<ConnectionProfile> profile(const QString &name) const;

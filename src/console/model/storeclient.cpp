@@ -29,7 +29,9 @@ StoreClient::StoreClient(core::ConnInfo info, StoreClientOptions options, QObjec
     m_thread.setObjectName(QStringLiteral("console-store"));
     m_aggregateThread.setObjectName(QStringLiteral("console-aggregates"));
     m_bulkPool.setObjectName(QStringLiteral("console-bulk"));
-    m_bulkPool.setMaxThreadCount(2);
+    // Background jobs run side by side (each with its own connection); a
+    // dry run is never queued behind two long redrives.
+    m_bulkPool.setMaxThreadCount(6);
     m_worker->moveToThread(&m_thread);
     m_aggregateWorker->moveToThread(&m_aggregateThread);
     connect(&m_thread, &QThread::finished, m_worker, &QObject::deleteLater);
@@ -75,6 +77,9 @@ StoreWorker *StoreClient::workerFor(RequestKind kind) const {
 
 StoreClient::~StoreClient() {
     for (const auto &control : std::as_const(m_bulkControls)) {
+        control->cancelRequested.store(true);
+    }
+    for (const auto &control : std::as_const(m_exportControls)) {
         control->cancelRequested.store(true);
     }
     m_bulkPool.waitForDone();
@@ -269,6 +274,47 @@ BulkJob *StoreClient::startBulk(store::Action action, const store::EventFilter &
             this,
             [control, result] {
                 if (BulkJob *j = control->job.data()) {
+                    j->reportResult(result);
+                }
+            },
+            Qt::QueuedConnection);
+    };
+    m_bulkPool.start([task = std::move(task)] { task.run(); });
+    return job;
+}
+
+ExportJob *StoreClient::startExport(const store::EventFilter &filter, const QString &path,
+                                    std::function<QByteArray(const core::OutboxEvent &)> format,
+                                    int pageSize) {
+    auto *job = new ExportJob(filter, path, this);
+    auto control = job->m_control;
+    m_exportControls.removeIf([](const auto &c) { return c->job.isNull(); });
+    m_exportControls.append(control);
+
+    ExportTask task;
+    task.connInfo = m_info;
+    task.application = m_options.application;
+    task.filter = filter;
+    task.path = path;
+    task.pageSize = pageSize;
+    task.format = std::move(format);
+    task.control = control;
+    // As in startBulk: the client outlives every task.
+    task.reportProgress = [this, control](qint64 done, qint64 total) {
+        QMetaObject::invokeMethod(
+            this,
+            [control, done, total] {
+                if (ExportJob *j = control->job.data()) {
+                    j->reportProgress(done, total);
+                }
+            },
+            Qt::QueuedConnection);
+    };
+    task.reportResult = [this, control](const core::Result<store::ExportResult> &result) {
+        QMetaObject::invokeMethod(
+            this,
+            [control, result] {
+                if (ExportJob *j = control->job.data()) {
                     j->reportResult(result);
                 }
             },

@@ -2,6 +2,7 @@
 
 #include "console/model/bulkjob.h"
 #include "console/model/consoletypes.h"
+#include "console/model/exportjob.h"
 #include "core/conninfo.h"
 #include "core/result.h"
 #include "store/eventfilter.h"
@@ -61,6 +62,7 @@ public:
     ConnectionState connectionState() const { return m_state; }
     // Connection description without the password, for the UI.
     QString connectionDescription() const { return m_info.redacted(); }
+    const core::ConnInfo &connInfo() const { return m_info; }
 
     // Delivered and dead are exact up to `exactCap` (see store::LiveCounts).
     RequestId requestCounts(const QString &supersedeKey = {}, qint64 exactCap = 10000);
@@ -77,6 +79,11 @@ public:
     // options.progress is ignored: use BulkJob::progress.
     BulkJob *startBulk(store::Action action, const store::EventFilter &filter,
                        store::BulkOptions options = {});
+    // Writes every event matching `filter` to `path` as lines of `format`,
+    // on a pool thread like startBulk (see ExportJob).
+    ExportJob *startExport(const store::EventFilter &filter, const QString &path,
+                           std::function<QByteArray(const core::OutboxEvent &)> format,
+                           int pageSize = 1000);
 
 Q_SIGNALS:
     void connectionStateChanged(outbox::console::ConnectionState state, const QString &message);
@@ -133,6 +140,7 @@ private:
     QHash<RequestId, QString> m_laneOf; // requests sent in a lane and not yet answered
     QHash<RequestId, QString> m_questionOf;
     QList<std::shared_ptr<BulkJobControl>> m_bulkControls;
+    QList<std::shared_ptr<ExportJobControl>> m_exportControls;
 };
 
 } // namespace outbox::console

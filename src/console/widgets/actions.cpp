@@ -3,6 +3,7 @@
 #include "console/model/bulkjob.h"
 #include "console/model/consolesettings.h"
 #include "console/model/consoletypes.h"
+#include "console/model/databasesettings.h"
 #include "console/model/storeclient.h"
 #include "console/widgets/bulkdialog.h"
 #include "console/widgets/jsonhighlighter.h"
@@ -219,6 +220,15 @@ QAction *ActionController::make(Kind kind, const QString &text, const QString &i
 void ActionController::setClient(StoreClient *client) {
     m_client = client;
     updateState();
+    Q_EMIT clientChanged(client);
+}
+
+void ActionController::addMatchingAction(QAction *action) {
+    m_extraMatching.append(action);
+}
+
+store::EventFilter ActionController::currentFilter() const {
+    return m_filter ? m_filter() : store::EventFilter();
 }
 
 void ActionController::setSelectionProvider(std::function<QList<core::OutboxEvent>()> provider) {
@@ -308,6 +318,7 @@ void ActionController::fillActionsMenu(QMenu *menu) const {
          {RetryMatching, RequeueMatching, CancelMatching, ReplayMatching, PurgeMatching}) {
         menu->addAction(m_actions.value(kind));
     }
+    menu->addActions(m_extraMatching);
     menu->addSeparator();
     menu->addAction(m_actions.value(PurgeOld));
 }
@@ -392,25 +403,36 @@ void ActionController::runOnFilter(store::Action action) {
                                   : tr("Not connected to a database"));
         return;
     }
-    const store::EventFilter filter = m_filter ? m_filter() : store::EventFilter();
+    openBulkDialog(action, currentFilter());
+}
+
+void ActionController::openBulkDialog(store::Action action, const store::EventFilter &filter,
+                                      std::optional<store::BulkSeal> seal) {
     auto *dialog = new BulkDialog(m_client, action, filter, m_parent);
     dialog->setAttribute(Qt::WA_DeleteOnClose);
-    if (action == store::Action::Requeue && m_settings) {
-        dialog->setRate(m_settings->requeueRate());
+    if (seal) {
+        dialog->setSeal(*seal);
     }
-    connect(dialog, &BulkDialog::stageChanged, this, [this, dialog](BulkDialog::Stage stage) {
-        if (stage == BulkDialog::Stage::Running && dialog->action() == store::Action::Requeue &&
-            m_settings) {
-            m_settings->setRequeueRate(dialog->rate());
-        }
-    });
-    connect(dialog, &BulkDialog::completed, this, [this, action](const store::BulkResult &r) {
-        Q_EMIT message(tr("%1 %2: changed %3, skipped %4.")
-                           .arg(BulkDialog::verb(action),
-                                r.cancelled ? tr("stopped") : tr("finished"),
-                                formatCount(r.changed), formatCount(r.skipped)));
-        Q_EMIT eventsChanged();
-    });
+    // The rate is the database's own: one chosen for the demo never becomes
+    // the default of another database.
+    const QString key = m_client ? DatabaseSettings::keyFor(m_client->connInfo()) : QString();
+    if (BulkDialog::hasRateLimit(action)) {
+        dialog->setRate(
+            DatabaseSettings(m_settings ? m_settings->qsettings() : nullptr, key).requeueRate());
+    }
+    connect(dialog, &BulkDialog::jobStarted, this,
+            [this, dialog, key](BulkJob *job, const QString &title) {
+                const store::Action done = dialog->action();
+                if (BulkDialog::hasRateLimit(done)) {
+                    DatabaseSettings(m_settings ? m_settings->qsettings() : nullptr, key)
+                        .setRequeueRate(dialog->rate());
+                }
+                connect(job, &BulkJob::finished, this, [this] { Q_EMIT eventsChanged(); });
+                connect(job, &BulkJob::failed, this, [this] { Q_EMIT eventsChanged(); });
+                Q_EMIT message(tr("%1 started; it runs in the background (Jobs panel).")
+                                   .arg(BulkDialog::verb(done)));
+                Q_EMIT bulkStarted(job, title);
+            });
     dialog->open();
     dialog->begin();
 }
@@ -421,19 +443,9 @@ void ActionController::openPurgeDialog() {
     }
     auto *dialog = new PurgeDialog(m_client, m_parent);
     dialog->setAttribute(Qt::WA_DeleteOnClose);
+    // The purge dialog's preview seals what the confirmation may ask for.
     connect(dialog, &QDialog::accepted, this, [this, dialog] {
-        const store::EventFilter filter = dialog->filter();
-        auto *bulk = new BulkDialog(m_client, store::Action::Purge, filter, m_parent);
-        bulk->setAttribute(Qt::WA_DeleteOnClose);
-        bulk->setSeal(dialog->seal());
-        connect(bulk, &BulkDialog::completed, this, [this](const store::BulkResult &r) {
-            Q_EMIT message(tr("Purge %1: deleted %2, skipped %3.")
-                               .arg(r.cancelled ? tr("stopped") : tr("finished"),
-                                    formatCount(r.changed), formatCount(r.skipped)));
-            Q_EMIT eventsChanged();
-        });
-        bulk->open();
-        bulk->begin();
+        openBulkDialog(store::Action::Purge, dialog->filter(), dialog->seal());
     });
     dialog->open();
 }

@@ -18,6 +18,7 @@ class QWidget;
 
 namespace outbox::console {
 
+class BulkJob;
 class ConsoleSettings;
 class StoreClient;
 
@@ -75,6 +76,11 @@ public:
     void setConnected(bool connected);
 
     QAction *action(Kind kind) const { return m_actions.value(kind); }
+    // An action on every matching event that lives elsewhere (the export of
+    // the jobs panel): listed with the others in the Actions menu.
+    void addMatchingAction(QAction *action);
+    // The filter of the page on show.
+    store::EventFilter currentFilter() const;
     // Context menu for the table.
     void fillContextMenu(QMenu *menu) const;
     void fillActionsMenu(QMenu *menu) const;
@@ -89,11 +95,17 @@ Q_SIGNALS:
     void message(const QString &text);
     // An action changed (or may have changed) events: views should refresh.
     void eventsChanged();
+    // A bulk action on the matching events was confirmed and runs in the
+    // background; it belongs to the client.
+    void bulkStarted(outbox::console::BulkJob *job, const QString &title);
+    void clientChanged(outbox::console::StoreClient *client);
 
 private:
     void runOnSelection(store::Action action);
     void runOnFilter(store::Action action);
     void openPurgeDialog();
+    void openBulkDialog(store::Action action, const store::EventFilter &filter,
+                        std::optional<store::BulkSeal> seal = std::nullopt);
     void copyIds();
     void copyPayloads();
     void exportJsonLines();
@@ -110,6 +122,7 @@ private:
     std::function<store::EventFilter()> m_filter;
     QHash<int, QAction *> m_actions;
     QHash<int, QString> m_tips;
+    QList<QAction *> m_extraMatching;
     bool m_readOnly = false;
     QString m_readOnlyReason;
     bool m_connected = false;

@@ -43,20 +43,6 @@ const ActionWords &wordsFor(store::Action action) {
     return kWords.at(std::size_t(action));
 }
 
-QString remaining(qint64 ms) {
-    if (ms < 0) {
-        return {};
-    }
-    const qint64 s = (ms + 999) / 1000;
-    if (s < 60) {
-        return BulkDialog::tr("about %1 s left").arg(s);
-    }
-    if (s < 3600) {
-        return BulkDialog::tr("about %1 min left").arg((s + 59) / 60);
-    }
-    return BulkDialog::tr("about %1 h %2 min left").arg(s / 3600).arg((s % 3600) / 60);
-}
-
 } // namespace
 
 BulkDialog::BulkDialog(StoreClient *client, store::Action action, store::EventFilter filter,
@@ -73,7 +59,6 @@ BulkDialog::BulkDialog(StoreClient *client, store::Action action, store::EventFi
     // The dialog takes the size of the page shown (see setStage()).
     layout()->setSizeConstraint(QLayout::SetFixedSize);
     m_ui->checkingLayout->addStretch();
-    m_ui->progressLayout->addStretch();
     m_ui->resultLayout->addStretch();
     setWindowTitle(tr("%1 events matching the filter").arg(verb(action)));
     QFont headline = m_ui->headlineLabel->font();
@@ -98,13 +83,7 @@ BulkDialog::BulkDialog(StoreClient *client, store::Action action, store::EventFi
     m_ui->closeButton->setAutoDefault(false);
 
     connect(m_ui->startButton, &QPushButton::clicked, this, &BulkDialog::start);
-    connect(m_ui->cancelButton, &QPushButton::clicked, this, [this] {
-        if (m_stage == Stage::Running) {
-            cancelRun();
-        } else {
-            QDialog::reject();
-        }
-    });
+    connect(m_ui->cancelButton, &QPushButton::clicked, this, &QDialog::reject);
     connect(m_ui->closeButton, &QPushButton::clicked, this, &QDialog::accept);
     setStage(Stage::Checking);
 }
@@ -162,10 +141,7 @@ void BulkDialog::setStage(Stage stage) {
     case Stage::Confirm:
         page = m_ui->confirmPage;
         break;
-    case Stage::Running:
-        page = m_ui->progressPage;
-        break;
-    case Stage::Done:
+    case Stage::Started:
     case Stage::Failed:
         page = m_ui->resultPage;
         break;
@@ -182,14 +158,8 @@ void BulkDialog::setStage(Stage stage) {
     // Enter must never start a change: Cancel is the default while confirming.
     m_ui->startButton->setDefault(false);
     m_ui->cancelButton->setDefault(stage == Stage::Confirm || stage == Stage::Checking);
-    m_ui->cancelButton->setVisible(stage == Stage::Checking || stage == Stage::Confirm ||
-                                   stage == Stage::Running);
-    m_ui->cancelButton->setText(stage == Stage::Running ? tr("Stop") : tr("Cancel"));
-    m_ui->cancelButton->setToolTip(stage == Stage::Running
-                                       ? tr("Stop after the current batch; events already "
-                                            "changed stay changed")
-                                       : QString());
-    m_ui->closeButton->setVisible(stage == Stage::Done || stage == Stage::Failed ||
+    m_ui->cancelButton->setVisible(stage == Stage::Checking || stage == Stage::Confirm);
+    m_ui->closeButton->setVisible(stage == Stage::Started || stage == Stage::Failed ||
                                   (stage == Stage::Confirm && m_matched == 0));
     layout()->invalidate();
     if (stage == Stage::Checking) {
@@ -273,97 +243,23 @@ void BulkDialog::start() {
     options.seal = m_seal;
     options.again = m_again && m_again->isChecked();
     BulkJob *job = m_client->startBulk(m_action, m_filter, options);
-    job->setParent(this);
-    m_job = job;
-    connect(job, &BulkJob::progress, this, &BulkDialog::onProgress);
-    connect(job, &BulkJob::finished, this, &BulkDialog::onFinished);
-    connect(job, &BulkJob::failed, this,
-            [this](const core::Error &error) { onFailed(error.message); });
-    m_elapsed.start();
-    m_ui->progressBar->setRange(0, int(std::min<qint64>(m_matched, INT_MAX)));
-    m_ui->progressBar->setValue(0);
-    m_ui->headlineLabel->setText(tr("%1 %2 events…").arg(verb(m_action), formatCount(m_matched)));
-    m_ui->progressLabel->setText(
-        options.ratePerSecond > 0
-            ? tr("Starting, at most %1 events/s.").arg(QLocale().toString(options.ratePerSecond))
-            : tr("Starting."));
-    setStage(Stage::Running);
-}
-
-void BulkDialog::cancelRun() {
-    if (m_stage != Stage::Running || !m_job) {
-        return;
+    const QString described = m_filter.describe();
+    QString title = tr("%1 %2 %3")
+                        .arg(verb(m_action), formatCount(m_matched),
+                             m_matched == 1 ? tr("event") : tr("events"));
+    if (!described.isEmpty()) {
+        title += QStringLiteral(" · ") + described;
     }
-    m_job->cancel();
-    m_ui->cancelButton->setEnabled(false);
-    m_ui->progressLabel->setText(tr("Stopping after the current batch…"));
-}
-
-void BulkDialog::onProgress(qint64 done, qint64 total) {
-    if (total > 0 && total != m_ui->progressBar->maximum()) {
-        m_ui->progressBar->setMaximum(int(std::min<qint64>(total, INT_MAX)));
-    }
-    m_ui->progressBar->setValue(int(std::min<qint64>(done, INT_MAX)));
-    if (m_job && m_job->isCancelRequested()) {
-        return; // keep saying "Stopping…"
-    }
-    const double seconds = double(m_elapsed.elapsed()) / 1000.0;
-    const double perSecond = seconds > 0.2 ? double(done) / seconds : 0.0;
-    QString text = tr("%1 of %2 done").arg(formatCount(done), formatCount(total));
-    if (perSecond > 0) {
-        text += tr(" · %1 events/s").arg(QLocale().toString(perSecond, 'f', 0));
-        if (total > done) {
-            text += QStringLiteral(" · ") +
-                    remaining(qint64(double(total - done) / perSecond * 1000.0));
-        }
-    }
-    m_ui->progressLabel->setText(text);
-}
-
-void BulkDialog::onFinished(const store::BulkResult &result) {
-    m_job = nullptr;
-    m_result = result;
-    m_ui->cancelButton->setEnabled(true);
-    QString text = result.cancelled
-                       ? tr("%1 stopped: changed %2 of %3 confirmed, skipped %4. The other "
-                            "events were left as they were.")
-                       : tr("%1 finished: changed %2 of %3 confirmed, skipped %4.");
-    text = text.arg(verb(m_action), formatCount(result.changed), formatCount(result.confirmed),
-                    formatCount(result.skipped));
-    if (result.newer > 0) {
-        text += QLatin1Char(' ') + tr("%1 newer matching events were left for the next run.")
-                                       .arg(formatCount(result.newer));
-    }
-    if (result.skipped > 0) {
-        text += QLatin1Char(' ') + tr("Skipped events changed state meanwhile (for example a "
-                                      "dispatcher delivered them) and were not touched.");
-    }
-    if (result.auditId > 0) {
-        text +=
-            QLatin1Char('\n') + tr("Recorded in the audit log as entry %1.").arg(result.auditId);
-    }
-    m_ui->headlineLabel->setText(result.cancelled ? tr("Stopped") : tr("Done"));
-    m_ui->resultLabel->setText(text);
-    setStage(Stage::Done);
-    Q_EMIT completed(result);
+    setStage(Stage::Started);
+    Q_EMIT jobStarted(job, title);
+    accept();
 }
 
 void BulkDialog::onFailed(const QString &message) {
     m_job = nullptr;
-    m_ui->cancelButton->setEnabled(true);
     m_ui->headlineLabel->setText(tr("%1 failed").arg(verb(m_action)));
     m_ui->resultLabel->setText(message);
     setStage(Stage::Failed);
-}
-
-void BulkDialog::reject() {
-    if (m_stage == Stage::Running) {
-        // Closing must not leave a job running unseen: stop it and show the
-        // partial result.
-        cancelRun();
-        return;
-    }
-    QDialog::reject();
 }
 
 } // namespace outbox::console

@@ -4,7 +4,6 @@
 #include "store/operations.h"
 
 #include <QDialog>
-#include <QElapsedTimer>
 #include <QPointer>
 
 #include <memory>
@@ -21,19 +20,20 @@ namespace outbox::console {
 class BulkJob;
 class StoreClient;
 
-// An operator action on every event matching a filter, in four steps: a
-// dry run counts the events and shows a sample; a confirmation states the
-// count (with a rate limit for redrives and the batch size); the job runs
-// in bounded batches off the GUI thread with a progress bar and Cancel;
-// the result says what changed and what was skipped. The count confirmed is
-// sealed: the run never changes more, and events that match only later are
-// left for the next run (the result says how many). Cancel is the default
-// button. Opened with open(), so it never blocks the event loop.
+// An operator action on every event matching a filter: a dry run counts
+// the events and shows a sample; a confirmation states the count (with a
+// rate limit for redrives and the batch size); Start hands the job to the
+// background (jobStarted(): the jobs panel shows its progress, rate, time
+// left and Stop) and closes the dialog, so the window is never held while
+// the job runs. The count confirmed is sealed: the run never changes more,
+// and events that match only later are left for the next run (its result
+// says how many). Cancel is the default button. Opened with open(), so it
+// never blocks the event loop.
 class BulkDialog final : public QDialog {
     Q_OBJECT
 
 public:
-    enum class Stage { Checking, Confirm, Running, Done, Failed };
+    enum class Stage { Checking, Confirm, Started, Failed };
     Q_ENUM(Stage)
 
     BulkDialog(StoreClient *client, store::Action action, store::EventFilter filter,
@@ -51,16 +51,14 @@ public:
 
     // Starts the dry run; called by the owner after open().
     void begin();
-    // The confirmation's "go" (the Start button).
+    // The confirmation's "go" (the Start button): starts the job, emits
+    // jobStarted() and closes.
     void start();
-    // Stops a running job after its current batch (the Cancel button).
-    void cancelRun();
 
     Stage stage() const { return m_stage; }
     store::Action action() const { return m_action; }
     const store::EventFilter &filter() const { return m_filter; }
     qint64 matched() const { return m_matched; }
-    const std::optional<store::BulkResult> &result() const { return m_result; }
 
     // Plain-language wording shared with the selection actions.
     static QString verb(store::Action action);      // "Requeue"
@@ -70,16 +68,13 @@ public:
 
 Q_SIGNALS:
     void stageChanged(outbox::console::BulkDialog::Stage stage);
-    void completed(const outbox::store::BulkResult &result);
-
-protected:
-    void reject() override;
+    // The job runs on; it belongs to the client that started it. `title`
+    // says what it does ("Requeue 400 events · namespace billing").
+    void jobStarted(outbox::console::BulkJob *job, const QString &title);
 
 private:
     void setStage(Stage stage);
     void onDryRun(const store::BulkResult &result);
-    void onProgress(qint64 done, qint64 total);
-    void onFinished(const store::BulkResult &result);
     void onFailed(const QString &message);
 
     std::unique_ptr<Ui::BulkDialog> m_ui;
@@ -92,8 +87,6 @@ private:
     std::optional<store::BulkSeal> m_previewSeal; // narrows the dry run
     store::BulkSeal m_seal;       // what the confirmation shows: all the run touches
     QCheckBox *m_again = nullptr; // replay: also events replayed before
-    std::optional<store::BulkResult> m_result;
-    QElapsedTimer m_elapsed;
 };
 
 } // namespace outbox::console

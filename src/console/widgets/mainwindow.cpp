@@ -16,6 +16,7 @@
 #include "console/widgets/eventview.h"
 #include "console/widgets/filterbar.h"
 #include "console/widgets/keyboard.h"
+#include "console/widgets/operatoraids.h"
 #include "console/widgets/statusindicators.h"
 #include "console/widgets/windowlayout.h"
 #include "console/widgets/windowmenus.h"
@@ -100,6 +101,7 @@ MainWindow::MainWindow(ConsoleSettings *settings, MainWindowOptions options, QWi
     connect(m_actions, &ActionController::eventsChanged, this, &MainWindow::refreshNow);
 
     buildDocks();
+    installOperatorAids(this, m_actions, m_settings); // jobs panel, alerts
     buildMenus();
     QList<QAbstractItemView *> tables;
     for (EventView *v : m_views) {

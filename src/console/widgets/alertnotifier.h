@@ -1,0 +1,59 @@
+#pragma once
+
+#include "console/model/alertmonitor.h"
+
+#include <QObject>
+#include <QPointer>
+
+class QFrame;
+class QLabel;
+class QMainWindow;
+class QSettings;
+class QSystemTrayIcon;
+class QToolButton;
+
+namespace outbox::console {
+
+class ActionController;
+class StoreClient;
+
+// Tells the operator first: feeds an AlertMonitor with the counts and the
+// connection state of the window's client (with the thresholds of that
+// database, DatabaseSettings) and shows each alert as a desktop
+// notification when the desktop has a system tray, and always in the
+// window: a banner above the tables (until dismissed) and a button in the
+// status bar that stays while the condition holds. Clicking any of them
+// brings the window up on the page that shows the problem. A lost
+// connection has its own banner (ConnectionBanner): only the status bar and
+// the tray tell it here.
+class AlertNotifier final : public QObject {
+    Q_OBJECT
+
+public:
+    AlertNotifier(QMainWindow *window, ActionController *actions, QSettings *settings);
+    Q_DISABLE_COPY_MOVE(AlertNotifier)
+
+    AlertMonitor *monitor() const { return m_monitor; }
+    bool hasTray() const { return m_tray != nullptr; }
+
+    // Raises the window on the alert's page.
+    void openView(const Alert &alert);
+
+private:
+    void setClient(StoreClient *client);
+    void onRaised(const Alert &alert);
+    void updateBanner();
+
+    QMainWindow *m_window;
+    QSettings *m_settings;
+    QPointer<StoreClient> m_client;
+    AlertMonitor *m_monitor;
+    QSystemTrayIcon *m_tray = nullptr;
+    QToolButton *m_marker; // status bar
+    QFrame *m_banner;      // above the tables
+    QLabel *m_bannerText;
+    bool m_dismissed = false;
+    std::optional<Alert> m_lastShown; // what a click on the tray message opens
+};
+
+} // namespace outbox::console
