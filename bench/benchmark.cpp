@@ -341,6 +341,8 @@ core::Result<QJsonObject> Benchmark::retention() {
         {QStringLiteral("ratio"), rounded(rates[0] > 0 ? rates[1] / rates[0] : 0.0, 3)},
         {QStringLiteral("deleted_during_run"), deleted},
     };
+}
+
 // A burst into statistics taken while nothing was pending (3 x burst
 // delivered rows, VACUUM ANALYZE, the dispatcher started in that quiet
 // state), against the same burst followed by ANALYZE; then `burst` events

@@ -71,9 +71,19 @@ int JobListModel::addBulk(BulkJob *job, const QString &title) {
     connect(job, &BulkJob::progress, this,
             [this, id](qint64 done, qint64 total) { setProgress(id, done, total); });
     connect(job, &BulkJob::finished, this, [this, id](const store::BulkResult &r) {
+        // A sealed run says what was confirmed and what it left for the next run.
         QString summary =
-            (r.cancelled ? tr("Stopped: changed %1, skipped %2") : tr("Changed %1, skipped %2"))
-                .arg(formatCount(r.changed), formatCount(r.skipped));
+            r.confirmed > 0
+                ? (r.cancelled ? tr("Stopped: changed %1 of %2 confirmed, skipped %3")
+                               : tr("Changed %1 of %2 confirmed, skipped %3"))
+                      .arg(formatCount(r.changed), formatCount(r.confirmed), formatCount(r.skipped))
+                : (r.cancelled ? tr("Stopped: changed %1, skipped %2")
+                               : tr("Changed %1, skipped %2"))
+                      .arg(formatCount(r.changed), formatCount(r.skipped));
+        if (r.newer > 0) {
+            summary +=
+                tr("; %1 newer matching events left for the next run").arg(formatCount(r.newer));
+        }
         if (r.auditId > 0) {
             summary += tr(" (audit entry %1)").arg(r.auditId);
         }
