@@ -87,8 +87,6 @@ core::Result<void> measureStall(const BenchOptions &options, BenchCluster &clust
     setLive(w, true);
     triggerRefresh(w);
     runFor(2000);
-    if (auto reset = cluster.sql().resetStatementStats(); !reset)
-        return reset;
     const auto pending = [&] {
         auto count = cluster.sql().count(QStringLiteral("pending"));
         return count ? count.value() : -1;
@@ -209,8 +207,6 @@ core::Result<BenchResults> runBench(BenchApplication &app, const BenchOptions &o
     const core::ConnInfo info = cluster.connInfo();
 
     results.data.insert(QStringLiteral("load_average_before"), bench::loadAverage());
-    if (auto reset = cluster.sql().resetStatementStats(); !reset)
-        return reset.error();
     if (auto done = measureStarts(options, cluster, results, progress); !done)
         return done.error();
 
@@ -229,8 +225,6 @@ core::Result<BenchResults> runBench(BenchApplication &app, const BenchOptions &o
     progress(QStringLiteral("refreshing the delivered view"));
     if (auto done = measureRefreshes(app, options, cluster, w, results); !done)
         return done.error();
-    if (auto stats = cluster.sql().statementStats(8); stats)
-        results.consoleStatements = stats.value();
     if (options.idleSeconds > 0) {
         progress(QStringLiteral("a live console left open (%1 s)").arg(options.idleSeconds));
         setLive(w, true);
@@ -251,8 +245,6 @@ core::Result<BenchResults> runBench(BenchApplication &app, const BenchOptions &o
     if (options.stallSeconds > 0) {
         if (auto done = measureStall(options, cluster, w, results, progress); !done)
             return done.error();
-        if (auto stats = cluster.sql().statementStats(8); stats)
-            results.stallStatements = stats.value();
     }
     results.data.insert(QStringLiteral("load_average_after"), bench::loadAverage());
     results.rssEndMb = residentMb();

@@ -70,10 +70,6 @@ struct BenchResults {
     // view_switches); empty when it did not run.
     QJsonObject stall;
 
-    // Database work by statement (pg_stat_statements): during the start,
-    // switch and refresh phases, and during the dispatcher phase.
-    QJsonArray consoleStatements;
-    QJsonArray stallStatements;
     // The idle phase: database time per second of a live console nobody
     // touches (sum of pg_stat_statements total_exec_time), and its statements.
     double idleDbMsPerS = -1;

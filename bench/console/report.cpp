@@ -137,24 +137,7 @@ void printHuman(QTextStream &out, const BenchOptions &options, const BenchResult
                            QString::number(it.value().toDouble(), 'g', 10);
         out << "  dispatcher phase: " << figures.join(QStringLiteral(", ")) << "\n";
     }
-    const auto statements = [&out](const char *title, const QJsonArray &list) {
-        if (list.isEmpty())
-            return;
-        out << "  " << title << " (pg_stat_statements, by total time):\n";
-        for (const QJsonValue &st : list) {
-            const auto figure = [&st](const char *key, int decimals, int width) {
-                return QString::number(st[QLatin1String(key)].toDouble(), 'f', decimals)
-                    .rightJustified(width);
-            };
-            out << "    " << figure("total_ms", 0, 7) << " ms total " << figure("calls", 0, 6)
-                << " calls  mean " << figure("mean_ms", 1, 7) << " ms  max "
-                << figure("max_ms", 1, 7) << " ms  " << st[QLatin1String("query")].toString()
-                << "\n";
-        }
-    };
-    statements("database work, start/switch/refresh phases", r.consoleStatements);
-    statements("database work, dispatcher phase", r.stallStatements);
-    statements("database work, idle live console", r.idleStatements);
+    // Which statements an idle console ran: statements_idle_console in --json.
     for (const QString &note : r.notes)
         out << "  note: " << note << "\n";
     out << "  load average before/after: " << data("load_average_before") << " / "
@@ -170,8 +153,6 @@ QJsonObject toJson(const BenchOptions &options, const BenchResults &r) {
          bench::checksJson(checks, QStringLiteral("figure"), QStringLiteral("measured"))},
         {QStringLiteral("environment"), environment(options, r)},
         {QStringLiteral("stall"), r.stall},
-        {QStringLiteral("statements_console_phases"), r.consoleStatements},
-        {QStringLiteral("statements_dispatcher_phase"), r.stallStatements},
         {QStringLiteral("statements_idle_console"), r.idleStatements},
         {QStringLiteral("idle_db_ms_per_s"), r.idleDbMsPerS},
         {QStringLiteral("notes"), QJsonArray::fromStringList(r.notes)},

@@ -173,7 +173,7 @@ void TestConsoleActions::bulkRequeueByFilterCanBeCancelled() {
                             .toInt();
     QVERIFY2(changed >= 20 && changed < 400, qPrintable(QString::number(changed)));
     const QString summary = jobs->index(0, 0).data(console::JobListModel::SummaryRole).toString();
-    QVERIFY2(summary.contains(QStringLiteral("Stopped: changed %1,").arg(changed)),
+    QVERIFY2(summary.contains(QStringLiteral("Stopped: changed %1 of 400 confirmed,").arg(changed)),
              qPrintable(summary));
     QCOMPARE(scalar(QStringLiteral("SELECT count(*) FROM outbox_events "
                                    "WHERE status = 'dead' AND namespace = 'shipping'")),

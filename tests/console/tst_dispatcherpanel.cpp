@@ -12,8 +12,8 @@
 #include "store/queries.h"
 #include "support/pgfixture.h"
 
-#include <QComboBox>
 #include <QCheckBox>
+#include <QComboBox>
 #include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
@@ -67,6 +67,7 @@ private Q_SLOTS:
     void freshFormAsksForTheRunnerWithoutAlarm();
     void readOnlyDisablesStart();
     void settingsPersistWithoutSecret();
+    void runnerUrlCredentialsAreNotSaved();
     void batchDeliverySetting();
     void readyToCloseWhenIdle();
     void logIsBounded();
@@ -243,6 +244,29 @@ void TestDispatcherPanel::settingsPersistWithoutSecret() {
     QCOMPARE(reread.value(QStringLiteral("dispatcher/runnerUrl")).toString(),
              QStringLiteral("http://runner.test/hooks"));
     QCOMPARE(reread.value(QStringLiteral("dispatcher/concurrency")).toInt(), 7);
+}
+
+// Credentials in the runner URL work for the session but never reach the
+// settings file.
+void TestDispatcherPanel::runnerUrlCredentialsAreNotSaved() {
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QString path = dir.filePath(QStringLiteral("console.ini"));
+    {
+        QSettings settings(path, QSettings::IniFormat);
+        DispatcherPanel panel(&settings);
+        child<QLineEdit>(&panel, "runnerUrl")
+            ->setText(QStringLiteral("https://ops:Sup3rSecretPw@runner.test/hooks"));
+        QVERIFY2(panel.validationError().isEmpty(), qPrintable(panel.validationError()));
+        QCOMPARE(panel.config().runnerUrl.password(), QStringLiteral("Sup3rSecretPw"));
+        settings.sync();
+    }
+    QFile file(path);
+    QVERIFY(file.open(QIODevice::ReadOnly));
+    const QByteArray contents = file.readAll();
+    QVERIFY2(contents.contains("runner.test/hooks"), contents.constData());
+    QVERIFY2(!contents.contains("Sup3rSecretPw"), contents.constData());
+    QVERIFY2(!contents.contains("ops@"), contents.constData());
 }
 
 void TestDispatcherPanel::batchDeliverySetting() {
