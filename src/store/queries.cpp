@@ -128,10 +128,6 @@ Page readPage(QSqlQuery &query, int limit) {
     return page;
 }
 
-core::Error noRow(const QString &context) {
-    return {ErrorKind::Failed, context + QStringLiteral(": the server returned no row")};
-}
-
 // A read-only transaction with one snapshot, so that the numbers shown
 // together were true at the same moment.
 core::Result<void> beginSnapshot(QSqlDatabase db, const QString &context) {
@@ -216,11 +212,9 @@ EventQueries::EventQueries(QSqlDatabase db)
 
 core::Result<QDateTime> EventQueries::serverNow() {
     const QString context = QStringLiteral("reading the server clock");
-    auto query = exec(m_db, QStringLiteral("SELECT clock_timestamp()"), {}, context);
+    auto query = execOneRow(m_db, QStringLiteral("SELECT clock_timestamp()"), {}, context);
     if (!query)
         return query.error();
-    if (!query->next())
-        return noRow(context);
     return query->value(0).toDateTime();
 }
 
@@ -453,12 +447,10 @@ core::Result<QList<ErrorGroup>> EventQueries::errorGroups(const EventFilter &fil
 
 core::Result<Privileges> EventQueries::privileges() {
     const QString context = QStringLiteral("checking privileges");
-    auto present =
-        exec(m_db, QStringLiteral("SELECT to_regclass('outbox_events') IS NOT NULL"), {}, context);
+    auto present = execOneRow(
+        m_db, QStringLiteral("SELECT to_regclass('outbox_events') IS NOT NULL"), {}, context);
     if (!present)
         return present.error();
-    if (!present->next())
-        return noRow(context);
     if (!present->value(0).toBool())
         return core::Error{ErrorKind::Invalid,
                            QStringLiteral("this database has no outbox schema: run `outboxctl "
@@ -484,11 +476,9 @@ core::Result<Privileges> EventQueries::privileges() {
                        "  AND has_table_privilege('outbox_attempts', 'INSERT'),"
                        " has_function_privilege("
                        "  'outbox_enqueue(text, text, jsonb, text, uuid, text, text)', 'EXECUTE')");
-    auto query = exec(m_db, sql, {}, context);
+    auto query = execOneRow(m_db, sql, {}, context);
     if (!query)
         return query.error();
-    if (!query->next())
-        return noRow(context);
     Privileges privileges;
     privileges.canRead = query->value(0).toBool();
     // Every write path reads the rows it changes.
@@ -501,16 +491,14 @@ core::Result<Privileges> EventQueries::privileges() {
 core::Result<ServerInfo> EventQueries::serverInfo() {
     const QString context = QStringLiteral("reading server information");
     auto query =
-        exec(m_db,
-             QStringLiteral("SELECT current_setting('server_version'), current_database(),"
-                            " current_user,"
-                            " coalesce(host(inet_server_addr()) || ':' || inet_server_port(),"
-                            "  'local socket')"),
-             {}, context);
+        execOneRow(m_db,
+                   QStringLiteral("SELECT current_setting('server_version'), current_database(),"
+                                  " current_user,"
+                                  " coalesce(host(inet_server_addr()) || ':' || inet_server_port(),"
+                                  "  'local socket')"),
+                   {}, context);
     if (!query)
         return query.error();
-    if (!query->next())
-        return noRow(context);
     ServerInfo info;
     info.version = query->value(0).toString();
     info.database = query->value(1).toString();
