@@ -449,4 +449,15 @@ QDateTime timeFromEpochMs(const QVariant &value) {
     return QDateTime::fromMSecsSinceEpoch(value.toLongLong(), Qt::UTC);
 }
 
+core::Result<QSqlQuery> execOneRow(QSqlDatabase db, const QString &sql, const QVariantList &values,
+                                   const QString &context) {
+    auto row = exec(db, sql, values, context);
+    if (!row)
+        return row.error();
+    if (!row->next())
+        return core::Error{core::ErrorKind::Failed,
+                           context + QStringLiteral(": the server returned no row")};
+    return row;
+}
+
 } // namespace outbox::store

@@ -4,11 +4,15 @@
 #include "core/result.h"
 
 #include <QDateTime>
+#include <QList>
 #include <QSqlDatabase>
 #include <QSqlError>
 #include <QSqlQuery>
 #include <QString>
 #include <QStringList>
+
+#include <type_traits>
+#include <utility>
 
 namespace outbox::store {
 
@@ -45,6 +49,15 @@ core::Result<void> execPrepared(QSqlQuery &query, const QString &context);
 // later errors — use execScript() for scripts.
 core::Result<QSqlQuery> exec(QSqlDatabase db, const QString &sql, const QVariantList &values = {},
                              const QString &context = {});
+// exec() for a statement that always returns one row, stepped onto; no row
+// is a Failed error.
+core::Result<QSqlQuery> execOneRow(QSqlDatabase db, const QString &sql, const QVariantList &values,
+                                   const QString &context);
+// Reads every row of a query that ran (or passes its error on): `read` turns
+// the current row into one element.
+template <typename Read>
+auto readRows(core::Result<QSqlQuery> query, Read &&read)
+    -> core::Result<QList<std::invoke_result_t<Read &, const QSqlQuery &>>>;
 
 // Splits an SQL script into statements at top-level semicolons, honouring
 // quotes, E'' strings, quoted identifiers, $tag$ bodies and comments.

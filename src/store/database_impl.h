@@ -22,4 +22,15 @@ auto inTransaction(QSqlDatabase db, const QString &context, Body &&body) -> decl
     return result;
 }
 
+template <typename Read>
+auto readRows(core::Result<QSqlQuery> query, Read &&read)
+    -> core::Result<QList<std::invoke_result_t<Read &, const QSqlQuery &>>> {
+    if (!query)
+        return query.error();
+    QList<std::invoke_result_t<Read &, const QSqlQuery &>> rows;
+    while (query->next())
+        rows << read(std::as_const(query.value()));
+    return rows;
+}
+
 } // namespace outbox::store

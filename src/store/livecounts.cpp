@@ -26,19 +26,46 @@ core::Result<QList<TopicCount>> topicCounts(QSqlDatabase db, const QString &cont
                  "  WHERE status = 'dead' GROUP BY namespace, topic) u"
                  " GROUP BY namespace, topic ORDER BY namespace, topic"),
              {}, context);
-    if (!query)
-        return query.error();
-    QList<TopicCount> topics;
-    while (query->next()) {
-        TopicCount topic;
-        topic.nameSpace = query->value(0).toString();
-        topic.topic = query->value(1).toString();
-        topic.pending = query->value(2).toLongLong();
-        topic.processing = query->value(3).toLongLong();
-        topic.dead = query->value(4).toLongLong();
-        topics << topic;
+    return readRows(std::move(query), [](const QSqlQuery &row) {
+        return TopicCount{row.value(0).toString(), row.value(1).toString(),
+                          row.value(2).toLongLong(), row.value(3).toLongLong(),
+                          row.value(4).toLongLong()};
+    });
+}
+
+QString liveCountsSql() {
+    return QStringLiteral(
+        "SELECT"
+        " (SELECT count(*) FROM outbox_events WHERE status = 'pending' AND attempts = 0),"
+        " (SELECT count(*) FROM outbox_events WHERE status = 'pending' AND attempts > 0),"
+        " (SELECT count(*) FROM outbox_events WHERE status = 'processing'),"
+        " (SELECT count(*) FROM outbox_events WHERE status = 'processing'"
+        "   AND locked_until < now()),");
+}
+
+QString cappedDeliveredSql() {
+    return QStringLiteral(
+        " (SELECT count(*) FROM (SELECT 1 FROM outbox_events WHERE status = 'delivered'"
+        "   LIMIT ?) d),"
+        " (SELECT reltuples::bigint FROM pg_class"
+        "   WHERE oid = to_regclass('outbox_events_delivered_idx')),");
+}
+
+qint64 readStatusColumns(const QSqlQuery &row, qint64 cap, StatusCounts &counts) {
+    counts.pending = row.value(0).toLongLong();
+    counts.retrying = row.value(1).toLongLong();
+    counts.processing = row.value(2).toLongLong();
+    counts.expiredLeases = row.value(3).toLongLong();
+    const qint64 deliveredCapped = row.value(5).toLongLong();
+    if (deliveredCapped > cap) {
+        // reltuples of the partial index is what the last VACUUM/ANALYZE
+        // saw (-1 when never analysed); it is never below what we counted.
+        counts.delivered = std::max(deliveredCapped, row.value(6).toLongLong());
+        counts.deliveredEstimated = true;
+    } else {
+        counts.delivered = deliveredCapped;
     }
-    return topics;
+    return deliveredCapped;
 }
 
 LiveCounts::LiveCounts()
@@ -52,48 +79,26 @@ core::Result<StatusCounts> LiveCounts::refresh(QSqlDatabase db) {
     const qint64 cap = std::max<qint64>(m_options.exactCap, 0);
     // One statement, one snapshot. Each count reads one small partial index;
     // delivered and dead stop after cap + 1 rows.
-    auto totals =
-        exec(db,
-             QLatin1String(
-                 "SELECT"
-                 " (SELECT count(*) FROM outbox_events WHERE status = 'pending' AND attempts = 0),"
-                 " (SELECT count(*) FROM outbox_events WHERE status = 'pending' AND attempts > 0),"
-                 " (SELECT count(*) FROM outbox_events WHERE status = 'processing'),"
-                 " (SELECT count(*) FROM outbox_events WHERE status = 'processing'"
-                 "   AND locked_until < now()),"
-                 " (SELECT count(*) FROM (SELECT 1 FROM outbox_events WHERE status = 'dead'"
-                 "   LIMIT ?) x),"
-                 " (SELECT count(*) FROM (SELECT 1 FROM outbox_events WHERE status = 'delivered'"
-                 "   LIMIT ?) d),"
-                 " (SELECT reltuples::bigint FROM pg_class"
-                 "   WHERE oid = to_regclass('outbox_events_delivered_idx')),"
-                 " (SELECT pg_stat_get_tuples_inserted(t.oid) + pg_stat_get_tuples_updated(t.oid)"
-                 "   + pg_stat_get_tuples_deleted(t.oid)"
-                 "   FROM (SELECT to_regclass('outbox_events') AS oid) t), ") +
-                 epochMsSql(QStringLiteral("(SELECT min(created_at) FROM outbox_events"
-                                           " WHERE status = 'pending')")) +
-                 QLatin1String(", ") + epochMsSql(QStringLiteral("now()")),
-             {cap + 1, cap + 1}, context);
+    auto totals = execOneRow(
+        db,
+        liveCountsSql() +
+            QLatin1String(
+                " (SELECT count(*) FROM (SELECT 1 FROM outbox_events WHERE status = 'dead'"
+                "   LIMIT ?) x),") +
+            cappedDeliveredSql() +
+            QLatin1String(
+                " (SELECT pg_stat_get_tuples_inserted(t.oid) + pg_stat_get_tuples_updated(t.oid)"
+                "   + pg_stat_get_tuples_deleted(t.oid)"
+                "   FROM (SELECT to_regclass('outbox_events') AS oid) t), ") +
+            epochMsSql(QStringLiteral("(SELECT min(created_at) FROM outbox_events"
+                                      " WHERE status = 'pending')")) +
+            QLatin1String(", ") + epochMsSql(QStringLiteral("now()")),
+        {cap + 1, cap + 1}, context);
     if (!totals)
         return totals.error();
-    if (!totals->next())
-        return core::Error{core::ErrorKind::Failed,
-                           context + QStringLiteral(": the server returned no row")};
     StatusCounts counts;
-    counts.pending = totals->value(0).toLongLong();
-    counts.retrying = totals->value(1).toLongLong();
-    counts.processing = totals->value(2).toLongLong();
-    counts.expiredLeases = totals->value(3).toLongLong();
+    const qint64 deliveredCapped = readStatusColumns(totals.value(), cap, counts);
     const qint64 deadCapped = totals->value(4).toLongLong();
-    const qint64 deliveredCapped = totals->value(5).toLongLong();
-    if (deliveredCapped > cap) {
-        // reltuples is what the last VACUUM/ANALYZE saw (-1 when never
-        // analysed); never below what we counted.
-        counts.delivered = std::max(deliveredCapped, totals->value(6).toLongLong());
-        counts.deliveredEstimated = true;
-    } else {
-        counts.delivered = deliveredCapped;
-    }
     counts.oldestPendingAt = timeFromEpochMs(totals->value(8));
     counts.serverTime = timeFromEpochMs(totals->value(9));
     const Marker marker{totals->value(7).toLongLong(),

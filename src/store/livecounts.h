@@ -6,6 +6,7 @@
 #include <QElapsedTimer>
 #include <QList>
 #include <QSqlDatabase>
+#include <QSqlQuery>
 
 #include <optional>
 
@@ -14,6 +15,17 @@ namespace outbox::store {
 // Live and dead counts per namespace/topic: reads every pending, processing
 // and dead row's entry in their partial indexes.
 core::Result<QList<TopicCount>> topicCounts(QSqlDatabase db, const QString &context);
+
+// The status counts statement is written twice (EventQueries::counts exactly,
+// LiveCounts capped); these keep the columns they share in one place. The
+// first four columns are pending, retrying, processing and expired leases;
+// the sixth and seventh the delivered count up to `LIMIT ?` and the
+// planner's estimate. Column five (dead) is each caller's own.
+QString liveCountsSql();
+QString cappedDeliveredSql();
+// Reads those columns of `row` into `counts`; delivered beyond `cap` is the
+// estimate, marked deliveredEstimated. Returns the capped delivered count.
+qint64 readStatusColumns(const QSqlQuery &row, qint64 cap, StatusCounts &counts);
 
 // Counts for a view that asks again every few seconds (the console's
 // navigator and tabs), at a cost that does not grow with the table.

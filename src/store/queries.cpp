@@ -128,10 +128,6 @@ Page readPage(QSqlQuery &query, int limit) {
     return page;
 }
 
-core::Error noRow(const QString &context) {
-    return {ErrorKind::Failed, context + QStringLiteral(": the server returned no row")};
-}
-
 // A read-only transaction with one snapshot, so that the numbers shown
 // together were true at the same moment.
 core::Result<void> beginSnapshot(QSqlDatabase db, const QString &context) {
@@ -216,11 +212,9 @@ EventQueries::EventQueries(QSqlDatabase db)
 
 core::Result<QDateTime> EventQueries::serverNow() {
     const QString context = QStringLiteral("reading the server clock");
-    auto query = exec(m_db, QStringLiteral("SELECT clock_timestamp()"), {}, context);
+    auto query = execOneRow(m_db, QStringLiteral("SELECT clock_timestamp()"), {}, context);
     if (!query)
         return query.error();
-    if (!query->next())
-        return noRow(context);
     return query->value(0).toDateTime();
 }
 
@@ -236,43 +230,20 @@ core::Result<StatusCounts> EventQueries::counts(qint64 exactDeliveredCap) {
             return begun.error();
         // Each count reads one small partial index; delivered stops after
         // cap + 1 rows, so it costs at most that much however big the table.
-        auto totals = exec(
+        auto totals = execOneRow(
             m_db,
-            QLatin1String(
-                "SELECT"
-                " (SELECT count(*) FROM outbox_events WHERE status = 'pending' AND attempts = 0),"
-                " (SELECT count(*) FROM outbox_events WHERE status = 'pending' AND attempts > 0),"
-                " (SELECT count(*) FROM outbox_events WHERE status = 'processing'),"
-                " (SELECT count(*) FROM outbox_events WHERE status = 'processing'"
-                "   AND locked_until < now()),"
-                " (SELECT count(*) FROM outbox_events WHERE status = 'dead'),"
-                " (SELECT count(*) FROM (SELECT 1 FROM outbox_events WHERE status = 'delivered'"
-                "   LIMIT ?) d),"
-                " (SELECT reltuples::bigint FROM pg_class"
-                "   WHERE oid = to_regclass('outbox_events_delivered_idx')),") +
+            liveCountsSql() +
+                QLatin1String(" (SELECT count(*) FROM outbox_events WHERE status = 'dead'),") +
+                cappedDeliveredSql() +
                 msOf(QStringLiteral("(SELECT min(created_at) FROM outbox_events"
                                     " WHERE status = 'pending')")) +
                 QLatin1String(", ") + msOf(QStringLiteral("now()")),
             {exactDeliveredCap + 1}, context);
         if (!totals)
             return totals.error();
-        if (!totals->next())
-            return noRow(context);
         StatusCounts counts;
-        counts.pending = totals->value(0).toLongLong();
-        counts.retrying = totals->value(1).toLongLong();
-        counts.processing = totals->value(2).toLongLong();
-        counts.expiredLeases = totals->value(3).toLongLong();
+        readStatusColumns(totals.value(), exactDeliveredCap, counts);
         counts.dead = totals->value(4).toLongLong();
-        const qint64 delivered = totals->value(5).toLongLong();
-        if (delivered > exactDeliveredCap) {
-            // reltuples of the partial index is what the last VACUUM/ANALYZE
-            // saw (-1 when never analysed); it is never below what we counted.
-            counts.delivered = std::max(delivered, totals->value(6).toLongLong());
-            counts.deliveredEstimated = true;
-        } else {
-            counts.delivered = delivered;
-        }
         counts.oldestPendingAt = timeFrom(totals->value(7));
         counts.serverTime = timeFrom(totals->value(8));
 
@@ -414,16 +385,16 @@ core::Result<std::optional<EventDetail>> EventQueries::detail(const QUuid &id) {
             detail.attempts << record;
         }
 
-        auto audit = exec(m_db,
-                          QLatin1String("SELECT ") + auditColumns(QStringLiteral("a")) +
-                              QLatin1String(" FROM outbox_audit a"
-                                            " JOIN outbox_audit_events ae ON ae.audit_id = a.id"
-                                            " WHERE ae.event_id = ?::uuid ORDER BY a.at, a.id"),
-                          {idText}, context);
+        auto auditRows = exec(m_db,
+                              QLatin1String("SELECT ") + auditColumns(QStringLiteral("a")) +
+                                  QLatin1String(" FROM outbox_audit a"
+                                                " JOIN outbox_audit_events ae ON ae.audit_id = a.id"
+                                                " WHERE ae.event_id = ?::uuid ORDER BY a.at, a.id"),
+                              {idText}, context);
+        auto audit = readRows(std::move(auditRows), readAudit);
         if (!audit)
             return audit.error();
-        while (audit->next())
-            detail.audit << readAudit(audit.value());
+        detail.audit = std::move(audit).value();
 
         auto replays = exec(m_db,
                             QStringLiteral("SELECT id::text FROM outbox_events WHERE replay_of = "
@@ -468,28 +439,18 @@ core::Result<QList<ErrorGroup>> EventQueries::errorGroups(const EventFilter &fil
                       " ORDER BY g.n DESC, g.latest DESC, g.signature LIMIT ?");
     auto query =
         exec(m_db, sql, QVariantList(condition.values) << limit, QStringLiteral("grouping errors"));
-    if (!query)
-        return query.error();
-    QList<ErrorGroup> groups;
-    while (query->next()) {
-        ErrorGroup group;
-        group.signature = query->value(0).toString();
-        group.example = query->value(1).toString();
-        group.count = query->value(2).toLongLong();
-        group.latest = timeFrom(query->value(3));
-        groups << group;
-    }
-    return groups;
+    return readRows(std::move(query), [](const QSqlQuery &row) {
+        return ErrorGroup{row.value(0).toString(), row.value(1).toString(),
+                          row.value(2).toLongLong(), timeFrom(row.value(3))};
+    });
 }
 
 core::Result<Privileges> EventQueries::privileges() {
     const QString context = QStringLiteral("checking privileges");
-    auto present =
-        exec(m_db, QStringLiteral("SELECT to_regclass('outbox_events') IS NOT NULL"), {}, context);
+    auto present = execOneRow(
+        m_db, QStringLiteral("SELECT to_regclass('outbox_events') IS NOT NULL"), {}, context);
     if (!present)
         return present.error();
-    if (!present->next())
-        return noRow(context);
     if (!present->value(0).toBool())
         return core::Error{ErrorKind::Invalid,
                            QStringLiteral("this database has no outbox schema: run `outboxctl "
@@ -515,11 +476,9 @@ core::Result<Privileges> EventQueries::privileges() {
                        "  AND has_table_privilege('outbox_attempts', 'INSERT'),"
                        " has_function_privilege("
                        "  'outbox_enqueue(text, text, jsonb, text, uuid, text, text)', 'EXECUTE')");
-    auto query = exec(m_db, sql, {}, context);
+    auto query = execOneRow(m_db, sql, {}, context);
     if (!query)
         return query.error();
-    if (!query->next())
-        return noRow(context);
     Privileges privileges;
     privileges.canRead = query->value(0).toBool();
     // Every write path reads the rows it changes.
@@ -532,16 +491,14 @@ core::Result<Privileges> EventQueries::privileges() {
 core::Result<ServerInfo> EventQueries::serverInfo() {
     const QString context = QStringLiteral("reading server information");
     auto query =
-        exec(m_db,
-             QStringLiteral("SELECT current_setting('server_version'), current_database(),"
-                            " current_user,"
-                            " coalesce(host(inet_server_addr()) || ':' || inet_server_port(),"
-                            "  'local socket')"),
-             {}, context);
+        execOneRow(m_db,
+                   QStringLiteral("SELECT current_setting('server_version'), current_database(),"
+                                  " current_user,"
+                                  " coalesce(host(inet_server_addr()) || ':' || inet_server_port(),"
+                                  "  'local socket')"),
+                   {}, context);
     if (!query)
         return query.error();
-    if (!query->next())
-        return noRow(context);
     ServerInfo info;
     info.version = query->value(0).toString();
     info.database = query->value(1).toString();
