@@ -6,42 +6,16 @@ namespace outbox::console {
 
 BulkJob::BulkJob(RequestId id, store::Action action, store::EventFilter filter, bool dryRun,
                  QObject *parent)
-    : QObject(parent)
-    , m_control(std::make_shared<BulkJobControl>())
+    : BackgroundJob(parent)
     , m_id(id)
     , m_action(action)
     , m_filter(std::move(filter))
-    , m_dryRun(dryRun) {
-    m_control->job = this;
-}
-
-BulkJob::~BulkJob() {
-    if (m_running) {
-        m_control->cancelRequested.store(true);
-    }
-}
-
-void BulkJob::cancel() {
-    m_control->cancelRequested.store(true);
-}
-
-bool BulkJob::isCancelRequested() const {
-    return m_control->cancelRequested.load();
-}
-
-void BulkJob::reportProgress(qint64 done, qint64 total) {
-    if (!m_running) {
-        return;
-    }
-    m_done = done;
-    m_total = total;
-    Q_EMIT progress(done, total);
-}
+    , m_dryRun(dryRun) {}
 
 void BulkJob::reportResult(const core::Result<store::BulkResult> &result) {
-    m_running = false;
+    stopRunning();
     if (result.ok()) {
-        m_done = result->changed + result->skipped;
+        setDone(result->changed + result->skipped);
         Q_EMIT finished(result.value());
     } else {
         Q_EMIT failed(result.error());
@@ -65,12 +39,7 @@ void BulkTask::run() const {
         }
         store::OperatorStore operations(session, actor);
         store::BulkOptions runOptions = options;
-        const auto flag = control; // keeps the flag alive inside the callback
-        const auto progressSink = reportProgress;
-        runOptions.progress = [flag, progressSink](qint64 done, qint64 total) {
-            progressSink(done, total);
-            return !flag->cancelRequested.load();
-        };
+        runOptions.progress = progressUntilCancelled(control, reportProgress);
         return operations.run(action, filter, runOptions);
     }();
     session.close();

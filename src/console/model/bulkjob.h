@@ -1,29 +1,16 @@
 #pragma once
 
+#include "console/model/backgroundjob.h"
 #include "console/model/consoletypes.h"
 #include "core/conninfo.h"
 #include "core/result.h"
 #include "store/eventfilter.h"
 #include "store/operations.h"
 
-#include <QObject>
-#include <QPointer>
-
-#include <atomic>
 #include <functional>
 #include <memory>
 
 namespace outbox::console {
-
-class BulkJob;
-
-// State shared between a BulkJob (GUI thread) and the pool thread running it.
-// Only the atomics are touched from the pool thread; `job` is read and
-// written in the GUI thread only.
-struct BulkJobControl {
-    std::atomic<bool> cancelRequested{false};
-    QPointer<BulkJob> job;
-};
 
 // One operator bulk action (retry, requeue, cancel, purge, replay) running on
 // a pool thread with its own connection, so the store worker keeps serving
@@ -32,30 +19,22 @@ struct BulkJobControl {
 // Deleting a running job requests cancellation; the action then stops after
 // its current batch (each batch is its own transaction, so nothing is left
 // half-done).
-class BulkJob final : public QObject {
+class BulkJob final : public BackgroundJob {
     Q_OBJECT
 
 public:
-    ~BulkJob() override;
+    ~BulkJob() override = default;
     Q_DISABLE_COPY_MOVE(BulkJob)
 
     RequestId id() const { return m_id; }
     store::Action action() const { return m_action; }
     const store::EventFilter &filter() const { return m_filter; }
     bool dryRun() const { return m_dryRun; }
-    bool isRunning() const { return m_running; }
-    qint64 done() const { return m_done; }
-    qint64 total() const { return m_total; }
 
-    // Thread-safe; the job stops after its current batch and finishes with
-    // BulkResult::cancelled set.
-    void cancel();
-    bool isCancelRequested() const;
+    // cancel() makes the job finish with BulkResult::cancelled set.
 
 Q_SIGNALS:
-    void progress(qint64 done, qint64 total);
     void finished(const outbox::store::BulkResult &result);
-    void failed(const outbox::core::Error &error);
 
 private:
     friend class StoreClient;
@@ -63,17 +42,12 @@ private:
             QObject *parent);
 
     // Called in the GUI thread by the client when the pool thread reports.
-    void reportProgress(qint64 done, qint64 total);
     void reportResult(const core::Result<store::BulkResult> &result);
 
-    std::shared_ptr<BulkJobControl> m_control;
     RequestId m_id;
     store::Action m_action;
     store::EventFilter m_filter;
     bool m_dryRun;
-    bool m_running = true;
-    qint64 m_done = 0;
-    qint64 m_total = 0;
 };
 
 // The body of a bulk job, run on a pool thread: opens a private connection,
@@ -85,7 +59,7 @@ struct BulkTask {
     store::Action action = store::Action::Requeue;
     store::EventFilter filter;
     store::BulkOptions options;
-    std::shared_ptr<BulkJobControl> control;
+    std::shared_ptr<JobControl> control;
     std::function<void(qint64 done, qint64 total)> reportProgress;
     std::function<void(const core::Result<store::BulkResult> &result)> reportResult;
 

@@ -7,35 +7,12 @@
 namespace outbox::console {
 
 ExportJob::ExportJob(store::EventFilter filter, QString path, QObject *parent)
-    : QObject(parent)
-    , m_control(std::make_shared<ExportJobControl>())
+    : BackgroundJob(parent)
     , m_filter(std::move(filter))
-    , m_path(std::move(path)) {
-    m_control->job = this;
-}
-
-ExportJob::~ExportJob() {
-    if (m_running) {
-        m_control->cancelRequested.store(true);
-    }
-}
-
-void ExportJob::cancel() {
-    m_control->cancelRequested.store(true);
-}
-
-bool ExportJob::isCancelRequested() const {
-    return m_control->cancelRequested.load();
-}
-
-void ExportJob::reportProgress(qint64 done, qint64 total) {
-    if (m_running) {
-        Q_EMIT progress(done, total);
-    }
-}
+    , m_path(std::move(path)) {}
 
 void ExportJob::reportResult(const core::Result<store::ExportResult> &result) {
-    m_running = false;
+    stopRunning();
     if (result.ok()) {
         Q_EMIT finished(result.value());
     } else {
@@ -67,12 +44,7 @@ void ExportTask::run() const {
             store::EventExport exporter(session); // gone before the session closes
             store::ExportOptions options;
             options.pageSize = pageSize;
-            const auto flag = control;
-            const auto progressSink = reportProgress;
-            options.progress = [flag, progressSink](qint64 done, qint64 total) {
-                progressSink(done, total);
-                return !flag->cancelRequested.load();
-            };
+            options.progress = progressUntilCancelled(control, reportProgress);
             return exporter.run(
                 filter,
                 [&](const core::OutboxEvent &event) -> core::Result<void> {

@@ -76,10 +76,7 @@ StoreWorker *StoreClient::workerFor(RequestKind kind) const {
 }
 
 StoreClient::~StoreClient() {
-    for (const auto &control : std::as_const(m_bulkControls)) {
-        control->cancelRequested.store(true);
-    }
-    for (const auto &control : std::as_const(m_exportControls)) {
+    for (const auto &control : std::as_const(m_jobControls)) {
         control->cancelRequested.store(true);
     }
     m_bulkPool.waitForDone();
@@ -240,22 +237,11 @@ RequestId StoreClient::requestServerInfo() {
                   [](StoreWorker *w, RequestId id) { w->serverInfo(id); });
 }
 
-BulkJob *StoreClient::startBulk(store::Action action, const store::EventFilter &filter,
-                                store::BulkOptions options) {
-    const RequestId id = m_nextId++;
-    auto *job = new BulkJob(id, action, filter, options.dryRun, this);
-    auto control = job->m_control;
+template <typename Job, typename Task> void StoreClient::startJob(Job *job, Task task) {
+    const auto control = job->m_control;
     // Drop controls of jobs that are over; keep the list short.
-    m_bulkControls.removeIf([](const auto &c) { return c->job.isNull(); });
-    m_bulkControls.append(control);
-
-    options.progress = nullptr;
-    BulkTask task;
-    task.connInfo = m_info;
-    task.actor = store::Actor::fromEnvironment(m_options.application);
-    task.action = action;
-    task.filter = filter;
-    task.options = std::move(options);
+    m_jobControls.removeIf([](const auto &c) { return c->job.isNull(); });
+    m_jobControls.append(control);
     task.control = control;
     // The pool thread posts to this client, which outlives every task (its
     // destructor waits for the pool); the job itself may be gone by then.
@@ -263,23 +249,37 @@ BulkJob *StoreClient::startBulk(store::Action action, const store::EventFilter &
         QMetaObject::invokeMethod(
             this,
             [control, done, total] {
-                if (BulkJob *j = control->job.data()) {
+                if (BackgroundJob *j = control->job.data()) {
                     j->reportProgress(done, total);
                 }
             },
             Qt::QueuedConnection);
     };
-    task.reportResult = [this, control](const core::Result<store::BulkResult> &result) {
+    task.reportResult = [this, control](const auto &result) {
         QMetaObject::invokeMethod(
             this,
             [control, result] {
-                if (BulkJob *j = control->job.data()) {
-                    j->reportResult(result);
+                if (BackgroundJob *j = control->job.data()) {
+                    static_cast<Job *>(j)->reportResult(result);
                 }
             },
             Qt::QueuedConnection);
     };
     m_bulkPool.start([task = std::move(task)] { task.run(); });
+}
+
+BulkJob *StoreClient::startBulk(store::Action action, const store::EventFilter &filter,
+                                store::BulkOptions options) {
+    const RequestId id = m_nextId++;
+    auto *job = new BulkJob(id, action, filter, options.dryRun, this);
+    options.progress = nullptr;
+    BulkTask task;
+    task.connInfo = m_info;
+    task.actor = store::Actor::fromEnvironment(m_options.application);
+    task.action = action;
+    task.filter = filter;
+    task.options = std::move(options);
+    startJob(job, std::move(task));
     return job;
 }
 
@@ -287,10 +287,6 @@ ExportJob *StoreClient::startExport(const store::EventFilter &filter, const QStr
                                     std::function<QByteArray(const core::OutboxEvent &)> format,
                                     int pageSize) {
     auto *job = new ExportJob(filter, path, this);
-    auto control = job->m_control;
-    m_exportControls.removeIf([](const auto &c) { return c->job.isNull(); });
-    m_exportControls.append(control);
-
     ExportTask task;
     task.connInfo = m_info;
     task.application = m_options.application;
@@ -298,29 +294,7 @@ ExportJob *StoreClient::startExport(const store::EventFilter &filter, const QStr
     task.path = path;
     task.pageSize = pageSize;
     task.format = std::move(format);
-    task.control = control;
-    // As in startBulk: the client outlives every task.
-    task.reportProgress = [this, control](qint64 done, qint64 total) {
-        QMetaObject::invokeMethod(
-            this,
-            [control, done, total] {
-                if (ExportJob *j = control->job.data()) {
-                    j->reportProgress(done, total);
-                }
-            },
-            Qt::QueuedConnection);
-    };
-    task.reportResult = [this, control](const core::Result<store::ExportResult> &result) {
-        QMetaObject::invokeMethod(
-            this,
-            [control, result] {
-                if (ExportJob *j = control->job.data()) {
-                    j->reportResult(result);
-                }
-            },
-            Qt::QueuedConnection);
-    };
-    m_bulkPool.start([task = std::move(task)] { task.run(); });
+    startJob(job, std::move(task));
     return job;
 }
 

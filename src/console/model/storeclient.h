@@ -125,6 +125,8 @@ private:
     void forward(StoreWorker *worker, void (StoreWorker::*from)(RequestId, const Value &),
                  void (StoreClient::*to)(RequestId, const Value &));
     StoreWorker *workerFor(RequestKind kind) const;
+    // Runs a job's task on the pool, its reports posted back to the job.
+    template <typename Job, typename Task> void startJob(Job *job, Task task);
 
     core::ConnInfo m_info;
     StoreClientOptions m_options;
@@ -139,8 +141,7 @@ private:
     QHash<QString, Lane> m_lanes;
     QHash<RequestId, QString> m_laneOf; // requests sent in a lane and not yet answered
     QHash<RequestId, QString> m_questionOf;
-    QList<std::shared_ptr<BulkJobControl>> m_bulkControls;
-    QList<std::shared_ptr<ExportJobControl>> m_exportControls;
+    QList<std::shared_ptr<JobControl>> m_jobControls; // of bulk and export jobs
 };
 
 } // namespace outbox::console
