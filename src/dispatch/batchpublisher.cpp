@@ -32,10 +32,10 @@ QList<PublishOutcome> eachRetried(const QList<store::ClaimedEvent> &events, cons
 
 BatchPublisher::BatchPublisher(QObject *parent)
     : Publisher(parent)
-    , m_deadlineTimer(this) { // parented: moveToThread() takes it along
-    m_deadlineTimer.setInterval(100);
-    connect(&m_deadlineTimer, &QTimer::timeout, this, &BatchPublisher::checkDeadlines);
-}
+    , m_pool(this, [this] {
+        m_pool.abortExpired(m_replies, m_target.timeout,
+                            [](const InFlight &flight) { return flight.tooLarge; });
+    }) {}
 
 BatchPublisher::~BatchPublisher() {
     abortAll();
@@ -50,18 +50,8 @@ core::Result<void> BatchPublisher::configure(const core::DispatcherConfig &confi
     m_maxEvents = std::max(config.batchMaxEvents, 1);
     m_maxBytes = std::max<qint64>(config.batchMaxBytes, 1);
     // A request per event at worst (claims of one row): as many connections
-    // as events may be in flight. Managers are never destroyed while the
-    // publisher lives (replies in flight belong to them).
-    const int managers =
-        (std::max(config.concurrency, 1) + ConnectionsPerManager - 1) / ConnectionsPerManager;
-    while (int(m_managers.size()) < managers) {
-        auto manager = std::make_unique<QNetworkAccessManager>();
-        manager->setRedirectPolicy(QNetworkRequest::ManualRedirectPolicy);
-        manager->setAutoDeleteReplies(false);
-        m_managers.push_back(std::move(manager));
-        m_load.push_back(0);
-    }
-    m_activeManagers = managers;
+    // as events may be in flight.
+    m_pool.resize(config.concurrency);
     m_configured = true;
     return {};
 }
@@ -90,22 +80,16 @@ void BatchPublisher::publishBatch(const QList<store::ClaimedEvent> &events) {
 }
 
 void BatchPublisher::send(Batch batch) {
-    // The least busy manager, the first of equals (as HttpPublisher).
-    const auto active = m_load.begin() + m_activeManagers;
-    const int chosen = int(std::min_element(m_load.begin(), active) - m_load.begin());
-    ++m_load[size_t(chosen)];
-
     const QByteArray webhookId = core::uuidText(core::createUuidV7()).toLatin1();
     QNetworkRequest request = signedRequest(m_target, webhookId, batch.body);
     request.setRawHeader(kBatchHeader, QByteArray::number(batch.events.size()));
 
     InFlight flight;
     flight.replyLimit = ReplyBaseBytes + ReplyBytesPerEvent * batch.events.size();
-    flight.manager = chosen;
     flight.timer.start();
+    QNetworkReply *reply = m_pool.post(request, batch.body, &flight.manager);
     m_events += int(batch.events.size());
     flight.events = std::move(batch.events);
-    QNetworkReply *reply = m_managers[size_t(chosen)]->post(request, batch.body);
     m_replies.insert(reply, std::move(flight));
     connect(reply, &QNetworkReply::readyRead, this, [this, reply] {
         const auto it = m_replies.find(reply);
@@ -113,8 +97,6 @@ void BatchPublisher::send(Batch batch) {
             reply->abort(); // emits finished() at once
     });
     connect(reply, &QNetworkReply::finished, this, [this, reply] { onReplyFinished(reply); });
-    if (!m_deadlineTimer.isActive())
-        m_deadlineTimer.start();
 }
 
 bool BatchPublisher::readAnswer(QNetworkReply *reply, InFlight &flight) {
@@ -125,34 +107,11 @@ bool BatchPublisher::readAnswer(QNetworkReply *reply, InFlight &flight) {
     return flight.tooLarge;
 }
 
-void BatchPublisher::checkDeadlines() {
-    if (m_replies.isEmpty()) {
-        m_deadlineTimer.stop();
-        return;
-    }
-    QList<QNetworkReply *> expired;
-    for (auto it = m_replies.begin(); it != m_replies.end(); ++it) {
-        if (!it->timedOut && !it->tooLarge && it->timer.elapsed() >= m_target.timeout.count()) {
-            it->timedOut = true;
-            expired << it.key();
-        }
-    }
-    // abort() emits finished() synchronously: collect first, then abort.
-    for (QNetworkReply *reply : expired)
-        reply->abort();
-}
-
 void BatchPublisher::abortAll() {
     const auto replies = m_replies.keys();
     m_replies.clear();
     m_events = 0;
-    std::fill(m_load.begin(), m_load.end(), 0);
-    for (QNetworkReply *reply : replies) {
-        disconnect(reply, nullptr, this, nullptr);
-        reply->abort();
-        reply->deleteLater();
-    }
-    m_deadlineTimer.stop();
+    m_pool.abortAll(replies);
 }
 
 void BatchPublisher::onReplyFinished(QNetworkReply *reply) {
@@ -163,7 +122,7 @@ void BatchPublisher::onReplyFinished(QNetworkReply *reply) {
         readAnswer(reply, *it); // what arrived with the end of the reply
     const InFlight flight = std::move(it.value());
     m_replies.erase(it);
-    --m_load[size_t(flight.manager)];
+    m_pool.release(flight.manager);
     m_events -= int(flight.events.size());
     reply->deleteLater();
     const auto duration = std::chrono::microseconds(flight.timer.nsecsElapsed() / 1000);

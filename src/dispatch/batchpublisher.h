@@ -2,18 +2,14 @@
 
 #include "dispatch/batchformat.h"
 #include "dispatch/publisher.h"
+#include "dispatch/requestpool.h"
 #include "dispatch/webhookrequest.h"
 
 #include <QByteArray>
 #include <QElapsedTimer>
 #include <QHash>
 #include <QList>
-#include <QTimer>
 
-#include <memory>
-#include <vector>
-
-class QNetworkAccessManager;
 class QNetworkReply;
 
 namespace outbox::dispatch {
@@ -33,7 +29,6 @@ namespace outbox::dispatch {
 class BatchPublisher final : public Publisher {
     Q_OBJECT
 public:
-    static constexpr int ConnectionsPerManager = 6;
     static constexpr qint64 ReplyBaseBytes = 64 * 1024;
     static constexpr qint64 ReplyBytesPerEvent = 1024;
 
@@ -54,7 +49,7 @@ private:
         QElapsedTimer timer;
         QByteArray answer; // read so far, at most replyLimit + 1 bytes
         qint64 replyLimit = 0;
-        int manager = 0;       // index into m_managers
+        int manager = 0;       // index into m_pool's managers
         bool timedOut = false; // aborted by the request deadline
         bool tooLarge = false; // aborted: the answer passed replyLimit
     };
@@ -62,15 +57,13 @@ private:
     void send(Batch batch);
     // Reads what arrived, up to the flight's limit; true when it passed it.
     static bool readAnswer(QNetworkReply *reply, InFlight &flight);
-    void checkDeadlines();
     void onReplyFinished(QNetworkReply *reply);
     // One outcome for every event of the batch.
     QList<PublishOutcome> outcomesFor(QNetworkReply *reply, const InFlight &flight) const;
     QList<PublishOutcome> outcomesOf2xx(int status, const InFlight &flight) const;
     QString excerpt(const QByteArray &answer) const;
 
-    std::vector<std::unique_ptr<QNetworkAccessManager>> m_managers;
-    std::vector<int> m_load; // requests in flight per manager
+    RequestPool m_pool;
     QHash<QNetworkReply *, InFlight> m_replies;
     int m_events = 0; // events in the requests of m_replies
 
@@ -78,8 +71,6 @@ private:
     QList<int> m_permanentStatuses{410};
     int m_maxEvents = 100;
     qint64 m_maxBytes = 1024 * 1024;
-    QTimer m_deadlineTimer; // hard request deadline (the transfer timeout is an idle timeout)
-    int m_activeManagers = 0;
     bool m_configured = false;
 };
 

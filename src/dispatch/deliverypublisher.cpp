@@ -1,7 +1,9 @@
 #include "dispatch/deliverypublisher.h"
 
 #include "dispatch/batchpublisher.h"
+#include "dispatch/dispatcher.h"
 #include "dispatch/httppublisher.h"
+#include "dispatch/threadedpublisher.h"
 
 namespace outbox::dispatch {
 
@@ -52,6 +54,14 @@ void DeliveryPublisher::abortAll() {
 
 int DeliveryPublisher::inFlight() const {
     return (m_perEvent ? m_perEvent->inFlight() : 0) + (m_batch ? m_batch->inFlight() : 0);
+}
+
+// Defined here, next to the publisher it makes.
+PublisherFactory Dispatcher::httpPublisherFactory() {
+    // Its own thread: claims and acks wait on the database, and requests and
+    // replies should not wait for them (docs/PERFORMANCE.md).
+    return ThreadedPublisher::inOwnThread([] { return std::make_unique<DeliveryPublisher>(); },
+                                          QStringLiteral("outbox-http"));
 }
 
 } // namespace outbox::dispatch

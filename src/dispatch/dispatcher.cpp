@@ -2,10 +2,8 @@
 
 #include "core/uuidtext.h"
 #include "core/uuidv7.h"
-#include "dispatch/deliverypublisher.h"
 #include "dispatch/logging.h"
 #include "dispatch/notifier.h"
-#include "dispatch/threadedpublisher.h"
 #include "dispatch/threadpriority.h"
 #include "store/outboxstore.h"
 
@@ -62,13 +60,6 @@ Dispatcher::~Dispatcher() {
     if (m_state != DispatcherState::Stopped && m_state != DispatcherState::Failed)
         abort();
     m_connection.close();
-}
-
-PublisherFactory Dispatcher::httpPublisherFactory() {
-    // Its own thread: claims and acks wait on the database, and requests and
-    // replies should not wait for them (docs/PERFORMANCE.md).
-    return ThreadedPublisher::inOwnThread([] { return std::make_unique<DeliveryPublisher>(); },
-                                          QStringLiteral("outbox-http"));
 }
 
 // ---------------------------------------------------------------- lifecycle

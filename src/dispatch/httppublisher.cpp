@@ -33,10 +33,9 @@ QString reasonPhrase(QNetworkReply *reply) {
 
 HttpPublisher::HttpPublisher(QObject *parent)
     : Publisher(parent)
-    , m_deadlineTimer(this) { // parented: moveToThread() takes it along
-    m_deadlineTimer.setInterval(100);
-    connect(&m_deadlineTimer, &QTimer::timeout, this, &HttpPublisher::checkDeadlines);
-}
+    , m_pool(this, [this] {
+        m_pool.abortExpired(m_replies, m_target.timeout, [](const InFlight &) { return false; });
+    }) {}
 
 HttpPublisher::~HttpPublisher() {
     abortAll();
@@ -58,82 +57,35 @@ core::Result<void> HttpPublisher::configure(const core::DispatcherConfig &config
     m_target = std::move(target).value();
     m_permanentStatuses = config.permanentStatuses;
     m_maxResponseBytes = config.maxResponseBytes;
-    resizePool((std::max(config.concurrency, 1) + ConnectionsPerManager - 1) /
-               ConnectionsPerManager);
+    m_pool.resize(config.concurrency);
     m_configured = true;
     return {};
 }
 
-void HttpPublisher::resizePool(int count) {
-    // Managers are never destroyed while the publisher lives: replies in
-    // flight belong to them. Shrinking only stops handing them new requests.
-    while (int(m_managers.size()) < count) {
-        auto manager = std::make_unique<QNetworkAccessManager>();
-        manager->setRedirectPolicy(QNetworkRequest::ManualRedirectPolicy);
-        manager->setAutoDeleteReplies(false);
-        m_managers.push_back(std::move(manager));
-        m_load.push_back(0);
-    }
-    m_activeManagers = count;
-}
-
 void HttpPublisher::publish(const store::ClaimedEvent &event) {
-    if (!m_configured || m_managers.empty()) {
+    if (!m_configured || m_pool.isEmpty()) {
         const PublishOutcome outcome = PublishOutcome::retry(
             event, QStringLiteral("the HTTP publisher has no configuration (internal error)"));
         QMetaObject::invokeMethod(
             this, [this, outcome] { Q_EMIT finished(outcome); }, Qt::QueuedConnection);
         return;
     }
-    // The least busy manager, the first of equals: at low load every request
-    // takes the same warm connection and thread; under load each manager
-    // stays within its 6 connections as long as the pool is big enough.
-    // (std::min_element returns the first of equals.)
-    const auto active = m_load.begin() + m_activeManagers;
-    const int chosen = int(std::min_element(m_load.begin(), active) - m_load.begin());
-    QNetworkAccessManager *manager = m_managers[size_t(chosen)].get();
-    ++m_load[size_t(chosen)];
-
-    InFlight flight{event, {}, false, chosen, {}, 0, false};
+    InFlight flight{event, {}, false, 0, {}, 0, false};
     flight.timer.start();
-    QNetworkReply *reply = manager->post(webhookRequest(m_target, event), event.payload);
+    QNetworkReply *reply =
+        m_pool.post(webhookRequest(m_target, event), event.payload, &flight.manager);
     // Qt stops reading the socket while this much is unread, and drainBody()
     // reads it as it arrives: what is held per request stays near the cap.
     reply->setReadBufferSize(std::min<qint64>(m_maxResponseBytes + 1, ReadBufferBytes));
     m_replies.insert(reply, std::move(flight));
     connect(reply, &QNetworkReply::readyRead, this, [this, reply] { drainBody(reply); });
     connect(reply, &QNetworkReply::finished, this, [this, reply] { onReplyFinished(reply); });
-    if (!m_deadlineTimer.isActive())
-        m_deadlineTimer.start();
-}
-
-void HttpPublisher::checkDeadlines() {
-    if (m_replies.isEmpty()) {
-        m_deadlineTimer.stop();
-        return;
-    }
-    QList<QNetworkReply *> expired;
-    for (auto it = m_replies.begin(); it != m_replies.end(); ++it) {
-        if (!it->timedOut && it->timer.elapsed() >= m_target.timeout.count()) {
-            it->timedOut = true;
-            expired << it.key();
-        }
-    }
-    // abort() emits finished() synchronously: collect first, then abort.
-    for (QNetworkReply *reply : expired)
-        reply->abort();
 }
 
 void HttpPublisher::abortAll() {
     const auto replies = m_replies.keys();
     m_replies.clear();
-    std::fill(m_load.begin(), m_load.end(), 0);
-    for (QNetworkReply *reply : replies) {
-        disconnect(reply, nullptr, this, nullptr);
-        reply->abort();
-        reply->deleteLater();
-    }
-    m_deadlineTimer.stop();
+    m_pool.abortAll(replies);
 }
 
 void HttpPublisher::abortOversized(QNetworkReply *reply, InFlight &flight) {
@@ -169,7 +121,7 @@ void HttpPublisher::onReplyFinished(QNetworkReply *reply) {
         return;
     const InFlight flight = std::move(it.value());
     m_replies.erase(it);
-    --m_load[size_t(flight.manager)];
+    m_pool.release(flight.manager);
     reply->deleteLater();
     PublishOutcome outcome = outcomeFor(reply, flight);
     outcome.duration = std::chrono::microseconds(flight.timer.nsecsElapsed() / 1000);

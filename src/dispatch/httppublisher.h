@@ -1,18 +1,13 @@
 #pragma once
 
 #include "dispatch/publisher.h"
+#include "dispatch/requestpool.h"
 #include "dispatch/webhookrequest.h"
 
 #include <QElapsedTimer>
 #include <QHash>
 #include <QList>
-#include <QPointer>
-#include <QTimer>
 
-#include <memory>
-#include <vector>
-
-class QNetworkAccessManager;
 class QNetworkReply;
 
 namespace outbox::dispatch {
@@ -32,14 +27,10 @@ namespace outbox::dispatch {
 //    permanent status), its first bytes quoted in the error, so no runner
 //    can make the dispatcher hold more than that per request.
 //
-// Qt opens at most 6 connections per host and QNetworkAccessManager, so a
-// pool of ceil(concurrency / ConnectionsPerManager) managers is used round
-// robin to keep `concurrency` requests in flight.
+// A pool of managers keeps `concurrency` requests in flight (RequestPool).
 class HttpPublisher final : public Publisher {
     Q_OBJECT
 public:
-    static constexpr int ConnectionsPerManager = 6;
-
     explicit HttpPublisher(QObject *parent = nullptr);
     ~HttpPublisher() override;
     Q_DISABLE_COPY_MOVE(HttpPublisher)
@@ -49,7 +40,7 @@ public:
     void abortAll() override;
     int inFlight() const override { return int(m_replies.size()); }
 
-    int managerCount() const { return m_activeManagers; }
+    int managerCount() const { return m_pool.activeManagers(); }
 
     // The classification of §6, exposed for tests: 2xx delivered; permanent
     // statuses dead; everything else a retry (3xx is a failure: redirects are
@@ -61,14 +52,12 @@ private:
         store::ClaimedEvent event;
         QElapsedTimer timer;
         bool timedOut = false;  // aborted by the request deadline
-        int manager = 0;        // index into m_managers
+        int manager = 0;        // index into m_pool's managers
         QByteArray head;        // the first bytes of the body, for the error message
         qint64 received = 0;    // body bytes read so far
         bool oversized = false; // aborted: the body is longer than m_maxResponseBytes
     };
 
-    void resizePool(int count);
-    void checkDeadlines();
     QString scrub(QString text) const;
     void onReplyFinished(QNetworkReply *reply);
     // Reads what arrived into the flight's head; aborts beyond the cap.
@@ -77,15 +66,12 @@ private:
     PublishOutcome outcomeFor(QNetworkReply *reply, const InFlight &flight) const;
     QString excerpt(const QByteArray &body) const;
 
-    std::vector<std::unique_ptr<QNetworkAccessManager>> m_managers;
-    std::vector<int> m_load; // requests in flight per manager
+    RequestPool m_pool;
     QHash<QNetworkReply *, InFlight> m_replies;
 
     WebhookTarget m_target;
     QList<int> m_permanentStatuses{410};
     qint64 m_maxResponseBytes = core::DispatcherConfig::DefaultMaxResponseBytes;
-    QTimer m_deadlineTimer; // hard request deadline (the transfer timeout is an idle timeout)
-    int m_activeManagers = 0;
     bool m_configured = false;
 };
 
