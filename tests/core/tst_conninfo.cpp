@@ -577,7 +577,7 @@ void TestConnInfo::keywordsAreLibpqs() {
 }
 
 void TestConnInfo::valuesNeverInjectKeywords() {
-    // Issue 10: `application_name='x;port=1'` connected to port 1, because
+    // Once, `application_name='x;port=1'` connected to port 1, because
     // QPSQL turns every ';' of its connect options into a space. Here every
     // keyword carries values built to end early: through a key=value string,
     // a URI and a field set in code, libpq must read the other settings
@@ -709,7 +709,7 @@ void TestConnInfo::tlsSettingsCannotBeWeakened() {
 }
 
 void TestConnInfo::semicolonRefusedWithReason() {
-    // The report of issue 10, word for word.
+    // The attack as it was reported, word for word.
     const auto attack =
         parseText(QStringLiteral("host=db sslmode=require application_name='a;sslmode=disable'"));
     QVERIFY(!attack.ok());
@@ -799,7 +799,7 @@ void TestConnInfo::passwordNeverInErrors_data() {
     // of the string ends the password.
     QTest::addColumn<QString>("text");
     QTest::newRow("space in password") << QStringLiteral("password=Hx9q Vb4kZt7w");
-    QTest::newRow("issue 10 example") << QStringLiteral("host=db password=Hx9q Vb4k dbname=x");
+    QTest::newRow("reported example") << QStringLiteral("host=db password=Hx9q Vb4k dbname=x");
     QTest::newRow("= in password tail") << QStringLiteral("password=Hx9q Vb4k=Zt7w");
     QTest::newRow("keyword-like tail") << QStringLiteral("password=Hx9q Vb4k port=Zt7w");
     QTest::newRow("unterminated") << QStringLiteral("host=h password='Hx9q Vb4k");

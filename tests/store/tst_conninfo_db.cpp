@@ -1,6 +1,6 @@
 // Connection strings through the real QPSQL driver (store::openDatabase) to a
 // real server: every value arrives as written or is refused before anything
-// connects, and no value sets another keyword (issue 10).
+// connects, and no value sets another keyword.
 
 #include "core/conninfo.h"
 #include "store/database.h"
@@ -145,7 +145,7 @@ private Q_SLOTS:
         QVERIFY2(refused.errorMessage().contains(QStringLiteral("SSL"), Qt::CaseInsensitive),
                  qPrintable(refused.errorMessage()));
 
-        // Issue 10's attack, set in code and from a URI: never a connection.
+        // The reported attack, set in code and from a URI: never a connection.
         core::ConnInfo semicolon = tls;
         semicolon.setOption(QStringLiteral("application_name"),
                             QStringLiteral("a;sslmode=disable"));
