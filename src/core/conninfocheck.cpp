@@ -42,12 +42,11 @@ qsizetype editDistance(QStringView a, QStringView b) {
     return row[size_t(b.size())];
 }
 
-Result<void> checkChoice(const QString &key, const QString &value, const QStringList &choices,
-                         const Disclosure &disclosure, Qt::CaseSensitivity cs = Qt::CaseSensitive) {
-    if (value.isEmpty() || choices.contains(value, cs))
-        return {};
-    QString message = QStringLiteral("invalid ") % key % disclosure.quote(value) %
-                      QStringLiteral("; use one of ") % choices.join(QStringLiteral(", "));
+// "invalid <key> "<value>"; <what would be right>", with the password hint
+// when the value may be part of a password.
+Error invalidValue(const QString &key, const QString &value, const QString &hint,
+                   const Disclosure &disclosure) {
+    QString message = QStringLiteral("invalid ") % key % disclosure.quote(value) % hint;
     if (!disclosure.mayShow(value))
         message += disclosure.passwordHint();
     return invalid(message);
@@ -61,39 +60,44 @@ Result<void> checkNonNegativeInt(const QString &key, const QString &value,
     const int n = value.toInt(&ok);
     if (ok && n >= 0 && value.front().isDigit())
         return {};
-    QString message = QStringLiteral("invalid ") % key % disclosure.quote(value) %
-                      QStringLiteral("; use a whole number of seconds (0 or more)");
-    if (!disclosure.mayShow(value))
-        message += disclosure.passwordHint();
-    return invalid(message);
+    return invalidValue(key, value, QStringLiteral("; use a whole number of seconds (0 or more)"),
+                        disclosure);
 }
 
 // Values libpq accepts when it parses but refuses only when it connects,
 // with a message that does not say what would be right.
 Result<void> checkValue(const QString &key, const QString &value, const Disclosure &disclosure) {
-    if (key == QLatin1String("sslmode"))
-        return checkChoice(key, value,
-                           {QStringLiteral("disable"), QStringLiteral("allow"),
-                            QStringLiteral("prefer"), QStringLiteral("require"),
-                            QStringLiteral("verify-ca"), QStringLiteral("verify-full")},
-                           disclosure);
-    if (key == QLatin1String("gssencmode") || key == QLatin1String("channel_binding"))
-        return checkChoice(
-            key, value,
-            {QStringLiteral("disable"), QStringLiteral("prefer"), QStringLiteral("require")},
+    struct Choice {
+        QStringList keys;
+        QStringList values;
+        Qt::CaseSensitivity cs;
+    };
+    static const Choice choices[] = {
+        {{QStringLiteral("sslmode")},
+         {QStringLiteral("disable"), QStringLiteral("allow"), QStringLiteral("prefer"),
+          QStringLiteral("require"), QStringLiteral("verify-ca"), QStringLiteral("verify-full")},
+         Qt::CaseSensitive},
+        {{QStringLiteral("gssencmode"), QStringLiteral("channel_binding")},
+         {QStringLiteral("disable"), QStringLiteral("prefer"), QStringLiteral("require")},
+         Qt::CaseSensitive},
+        {{QStringLiteral("target_session_attrs")},
+         {QStringLiteral("any"), QStringLiteral("read-write"), QStringLiteral("read-only"),
+          QStringLiteral("primary"), QStringLiteral("standby"), QStringLiteral("prefer-standby")},
+         Qt::CaseSensitive},
+        {{QStringLiteral("ssl_min_protocol_version"), QStringLiteral("ssl_max_protocol_version")},
+         {QStringLiteral("TLSv1"), QStringLiteral("TLSv1.1"), QStringLiteral("TLSv1.2"),
+          QStringLiteral("TLSv1.3")},
+         Qt::CaseInsensitive},
+    };
+    for (const Choice &choice : choices) {
+        if (!choice.keys.contains(key))
+            continue;
+        if (value.isEmpty() || choice.values.contains(value, choice.cs))
+            return {};
+        return invalidValue(
+            key, value, QStringLiteral("; use one of ") % choice.values.join(QStringLiteral(", ")),
             disclosure);
-    if (key == QLatin1String("target_session_attrs"))
-        return checkChoice(key, value,
-                           {QStringLiteral("any"), QStringLiteral("read-write"),
-                            QStringLiteral("read-only"), QStringLiteral("primary"),
-                            QStringLiteral("standby"), QStringLiteral("prefer-standby")},
-                           disclosure);
-    if (key == QLatin1String("ssl_min_protocol_version") ||
-        key == QLatin1String("ssl_max_protocol_version"))
-        return checkChoice(key, value,
-                           {QStringLiteral("TLSv1"), QStringLiteral("TLSv1.1"),
-                            QStringLiteral("TLSv1.2"), QStringLiteral("TLSv1.3")},
-                           disclosure, Qt::CaseInsensitive);
+    }
     if (key == QLatin1String("connect_timeout") || key.startsWith(QLatin1String("keepalives")) ||
         key == QLatin1String("tcp_user_timeout"))
         return checkNonNegativeInt(key, value, disclosure);
@@ -215,11 +219,8 @@ Result<int> portNumber(const QString &value, bool fromUri, const Disclosure &dis
     });
     if (ok && digitsOnly && number >= 1 && number <= 65535)
         return number;
-    QString message = QStringLiteral("invalid port") % disclosure.quote(port) %
-                      QStringLiteral("; use a number from 1 to 65535");
-    if (!disclosure.mayShow(port))
-        message += disclosure.passwordHint();
-    return invalid(message);
+    return invalidValue(QStringLiteral("port"), port,
+                        QStringLiteral("; use a number from 1 to 65535"), disclosure);
 }
 
 Result<void> checkFields(const ConnInfo &info, const Disclosure &disclosure) {

@@ -51,52 +51,45 @@ int monthNumber(QStringView name) {
 // The three date forms HTTP recipients must accept (RFC 9110 §5.6.7):
 // IMF-fixdate, the obsolete RFC 850 form and asctime().
 QDateTime parseHttpDate(const QString &text, const QDateTime &now) {
-    static const QRegularExpression imf(QStringLiteral(
-        R"(^(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun), (\d{2}) ([A-Z][a-z]{2}) (\d{4}) (\d{2}):(\d{2}):(\d{2}) GMT$)"));
-    static const QRegularExpression rfc850(QStringLiteral(
-        R"(^(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday), (\d{2})-([A-Z][a-z]{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2}) GMT$)"));
-    static const QRegularExpression asctime(QStringLiteral(
-        R"(^(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) ([A-Z][a-z]{2}) ([ \d]\d) (\d{2}):(\d{2}):(\d{2}) (\d{4})$)"));
+    struct Form {
+        QRegularExpression pattern;
+        // The capture groups of day, month name, year, hour, minute, second.
+        int day, month, year, hour, minute, second;
+        bool twoDigitYear;
+    };
+    static const Form forms[] = {
+        {QRegularExpression(QStringLiteral(
+             R"(^(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun), (\d{2}) ([A-Z][a-z]{2}) (\d{4}) (\d{2}):(\d{2}):(\d{2}) GMT$)")),
+         1, 2, 3, 4, 5, 6, false},
+        {QRegularExpression(QStringLiteral(
+             R"(^(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday), (\d{2})-([A-Z][a-z]{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2}) GMT$)")),
+         1, 2, 3, 4, 5, 6, true},
+        {QRegularExpression(QStringLiteral(
+             R"(^(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) ([A-Z][a-z]{2}) ([ \d]\d) (\d{2}):(\d{2}):(\d{2}) (\d{4})$)")),
+         2, 1, 6, 3, 4, 5, false},
+    };
 
-    int year = 0;
-    int month = 0;
-    int day = 0;
-    int hour = 0;
-    int minute = 0;
-    int second = 0;
-    if (const auto m = imf.match(text); m.hasMatch()) {
-        day = m.captured(1).toInt();
-        month = monthNumber(m.capturedView(2));
-        year = m.captured(3).toInt();
-        hour = m.captured(4).toInt();
-        minute = m.captured(5).toInt();
-        second = m.captured(6).toInt();
-    } else if (const auto m2 = rfc850.match(text); m2.hasMatch()) {
-        day = m2.captured(1).toInt();
-        month = monthNumber(m2.capturedView(2));
-        // A two-digit year more than 50 years ahead is in the past century.
-        const int nowYear = now.toUTC().date().year();
-        year = nowYear - nowYear % 100 + m2.captured(3).toInt();
-        if (year > nowYear + 50)
-            year -= 100;
-        hour = m2.captured(4).toInt();
-        minute = m2.captured(5).toInt();
-        second = m2.captured(6).toInt();
-    } else if (const auto m3 = asctime.match(text); m3.hasMatch()) {
-        month = monthNumber(m3.capturedView(1));
-        day = m3.captured(2).trimmed().toInt();
-        hour = m3.captured(3).toInt();
-        minute = m3.captured(4).toInt();
-        second = m3.captured(5).toInt();
-        year = m3.captured(6).toInt();
-    } else {
-        return QDateTime();
+    for (const Form &form : forms) {
+        const QRegularExpressionMatch m = form.pattern.match(text);
+        if (!m.hasMatch())
+            continue;
+        const auto number = [&m](int group) { return m.capturedView(group).trimmed().toInt(); };
+        int year = number(form.year);
+        if (form.twoDigitYear) {
+            // A two-digit year more than 50 years ahead is in the past century.
+            const int nowYear = now.toUTC().date().year();
+            year += nowYear - nowYear % 100;
+            if (year > nowYear + 50)
+                year -= 100;
+        }
+        const int month = monthNumber(m.capturedView(form.month));
+        const QDate date(year, month, number(form.day));
+        const QTime time(number(form.hour), number(form.minute), number(form.second));
+        if (month == 0 || !date.isValid() || !time.isValid())
+            return QDateTime();
+        return QDateTime(date, time, QTimeZone::utc());
     }
-    const QDate date(year, month, day);
-    const QTime time(hour, minute, second);
-    if (month == 0 || !date.isValid() || !time.isValid())
-        return QDateTime();
-    return QDateTime(date, time, QTimeZone::utc());
+    return QDateTime();
 }
 
 } // namespace
