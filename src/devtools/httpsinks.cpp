@@ -29,27 +29,31 @@ QString makeSecret() {
     return QStringLiteral("whsec_") + QString::fromLatin1(key.toBase64());
 }
 
-void stopProcess(std::unique_ptr<QProcess> &process) {
-    if (!process)
-        return;
-    if (process->state() != QProcess::NotRunning) {
-        process->terminate();
-        if (!process->waitForFinished(5000)) {
-            process->kill();
-            process->waitForFinished(5000);
-        }
-    }
-    process.reset();
+} // namespace
+
+SinkProcess::~SinkProcess() {
+    terminate();
 }
 
-} // namespace
+void SinkProcess::stop() {
+    terminate();
+}
+
+void SinkProcess::terminate() {
+    if (!m_process)
+        return;
+    if (m_process->state() != QProcess::NotRunning) {
+        m_process->terminate();
+        if (!m_process->waitForFinished(5000)) {
+            m_process->kill();
+            m_process->waitForFinished(5000);
+        }
+    }
+    m_process.reset();
+}
 
 RunnerProcess::RunnerProcess()
     : m_secret(makeSecret()) {}
-
-RunnerProcess::~RunnerProcess() {
-    stop();
-}
 
 core::Result<void> RunnerProcess::start() {
     const QString program = QCoreApplication::applicationFilePath();
@@ -99,10 +103,6 @@ core::Result<RunnerCounts> RunnerProcess::counts() {
     if (!values.hasQueryItem(QStringLiteral("received")))
         return failure(QStringLiteral("the runner's counters are not in the expected form"));
     return RunnerCounts{value("duplicates"), value("bad_signatures")};
-}
-
-void RunnerProcess::stop() {
-    stopProcess(m_process);
 }
 
 NginxProcess::NginxProcess() = default;
@@ -177,7 +177,7 @@ core::Result<void> NginxProcess::start() {
 }
 
 void NginxProcess::stop() {
-    stopProcess(m_process);
+    SinkProcess::stop();
     m_dir.reset();
 }
 
