@@ -3,7 +3,6 @@
 #include "core/retrypolicy.h"
 #include "core/uuidtext.h"
 #include "core/uuidv7.h"
-#include "dispatch/httppublisher.h"
 #include "dispatch/logging.h"
 
 #include <QDateTime>
@@ -15,8 +14,6 @@
 namespace outbox::dispatch {
 
 namespace {
-
-constexpr qsizetype ExcerptBytes = 2048;
 
 QList<PublishOutcome> eachRetried(const QList<store::ClaimedEvent> &events, const QString &error,
                                   std::optional<int> status = std::nullopt,
@@ -30,30 +27,20 @@ QList<PublishOutcome> eachRetried(const QList<store::ClaimedEvent> &events, cons
 
 } // namespace
 
-BatchPublisher::BatchPublisher(QObject *parent)
-    : Publisher(parent)
-    , m_pool(this, [this] {
-        m_pool.abortExpired(m_replies, m_target.timeout,
-                            [](const InFlight &flight) { return flight.tooLarge; });
-    }) {}
-
 BatchPublisher::~BatchPublisher() {
     abortAll();
 }
 
-core::Result<void> BatchPublisher::configure(const core::DispatcherConfig &config) {
-    auto target = webhookTarget(config);
-    if (!target)
-        return core::Result<void>(target.error());
-    m_target = std::move(target).value();
-    m_permanentStatuses = config.permanentStatuses;
+// The pool is sized by the concurrency as for single events: a request per
+// event at worst (claims of one row).
+void BatchPublisher::configureDelivery(const core::DispatcherConfig &config) {
     m_maxEvents = std::max(config.batchMaxEvents, 1);
     m_maxBytes = std::max<qint64>(config.batchMaxBytes, 1);
-    // A request per event at worst (claims of one row): as many connections
-    // as events may be in flight.
-    m_pool.resize(config.concurrency);
-    m_configured = true;
-    return {};
+}
+
+void BatchPublisher::abortExpired() {
+    m_pool.abortExpired(m_replies, m_target.timeout,
+                        [](const InFlight &flight) { return flight.tooLarge; });
 }
 
 void BatchPublisher::publish(const store::ClaimedEvent &event) {
@@ -132,13 +119,6 @@ void BatchPublisher::onReplyFinished(QNetworkReply *reply) {
     }
 }
 
-QString BatchPublisher::excerpt(const QByteArray &answer) const {
-    QString text = QString::fromUtf8(answer.left(ExcerptBytes)).simplified();
-    if (text.size() > PublishOutcome::MaxErrorLength)
-        text.truncate(PublishOutcome::MaxErrorLength);
-    return scrubSecrets(m_target, text);
-}
-
 QList<PublishOutcome> BatchPublisher::outcomesFor(QNetworkReply *reply,
                                                   const InFlight &flight) const {
     const QVariant statusAttribute = reply->attribute(QNetworkRequest::HttpStatusCodeAttribute);
@@ -165,14 +145,14 @@ QList<PublishOutcome> BatchPublisher::outcomesFor(QNetworkReply *reply,
                                               (error == QNetworkReply::SslHandshakeFailedError
                                                    ? QStringLiteral("TLS error (check --ca-file): ")
                                                    : QStringLiteral("connection error: ")) %
-                                              scrubSecrets(m_target, reply->errorString()));
+                                              scrub(reply->errorString()));
     if (status >= 200 && status < 300) {
         if (error != QNetworkReply::NoError)
             // Without the whole answer the failed events are unknown.
             return eachRetried(flight.events,
                                batch % QStringLiteral("incomplete response (HTTP ") %
                                    QString::number(status) % QStringLiteral("): ") %
-                                   scrubSecrets(m_target, reply->errorString()),
+                                   scrub(reply->errorString()),
                                status);
         return outcomesOf2xx(status, flight);
     }
@@ -187,8 +167,7 @@ QList<PublishOutcome> BatchPublisher::outcomesFor(QNetworkReply *reply,
         text += QStringLiteral(": redirect not followed");
     if (const QString body = excerpt(flight.answer); !body.isEmpty())
         text += QStringLiteral(": ") % body;
-    if (HttpPublisher::classifyStatus(status, m_permanentStatuses) ==
-        PublishOutcome::Kind::Permanent) {
+    if (classifyStatus(status, m_permanentStatuses) == PublishOutcome::Kind::Permanent) {
         QList<PublishOutcome> outcomes;
         for (const store::ClaimedEvent &event : flight.events)
             outcomes.append(PublishOutcome::permanent(event, text, status));
@@ -221,10 +200,10 @@ QList<PublishOutcome> BatchPublisher::outcomesOf2xx(int status, const InFlight &
             outcomes.append(PublishOutcome::delivered(event, status));
             continue;
         }
-        const QString error = QStringLiteral("failed in a batch (HTTP ") % QString::number(status) %
-                              QStringLiteral("): ") %
-                              (failure->error.isEmpty() ? QStringLiteral("no reason given")
-                                                        : scrubSecrets(m_target, failure->error));
+        const QString error =
+            QStringLiteral("failed in a batch (HTTP ") % QString::number(status) %
+            QStringLiteral("): ") %
+            (failure->error.isEmpty() ? QStringLiteral("no reason given") : scrub(failure->error));
         outcomes.append(failure->permanent
                             ? PublishOutcome::permanent(event, error, status)
                             : PublishOutcome::retry(event, error, status, failure->retryAfter));

@@ -1,9 +1,7 @@
 #pragma once
 
 #include "dispatch/batchformat.h"
-#include "dispatch/publisher.h"
-#include "dispatch/requestpool.h"
-#include "dispatch/webhookrequest.h"
+#include "dispatch/webhookpublisher.h"
 
 #include <QByteArray>
 #include <QElapsedTimer>
@@ -22,21 +20,20 @@ namespace outbox::dispatch {
 //  - 2xx: delivered, except those the body lists under "failed" (retried, or
 //    dead when "permanent"); a body that cannot be read retries them all;
 //  - anything else (status, timeout, connection error): what the same answer
-//    means for a single event (HttpPublisher::classifyStatus), for each one.
+//    means for a single event (classifyStatus), for each one.
 // Answers are read up to a bound (ReplyBaseBytes + ReplyBytesPerEvent per
 // event); a longer one is cut off and the batch retried.
 // finished() is emitted once per event, as for any publisher.
-class BatchPublisher final : public Publisher {
+class BatchPublisher final : public WebhookPublisher {
     Q_OBJECT
 public:
     static constexpr qint64 ReplyBaseBytes = 64 * 1024;
     static constexpr qint64 ReplyBytesPerEvent = 1024;
 
-    explicit BatchPublisher(QObject *parent = nullptr);
+    using WebhookPublisher::WebhookPublisher;
     ~BatchPublisher() override;
     Q_DISABLE_COPY_MOVE(BatchPublisher)
 
-    core::Result<void> configure(const core::DispatcherConfig &config) override;
     void publish(const store::ClaimedEvent &event) override;
     void publishBatch(const QList<store::ClaimedEvent> &events) override;
     void abortAll() override;
@@ -54,6 +51,8 @@ private:
         bool tooLarge = false; // aborted: the answer passed replyLimit
     };
 
+    void configureDelivery(const core::DispatcherConfig &config) override;
+    void abortExpired() override;
     void send(Batch batch);
     // Reads what arrived, up to the flight's limit; true when it passed it.
     static bool readAnswer(QNetworkReply *reply, InFlight &flight);
@@ -61,17 +60,11 @@ private:
     // One outcome for every event of the batch.
     QList<PublishOutcome> outcomesFor(QNetworkReply *reply, const InFlight &flight) const;
     QList<PublishOutcome> outcomesOf2xx(int status, const InFlight &flight) const;
-    QString excerpt(const QByteArray &answer) const;
 
-    RequestPool m_pool;
     QHash<QNetworkReply *, InFlight> m_replies;
     int m_events = 0; // events in the requests of m_replies
-
-    WebhookTarget m_target;
-    QList<int> m_permanentStatuses{410};
     int m_maxEvents = 100;
     qint64 m_maxBytes = 1024 * 1024;
-    bool m_configured = false;
 };
 
 } // namespace outbox::dispatch

@@ -14,7 +14,7 @@ namespace outbox::dispatch {
 Dispatcher::Dispatcher(core::ConnInfo connInfo, core::DispatcherConfig config,
                        PublisherFactory publisherFactory, DispatcherOptions options,
                        QObject *parent)
-    : QObject(parent)
+    : DispatcherSignals(parent)
     , m_connInfo(std::move(connInfo))
     , m_config(std::move(config))
     , m_factory(std::move(publisherFactory))

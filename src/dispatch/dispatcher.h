@@ -5,6 +5,7 @@
 #include "core/retrypolicy.h"
 #include "dispatch/ackbuffer.h"
 #include "dispatch/claimwindow.h"
+#include "dispatch/dispatchersignals.h"
 #include "dispatch/dispatcherstats.h"
 #include "dispatch/housekeepingoptions.h"
 #include "dispatch/leasereleases.h"
@@ -90,7 +91,7 @@ struct DispatcherOptions {
 // of their own are ClaimWindow (rows in flight, claim sizing, the claim
 // statement), AckBuffer (outcomes waiting to be written), LeaseReleases
 // (leases handed back on stop) and ReconnectBackoff.
-class Dispatcher final : public QObject {
+class Dispatcher final : public DispatcherSignals {
     Q_OBJECT
 public:
     // An empty factory means HttpPublisher.
@@ -108,15 +109,6 @@ public Q_SLOTS:
     void stop();
     void abort();
     void setConfig(const outbox::core::DispatcherConfig &config);
-
-Q_SIGNALS:
-    void stateChanged(outbox::dispatch::DispatcherState state);
-    void statsSnapshot(const outbox::dispatch::DispatcherStats &stats);
-    void started(const QUuid &workerId);
-    void stopped();
-    void failed(const QString &message);
-    void configApplied(const QString &description);
-    void configRejected(const QString &message);
 
 private:
     // Lifecycle.

@@ -6,10 +6,10 @@
 
 namespace outbox::dispatch {
 
-DispatcherHost::DispatcherHost(core::ConnInfo connInfo, core::DispatcherConfig config,
+DispatcherHost::DispatcherHost(const core::ConnInfo &connInfo, const core::DispatcherConfig &config,
                                PublisherFactory publisherFactory, DispatcherOptions options,
                                QObject *parent)
-    : QObject(parent) {
+    : DispatcherSignals(parent) {
     m_thread.setObjectName(QStringLiteral("outbox-dispatcher"));
     m_dispatcher = new Dispatcher(connInfo, config, std::move(publisherFactory), options);
     m_housekeeping = std::make_unique<Housekeeping>(connInfo, config, options.housekeeping,

@@ -20,10 +20,10 @@ class Housekeeping;
 // abandoned, buffered acks written, leases released — blocking for as long as
 // that takes), then quits and waits for the thread. For a graceful shutdown
 // call stop() and wait for stopped() first.
-class DispatcherHost final : public QObject {
+class DispatcherHost final : public DispatcherSignals {
     Q_OBJECT
 public:
-    DispatcherHost(core::ConnInfo connInfo, core::DispatcherConfig config,
+    DispatcherHost(const core::ConnInfo &connInfo, const core::DispatcherConfig &config,
                    PublisherFactory publisherFactory = {}, DispatcherOptions options = {},
                    QObject *parent = nullptr);
     ~DispatcherHost() override;
@@ -36,15 +36,6 @@ public:
     // The latest snapshot (updated in this thread); its state is the
     // dispatcher's as of that snapshot.
     const DispatcherStats &lastStats() const { return m_lastStats; }
-
-Q_SIGNALS:
-    void stateChanged(outbox::dispatch::DispatcherState state);
-    void statsSnapshot(const outbox::dispatch::DispatcherStats &stats);
-    void started(const QUuid &workerId);
-    void stopped();
-    void failed(const QString &message);
-    void configApplied(const QString &description);
-    void configRejected(const QString &message);
 
 private:
     QThread m_thread;

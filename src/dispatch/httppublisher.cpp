@@ -13,7 +13,6 @@ namespace outbox::dispatch {
 
 namespace {
 
-constexpr qsizetype ExcerptReadBytes = 2048;
 constexpr qint64 ReadBufferBytes = 64 * 1024;
 
 QString byteSize(qint64 bytes) {
@@ -31,35 +30,16 @@ QString reasonPhrase(QNetworkReply *reply) {
 
 } // namespace
 
-HttpPublisher::HttpPublisher(QObject *parent)
-    : Publisher(parent)
-    , m_pool(this, [this] {
-        m_pool.abortExpired(m_replies, m_target.timeout, [](const InFlight &) { return false; });
-    }) {}
-
 HttpPublisher::~HttpPublisher() {
     abortAll();
 }
 
-PublishOutcome::Kind HttpPublisher::classifyStatus(int httpStatus,
-                                                   const QList<int> &permanentStatuses) {
-    if (httpStatus >= 200 && httpStatus < 300)
-        return PublishOutcome::Kind::Delivered;
-    if (permanentStatuses.contains(httpStatus))
-        return PublishOutcome::Kind::Permanent;
-    return PublishOutcome::Kind::Retry;
+void HttpPublisher::configureDelivery(const core::DispatcherConfig &config) {
+    m_maxResponseBytes = config.maxResponseBytes;
 }
 
-core::Result<void> HttpPublisher::configure(const core::DispatcherConfig &config) {
-    auto target = webhookTarget(config);
-    if (!target)
-        return core::Result<void>(target.error());
-    m_target = std::move(target).value();
-    m_permanentStatuses = config.permanentStatuses;
-    m_maxResponseBytes = config.maxResponseBytes;
-    m_pool.resize(config.concurrency);
-    m_configured = true;
-    return {};
+void HttpPublisher::abortExpired() {
+    m_pool.abortExpired(m_replies, m_target.timeout, [](const InFlight &) { return false; });
 }
 
 void HttpPublisher::publish(const store::ClaimedEvent &event) {
@@ -105,8 +85,8 @@ void HttpPublisher::drainBody(QNetworkReply *reply) {
         if (chunk.isEmpty())
             break;
         flight.received += chunk.size();
-        if (flight.head.size() < ExcerptReadBytes)
-            flight.head += chunk.left(ExcerptReadBytes - flight.head.size());
+        if (flight.head.size() < ExcerptBytes)
+            flight.head += chunk.left(ExcerptBytes - flight.head.size());
         if (flight.received > m_maxResponseBytes) {
             abortOversized(reply, flight);
             return;
@@ -126,17 +106,6 @@ void HttpPublisher::onReplyFinished(QNetworkReply *reply) {
     PublishOutcome outcome = outcomeFor(reply, flight);
     outcome.duration = std::chrono::microseconds(flight.timer.nsecsElapsed() / 1000);
     Q_EMIT finished(outcome);
-}
-
-QString HttpPublisher::scrub(QString text) const {
-    return scrubSecrets(m_target, std::move(text));
-}
-
-QString HttpPublisher::excerpt(const QByteArray &body) const {
-    QString text = QString::fromUtf8(body).simplified();
-    if (text.size() > PublishOutcome::MaxErrorLength)
-        text.truncate(PublishOutcome::MaxErrorLength);
-    return scrub(text);
 }
 
 PublishOutcome HttpPublisher::outcomeFor(QNetworkReply *reply, const InFlight &flight) const {

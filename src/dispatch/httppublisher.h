@@ -1,8 +1,6 @@
 #pragma once
 
-#include "dispatch/publisher.h"
-#include "dispatch/requestpool.h"
-#include "dispatch/webhookrequest.h"
+#include "dispatch/webhookpublisher.h"
 
 #include <QElapsedTimer>
 #include <QHash>
@@ -28,24 +26,16 @@ namespace outbox::dispatch {
 //    can make the dispatcher hold more than that per request.
 //
 // A pool of managers keeps `concurrency` requests in flight (RequestPool).
-class HttpPublisher final : public Publisher {
+class HttpPublisher final : public WebhookPublisher {
     Q_OBJECT
 public:
-    explicit HttpPublisher(QObject *parent = nullptr);
+    using WebhookPublisher::WebhookPublisher;
     ~HttpPublisher() override;
     Q_DISABLE_COPY_MOVE(HttpPublisher)
 
-    core::Result<void> configure(const core::DispatcherConfig &config) override;
     void publish(const store::ClaimedEvent &event) override;
     void abortAll() override;
     int inFlight() const override { return int(m_replies.size()); }
-
-    int managerCount() const { return m_pool.activeManagers(); }
-
-    // The classification of §6, exposed for tests: 2xx delivered; permanent
-    // statuses dead; everything else a retry (3xx is a failure: redirects are
-    // not followed).
-    static PublishOutcome::Kind classifyStatus(int httpStatus, const QList<int> &permanentStatuses);
 
 private:
     struct InFlight {
@@ -58,21 +48,16 @@ private:
         bool oversized = false; // aborted: the body is longer than m_maxResponseBytes
     };
 
-    QString scrub(QString text) const;
+    void configureDelivery(const core::DispatcherConfig &config) override;
+    void abortExpired() override;
     void onReplyFinished(QNetworkReply *reply);
     // Reads what arrived into the flight's head; aborts beyond the cap.
     void drainBody(QNetworkReply *reply);
     void abortOversized(QNetworkReply *reply, InFlight &flight);
     PublishOutcome outcomeFor(QNetworkReply *reply, const InFlight &flight) const;
-    QString excerpt(const QByteArray &body) const;
 
-    RequestPool m_pool;
     QHash<QNetworkReply *, InFlight> m_replies;
-
-    WebhookTarget m_target;
-    QList<int> m_permanentStatuses{410};
     qint64 m_maxResponseBytes = core::DispatcherConfig::DefaultMaxResponseBytes;
-    bool m_configured = false;
 };
 
 } // namespace outbox::dispatch
