@@ -138,9 +138,8 @@ void Producer::run() {
         store::BenchQueries sql(db.value());
         // A fixed schedule: a tick that ran late is not made up with a burst.
         auto next = std::chrono::steady_clock::now();
-        while (!m_stop && (m_limit < 0 || m_produced < m_limit)) {
-            auto events = sql.produce(m_batch);
-            ++m_batch.tick;
+        for (qint64 tick = 0; !m_stop && (m_limit < 0 || m_produced < m_limit); ++tick) {
+            auto events = sql.produce(m_batch, tick);
             if (events) {
                 m_events.append(events.value());
                 m_produced += events->size();

@@ -56,18 +56,27 @@ const QLatin1String kDeadError(
     " WHEN 6 THEN 'TLS handshake failed: certificate has expired (serial ' || to_hex(s.g) || ')'"
     " ELSE 'cancelled by ops-oncall' END");
 
+// How insert() fills the columns of one kind of row: SQL expressions over
+// s.g (the row number) and s.ts (its created_at). The defaults are a due
+// pending row that was never tried.
 struct KindSql {
-    const char *status;
-    double oldestSecondsAgo; // created_at spread
-    double newestSecondsAgo;
-    const char *attempts;
-    const char *nextAttemptAt;
-    const char *lockedBy;
-    const char *lockedUntil;
-    QString lastError;
-    const char *deliveredAt;
-    const char *updatedAt;
-    const char *keyPrefix;
+    const char *status = "pending";
+    struct {
+        double oldest = 0;
+        double newest = 0;
+    } secondsAgo{}; // created_at spread, from now
+    const char *attempts = "0";
+    struct {
+        const char *by = "NULL";
+        const char *until = "NULL";
+    } lease{};
+    QString lastError = QStringLiteral("NULL");
+    struct {
+        const char *next = "s.ts"; // next_attempt_at
+        const char *delivered = "NULL";
+        const char *updated = "s.ts";
+    } at{};
+    const char *keyPrefix = "";
 };
 
 // Arrays as text literals: one bound value each, however many items.
@@ -242,7 +251,7 @@ core::Result<void> BenchQueries::forceGenericPlans(bool on) {
                 QStringLiteral("the dispatcher's planner settings"));
 }
 
-core::Result<QList<ProducedEvent>> BenchQueries::produce(const ProduceBatch &batch) {
+core::Result<QList<ProducedEvent>> BenchQueries::produce(const ProduceBatch &batch, qint64 tick) {
     // One statement, so one transaction: the xid is the one that commits.
     auto result = store::exec(
         m_db,
@@ -253,7 +262,7 @@ core::Result<QList<ProducedEvent>> BenchQueries::produce(const ProduceBatch &bat
                        "            k.topics[1 + g % cardinality(k.topics)],"
                        "            jsonb_build_object('tick', ?::bigint, 'n', g,"
                        "                               'pad', repeat('x', ?::integer))) AS e"),
-        {arrayLiteral(batch.namespaces), arrayLiteral(batch.topics), batch.events, batch.tick,
+        {arrayLiteral(batch.namespaces), arrayLiteral(batch.topics), batch.events, tick,
          std::max(batch.payloadBytes - 40, 0)},
         QStringLiteral("producing events"));
     if (!result) {
@@ -350,76 +359,52 @@ core::Result<QJsonArray> BenchQueries::statementStats(int limit) {
 
 core::Result<void> BenchQueries::insert(Kind kind, qint64 count) {
     constexpr double day = 86400.0;
-    const QString retryError = QStringLiteral(
-        "'HTTP 503 Service Unavailable: upstream busy, retry in ' || s.g % 600 || ' s'");
-    KindSql k{};
-    switch (kind) {
-    case Kind::Delivered:
-        k = {"delivered",
-             7 * day,
-             60,
-             "CASE WHEN s.g % 20 = 0 THEN 2 ELSE 1 END",
-             "s.ts",
-             "NULL",
-             "NULL",
-             QStringLiteral("NULL"),
-             "s.ts + (5 + s.g % 500) * interval '1 ms'",
-             "s.ts + (5 + s.g % 500) * interval '1 ms'",
-             "d"};
-        break;
-    case Kind::Dead:
-        k = {"dead",
-             7 * day,
-             3600,
-             "CASE WHEN s.g % 8 = 7 THEN 3 ELSE 10 END",
-             "s.ts + interval '30 minutes'",
-             "NULL",
-             "NULL",
-             kDeadError,
-             "NULL",
-             "s.ts + interval '30 minutes'",
-             "x"};
-        break;
-    case Kind::PendingDue:
-        k = {"pending", 600,    0,  "0", "s.ts", "NULL", "NULL", QStringLiteral("NULL"),
-             "NULL",    "s.ts", "p"};
-        break;
-    case Kind::Retrying:
-        k = {"pending",
-             7200,
-             60,
-             "1 + s.g % 5",
-             "now() + make_interval(secs => s.g % 3600)",
-             "NULL",
-             "NULL",
-             retryError,
-             "NULL",
-             "now()",
-             "r"};
-        break;
-    case Kind::Processing:
-        k = {"processing",
-             300,
-             0,
-             "1",
-             "s.ts",
-             "'0190aaaa-0000-7000-8000-00000000beef'::uuid",
-             "CASE WHEN s.g % 2 = 0 THEN now() + interval '10 minutes'"
-             " ELSE now() - interval '1 minute' END",
-             QStringLiteral("NULL"),
-             "NULL",
-             "now()",
-             "w"};
-        break;
-    case Kind::Backlog:
-        k = {"pending", 60,     0,  "0", "s.ts", "NULL", "NULL", QStringLiteral("NULL"),
-             "NULL",    "s.ts", "b"};
-        break;
-    case Kind::Fresh:
-        k = {"delivered", 2,       0,  "1", "s.ts", "NULL", "NULL", QStringLiteral("NULL"),
-             "now()",     "now()", "f"};
-        break;
-    }
+    constexpr const char *deliveredAt = "s.ts + (5 + s.g % 500) * interval '1 ms'";
+    constexpr const char *deadAt = "s.ts + interval '30 minutes'";
+    static const KindSql kinds[] = {
+        // Delivered
+        {.status = "delivered",
+         .secondsAgo = {7 * day, 60},
+         .attempts = "CASE WHEN s.g % 20 = 0 THEN 2 ELSE 1 END",
+         .at = {.delivered = deliveredAt, .updated = deliveredAt},
+         .keyPrefix = "d"},
+        // Dead
+        {.status = "dead",
+         .secondsAgo = {7 * day, 3600},
+         .attempts = "CASE WHEN s.g % 8 = 7 THEN 3 ELSE 10 END",
+         .lastError = kDeadError,
+         .at = {.next = deadAt, .updated = deadAt},
+         .keyPrefix = "x"},
+        // PendingDue
+        {.status = "pending", .secondsAgo = {600, 0}, .keyPrefix = "p"},
+        // Retrying
+        {.status = "pending",
+         .secondsAgo = {7200, 60},
+         .attempts = "1 + s.g % 5",
+         .lastError = QStringLiteral("'HTTP 503 Service Unavailable: upstream busy, retry "
+                                     "in ' || s.g % 600 || ' s'"),
+         .at = {.next = "now() + make_interval(secs => s.g % 3600)", .updated = "now()"},
+         .keyPrefix = "r"},
+        // Processing
+        {.status = "processing",
+         .secondsAgo = {300, 0},
+         .attempts = "1",
+         .lease = {.by = "'0190aaaa-0000-7000-8000-00000000beef'::uuid",
+                   .until = "CASE WHEN s.g % 2 = 0 THEN now() + interval '10 minutes'"
+                            " ELSE now() - interval '1 minute' END"},
+         .at = {.updated = "now()"},
+         .keyPrefix = "w"},
+        // Backlog
+        {.status = "pending", .secondsAgo = {60, 0}, .keyPrefix = "b"},
+        // Fresh
+        {.status = "delivered",
+         .secondsAgo = {2, 0},
+         .attempts = "1",
+         .at = {.delivered = "now()", .updated = "now()"},
+         .keyPrefix = "f"},
+    };
+    static_assert(std::size(kinds) == size_t(Kind::Fresh) + 1);
+    const KindSql &k = kinds[size_t(kind)];
     const QString sql =
         QLatin1String("INSERT INTO outbox_events (id, namespace, topic, aggregate_type,"
                       " aggregate_id, tenant_id, dedupe_key, payload, status, attempts,"
@@ -434,17 +419,17 @@ core::Result<void> BenchQueries::insert(Kind kind, qint64 count) {
             .arg(m_serial) +
         kPayload +
         QStringLiteral(", '%1', %2, %3, %4, %5, %6, %7, s.ts, %8")
-            .arg(QLatin1String(k.status), QLatin1String(k.attempts), QLatin1String(k.nextAttemptAt),
-                 QLatin1String(k.lockedBy), QLatin1String(k.lockedUntil), k.lastError,
-                 QLatin1String(k.deliveredAt), QLatin1String(k.updatedAt)) +
+            .arg(QLatin1String(k.status), QLatin1String(k.attempts), QLatin1String(k.at.next),
+                 QLatin1String(k.lease.by), QLatin1String(k.lease.until), k.lastError,
+                 QLatin1String(k.at.delivered), QLatin1String(k.at.updated)) +
         QStringLiteral(" FROM (SELECT g, now() - make_interval(secs => %1 - %2 * g / %3::float8)"
                        " AS ts, CASE WHEN g % 4 = 0 THEN NULL ELSE ('00000000-0000-4000-8000-'"
                        " || lpad(to_hex(1 + g % 40), 12, '0'))::uuid END AS tenant"
                        " FROM generate_series(%4::integer, %5::integer) AS g) AS s");
     for (qint64 from = 1; from <= count; from += kChunk) {
         const qint64 to = std::min(count, from + kChunk - 1);
-        const QString statement = sql.arg(k.oldestSecondsAgo, 0, 'f', 3)
-                                      .arg(k.oldestSecondsAgo - k.newestSecondsAgo, 0, 'f', 3)
+        const QString statement = sql.arg(k.secondsAgo.oldest, 0, 'f', 3)
+                                      .arg(k.secondsAgo.oldest - k.secondsAgo.newest, 0, 'f', 3)
                                       .arg(count)
                                       .arg(from)
                                       .arg(to);

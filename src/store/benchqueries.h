@@ -31,7 +31,6 @@ struct ProduceBatch {
     QStringList topics;
     int events = 1;
     int payloadBytes = 256;
-    qint64 tick = 0;
 };
 
 // Events for BenchQueries::insertEvents(): namespace "bench", `topic`,
@@ -89,8 +88,9 @@ public:
     // The dispatcher's session settings (OutboxStore::sessionSettings()), on
     // or back to the server's values.
     core::Result<void> forceGenericPlans(bool on);
-    // One producer tick; the events it committed.
-    core::Result<QList<ProducedEvent>> produce(const ProduceBatch &batch);
+    // One producer tick (its number goes into the payloads); the events it
+    // committed.
+    core::Result<QList<ProducedEvent>> produce(const ProduceBatch &batch, qint64 tick);
 
     // Five namespaces with three topics each, tenants, dedupe keys,
     // ~200-byte JSON payloads, created_at spread over a week (UUID v7 ids

@@ -5,6 +5,7 @@
 #include "store/logging.h"
 #include "store/pausestore.h"
 #include "store/session.h"
+#include "store/sqlvalues.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -17,9 +18,9 @@
 #include <algorithm>
 #include <chrono>
 
-namespace {} // namespace
-
 namespace outbox::store {
+
+using namespace sqlvalues;
 
 namespace {
 
@@ -29,17 +30,6 @@ using core::ErrorKind;
 constexpr int kMaxErrorChars = 2000;
 // Caps a caller's delay far below interval overflow; nobody waits longer.
 constexpr qint64 kMaxDelayMs = qint64(10) * 365 * 24 * 3600 * 1000;
-
-QVariant optionalText(const std::optional<QString> &value) {
-    return value ? QVariant(*value) : QVariant(QMetaType::fromType<QString>());
-}
-
-std::optional<QString> textOrNull(const QVariant &value) {
-    if (value.isNull()) {
-        return std::nullopt;
-    }
-    return value.toString();
-}
 
 std::optional<QUuid> uuidOrNull(const QVariant &value) {
     if (value.isNull()) {
@@ -215,6 +205,15 @@ QString nextDueSql(bool byNamespace) {
            QStringLiteral(" ORDER BY next_attempt_at LIMIT 1) due");
 }
 
+// The statements that take " AND namespace = ?" last: `values`, then the
+// namespace when one is given.
+QVariantList withNamespace(QVariantList values, const QString &nameSpace) {
+    if (!nameSpace.isEmpty()) {
+        values << nameSpace;
+    }
+    return values;
+}
+
 const QString kEnqueueSql = QStringLiteral(
     "SELECT id, inserted FROM outbox_enqueue(?::text, ?::text, ?::jsonb, ?::text, ?::uuid, ?::text,"
     " ?::text)");
@@ -256,10 +255,8 @@ struct OutboxStore::Prepared {
     Slot nack;
     Slot release;
     Slot sweep[2][2]; // [by namespace][expired leases only]
-    Slot nextDueAll;
-    Slot nextDueNamespace;
-    Slot floorAll;
-    Slot floorNamespace;
+    Slot nextDue[2];  // [by namespace]
+    Slot floor[2];    // [by namespace]
 };
 
 namespace {
@@ -317,13 +314,37 @@ core::Result<QVariant> runScalar(QSqlDatabase db, Slot &slot, const QString &sql
     return value;
 }
 
-// Runs a fenced batch statement (ack, nack, release) and tells which of the
-// requested rows it applied. `fencedKind` ("ack", "nack") has the rows that
-// were fenced out logged.
+// The rows of a fenced batch statement (ack, nack, release), its first
+// value: each item's id and attempts (the fence) and what `more` adds.
+struct FencedRows {
+    QString json;
+    QList<QUuid> ids;
+};
+
+template <typename Item, typename More> FencedRows fencedRows(const QList<Item> &items, More more) {
+    QJsonArray rows;
+    FencedRows result;
+    for (const Item &item : items) {
+        QJsonObject row{{QStringLiteral("id"), core::uuidText(item.id)},
+                        {QStringLiteral("attempts"), item.attempts}};
+        more(item, row);
+        rows.append(row);
+        result.ids << item.id;
+    }
+    result.json = jsonText(rows);
+    return result;
+}
+
+// Runs a fenced batch statement and tells which of the requested rows it
+// applied; nothing requested runs nothing. `fencedKind` ("ack", "nack") has
+// the rows that were fenced out logged.
 template <typename Slot>
 core::Result<FencedResult> runFenced(QSqlDatabase db, Slot &slot, const QString &sql,
                                      const QVariantList &values, const QList<QUuid> &requested,
                                      const QString &context, const char *fencedKind = nullptr) {
+    if (requested.isEmpty()) {
+        return FencedResult{};
+    }
     auto query = run(db, slot, sql, values, context);
     if (!query.ok()) {
         return query.error();
@@ -353,11 +374,11 @@ core::Result<EnqueueResult> OutboxStore::enqueue(const EnqueueRequest &request) 
         request.nameSpace,
         request.topic,
         QString::fromUtf8(request.payload),
-        optionalText(request.dedupeKey),
+        nullableText(request.dedupeKey),
         request.tenantId ? QVariant(core::uuidText(*request.tenantId))
                          : QVariant(QMetaType::fromType<QString>()),
-        optionalText(request.aggregateType),
-        optionalText(request.aggregateId),
+        nullableText(request.aggregateType),
+        nullableText(request.aggregateId),
     };
     auto query =
         run(m_db, m_prepared->enqueue, kEnqueueSql, values, QStringLiteral("enqueueing an event"));
@@ -410,9 +431,9 @@ core::Result<QList<ClaimedEvent>> OutboxStore::claimBatch(const QUuid &workerId,
         event.nameSpace = q->value(1).toString();
         event.topic = q->value(2).toString();
         event.tenantId = uuidOrNull(q->value(3));
-        event.dedupeKey = textOrNull(q->value(4));
-        event.aggregateType = textOrNull(q->value(5));
-        event.aggregateId = textOrNull(q->value(6));
+        event.dedupeKey = optionalText(q->value(4));
+        event.aggregateType = optionalText(q->value(5));
+        event.aggregateId = optionalText(q->value(6));
         event.payload = q->value(7).toString().toUtf8();
         event.attempts = q->value(8).toInt();
         event.createdAt = q->value(9).toDateTime();
@@ -424,45 +445,25 @@ core::Result<QList<ClaimedEvent>> OutboxStore::claimBatch(const QUuid &workerId,
 }
 
 core::Result<FencedResult> OutboxStore::ack(const QUuid &workerId, const QList<Ack> &acks) {
-    if (acks.isEmpty()) {
-        return FencedResult{};
-    }
-    QJsonArray rows;
-    QList<QUuid> ids;
-    for (const Ack &a : acks) {
-        rows.append(QJsonObject{{QStringLiteral("id"), core::uuidText(a.id)},
-                                {QStringLiteral("attempts"), a.attempts}});
-        ids << a.id;
-    }
-    return runFenced(m_db, m_prepared->ack, kAckSql, {jsonText(rows), core::uuidText(workerId)},
-                     ids, QStringLiteral("acknowledging delivered events"), "ack");
+    const FencedRows rows = fencedRows(acks, [](const Ack &, QJsonObject &) {});
+    return runFenced(m_db, m_prepared->ack, kAckSql, {rows.json, core::uuidText(workerId)},
+                     rows.ids, QStringLiteral("acknowledging delivered events"), "ack");
 }
 
 core::Result<FencedResult> OutboxStore::nack(const QUuid &workerId, const QList<Nack> &nacks,
                                              int maxAttempts) {
-    if (nacks.isEmpty()) {
-        return FencedResult{};
-    }
-    QJsonArray rows;
-    QList<QUuid> ids;
-    for (const Nack &n : nacks) {
-        QJsonObject row{
-            {QStringLiteral("id"), core::uuidText(n.id)},
-            {QStringLiteral("attempts"), n.attempts},
-            {QStringLiteral("error"), sanitizeError(n.error)},
-            {QStringLiteral("delay_ms"), std::clamp<qint64>(n.delay.count(), 0, kMaxDelayMs)},
-            {QStringLiteral("permanent"), n.permanent},
-            {QStringLiteral("duration_ms"), std::max<qint64>(n.duration.count(), 0)},
-        };
+    const FencedRows rows = fencedRows(nacks, [](const Nack &n, QJsonObject &row) {
+        row.insert(QStringLiteral("error"), sanitizeError(n.error));
+        row.insert(QStringLiteral("delay_ms"), std::clamp<qint64>(n.delay.count(), 0, kMaxDelayMs));
+        row.insert(QStringLiteral("permanent"), n.permanent);
+        row.insert(QStringLiteral("duration_ms"), std::max<qint64>(n.duration.count(), 0));
         if (n.httpStatus) {
             row.insert(QStringLiteral("http_status"), *n.httpStatus);
         }
-        rows.append(row);
-        ids << n.id;
-    }
+    });
     const QString worker = core::uuidText(workerId);
     return runFenced(m_db, m_prepared->nack, kNackSql,
-                     {jsonText(rows), maxAttempts, maxAttempts, worker, worker}, ids,
+                     {rows.json, maxAttempts, maxAttempts, worker, worker}, rows.ids,
                      QStringLiteral("recording failed deliveries"), "nack");
 }
 
@@ -473,19 +474,11 @@ core::Result<FencedResult> OutboxStore::release(const QUuid &workerId,
             ErrorKind::Invalid,
             QStringLiteral("release: max attempts must be positive (got %1)").arg(maxAttempts)};
     }
-    if (releases.isEmpty()) {
-        return FencedResult{};
-    }
-    QJsonArray rows;
-    QList<QUuid> ids;
-    for (const Release &r : releases) {
-        rows.append(QJsonObject{{QStringLiteral("id"), core::uuidText(r.id)},
-                                {QStringLiteral("attempts"), r.attempts},
-                                {QStringLiteral("attempt_made"), r.attemptMade}});
-        ids << r.id;
-    }
+    const FencedRows rows = fencedRows(releases, [](const Release &r, QJsonObject &row) {
+        row.insert(QStringLiteral("attempt_made"), r.attemptMade);
+    });
     return runFenced(m_db, m_prepared->release, kReleaseSql,
-                     {jsonText(rows), maxAttempts, core::uuidText(workerId)}, ids,
+                     {rows.json, maxAttempts, core::uuidText(workerId)}, rows.ids,
                      QStringLiteral("releasing leased events"));
 }
 
@@ -533,13 +526,10 @@ core::Result<qint64> OutboxStore::deadSweep(int maxAttempts, const QString &name
             QStringLiteral("dead sweep: max attempts must be positive (got %1)").arg(maxAttempts)};
     }
     const bool byNamespace = !nameSpace.isEmpty();
-    QVariantList values{maxAttempts, maxAttempts};
-    if (byNamespace) {
-        values << nameSpace;
-    }
     const bool leasesOnly = scope == SweepScope::ExpiredLeases;
     auto query = run(m_db, m_prepared->sweep[byNamespace][leasesOnly], sweepSql(byNamespace, scope),
-                     values, QStringLiteral("moving exhausted events to dead"));
+                     withNamespace({maxAttempts, maxAttempts}, nameSpace),
+                     QStringLiteral("moving exhausted events to dead"));
     if (!query.ok()) {
         return query.error();
     }
@@ -553,32 +543,23 @@ core::Result<qint64> OutboxStore::deadSweep(int maxAttempts, const QString &name
 
 core::Result<std::optional<core::Millis>> OutboxStore::timeUntilNextDue(const QString &nameSpace) {
     const bool byNamespace = !nameSpace.isEmpty();
-    QVariantList values;
-    if (byNamespace) {
-        values << nameSpace;
-    }
     auto value =
-        runScalar(m_db, byNamespace ? m_prepared->nextDueNamespace : m_prepared->nextDueAll,
-                  nextDueSql(byNamespace), values, QStringLiteral("finding the next due event"));
+        runScalar(m_db, m_prepared->nextDue[byNamespace], nextDueSql(byNamespace),
+                  withNamespace({}, nameSpace), QStringLiteral("finding the next due event"));
     if (!value.ok()) {
         return value.error();
     }
-    std::optional<core::Millis> due;
-    if (!value->isNull()) {
-        due = core::Millis(std::max<qint64>(value->toLongLong(), 0));
+    if (value->isNull()) {
+        return std::optional<core::Millis>();
     }
-    return due;
+    return std::optional(core::Millis(std::max<qint64>(value->toLongLong(), 0)));
 }
 
 core::Result<QString> OutboxStore::claimFloor(const QString &nameSpace, core::Millis margin) {
     const bool byNamespace = !nameSpace.isEmpty();
-    QVariantList values{qint64(std::max<qint64>(margin.count(), 0))};
-    if (byNamespace) {
-        values << nameSpace;
-    }
-    auto value =
-        runScalar(m_db, byNamespace ? m_prepared->floorNamespace : m_prepared->floorAll,
-                  floorSql(byNamespace), values, QStringLiteral("finding the claim floor"));
+    auto value = runScalar(m_db, m_prepared->floor[byNamespace], floorSql(byNamespace),
+                           withNamespace({qint64(std::max<qint64>(margin.count(), 0))}, nameSpace),
+                           QStringLiteral("finding the claim floor"));
     if (!value.ok()) {
         return value.error();
     }

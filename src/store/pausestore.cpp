@@ -16,16 +16,11 @@ const QString kPauseColumns =
     QLatin1String("namespace, topic, reason, paused_by, os_user, host, ") +
     msOf(QStringLiteral("paused_at"));
 
+// The columns of kPauseColumns are Pause's members, in order.
 Pause pauseFrom(const QSqlQuery &query) {
-    Pause pause;
-    pause.nameSpace = query.value(0).toString();
-    pause.topic = optionalText(query.value(1));
-    pause.reason = query.value(2).toString();
-    pause.pausedBy = query.value(3).toString();
-    pause.osUser = query.value(4).toString();
-    pause.host = query.value(5).toString();
-    pause.pausedAt = timeFrom(query.value(6));
-    return pause;
+    return {query.value(0).toString(), optionalText(query.value(1)), query.value(2).toString(),
+            query.value(3).toString(), query.value(4).toString(),    query.value(5).toString(),
+            timeFrom(query.value(6))};
 }
 
 } // namespace
@@ -74,12 +69,7 @@ core::Result<QList<Pause>> PauseStore::list() {
                      QLatin1String("SELECT ") + kPauseColumns +
                          QLatin1String(" FROM outbox_pauses ORDER BY namespace, topic NULLS FIRST"),
                      {}, QStringLiteral("listing pauses"));
-    if (!rows)
-        return rows.error();
-    QList<Pause> pauses;
-    while (rows->next())
-        pauses.append(pauseFrom(rows.value()));
-    return pauses;
+    return readRows(std::move(rows), pauseFrom);
 }
 
 core::Result<std::optional<Pause>> PauseStore::pauseOf(const QString &nameSpace,

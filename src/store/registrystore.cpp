@@ -82,32 +82,33 @@ core::Result<DispatcherList> RegistryStore::list() {
             msOf(QStringLiteral("now()")) +
             QLatin1String(" FROM outbox_dispatchers ORDER BY alive DESC, heartbeat_at DESC"),
         {}, QStringLiteral("listing dispatchers"));
-    if (!rows)
-        return rows.error();
     DispatcherList list;
-    while (rows->next()) {
-        DispatcherEntry e;
-        e.workerId = QUuid::fromString(rows->value(0).toString());
-        e.host = rows->value(1).toString();
-        e.pid = rows->value(2).toLongLong();
-        e.version = rows->value(3).toString();
-        e.application = rows->value(4).toString();
-        e.dbUser = rows->value(5).toString();
-        e.nameSpace = rows->value(6).toString();
-        e.runnerUrl = rows->value(7).toString();
-        e.concurrency = rows->value(8).toInt();
-        e.heartbeatInterval = core::Millis(rows->value(9).toLongLong());
-        e.startedAt = timeFrom(rows->value(10));
-        e.heartbeatAt = timeFrom(rows->value(11));
-        e.state = rows->value(12).toString();
-        e.inFlight = rows->value(13).toInt();
-        e.deliveredPerSecond = rows->value(14).toDouble();
-        e.failedPerSecond = rows->value(15).toDouble();
-        e.deliveredTotal = rows->value(16).toLongLong();
-        e.alive = rows->value(17).toBool();
-        list.serverTime = timeFrom(rows->value(18));
-        list.entries.append(e);
-    }
+    // Every row carries the server's clock; read it from the last one.
+    auto entries = readRows(std::move(rows), [&list](const QSqlQuery &row) {
+        const auto at = [&row](int column) { return row.value(column); };
+        list.serverTime = timeFrom(at(18));
+        return DispatcherEntry{.workerId = QUuid::fromString(at(0).toString()),
+                               .host = at(1).toString(),
+                               .pid = at(2).toLongLong(),
+                               .version = at(3).toString(),
+                               .application = at(4).toString(),
+                               .dbUser = at(5).toString(),
+                               .nameSpace = at(6).toString(),
+                               .runnerUrl = at(7).toString(),
+                               .concurrency = at(8).toInt(),
+                               .heartbeatInterval = core::Millis(at(9).toLongLong()),
+                               .startedAt = timeFrom(at(10)),
+                               .heartbeatAt = timeFrom(at(11)),
+                               .state = at(12).toString(),
+                               .inFlight = at(13).toInt(),
+                               .deliveredPerSecond = at(14).toDouble(),
+                               .failedPerSecond = at(15).toDouble(),
+                               .deliveredTotal = at(16).toLongLong(),
+                               .alive = at(17).toBool()};
+    });
+    if (!entries)
+        return entries.error();
+    list.entries = std::move(entries).value();
     if (!list.serverTime.isValid()) {
         auto now = exec(m_db, QLatin1String("SELECT ") + msOf(QStringLiteral("now()")), {},
                         QStringLiteral("reading the server time"));

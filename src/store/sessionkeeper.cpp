@@ -5,8 +5,6 @@
 
 #include <QLoggingCategory>
 
-namespace {} // namespace
-
 namespace outbox::store {
 
 SessionKeeper::SessionKeeper(core::ConnInfo info, Options options, QObject *parent)
@@ -44,10 +42,14 @@ void SessionKeeper::start() {
 
 void SessionKeeper::stop() {
     m_running = false;
-    m_connected = false;
     m_reconnect.stop();
-    m_health.stop();
     m_debounce.stop();
+    closeSession();
+}
+
+void SessionKeeper::closeSession() {
+    m_connected = false;
+    m_health.stop();
     m_session.close();
 }
 
@@ -113,9 +115,7 @@ bool SessionKeeper::check() {
 }
 
 void SessionKeeper::lost(const QString &reason) {
-    m_connected = false;
-    m_health.stop();
-    m_session.close();
+    closeSession();
     if (!m_running) {
         return;
     }

@@ -81,6 +81,7 @@ Q_SIGNALS:
 
 private:
     void connectNow();
+    void closeSession(); // not connected, no health checks
     void lost(const QString &reason);
     void onNotification();
 
