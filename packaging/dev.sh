@@ -61,6 +61,27 @@ install_deps() {
     as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"
 }
 
+# promtool, for the test of the example Prometheus alert rules. Debian ships
+# it only inside the prometheus server package, whose installation would
+# start a Prometheus server: take the one program out of the package instead.
+fetch_promtool() {
+    local tools="$build_dir/tools"
+    if command -v promtool >/dev/null 2>&1 || [ -x "$tools/promtool" ]; then
+        return 0
+    fi
+    log "fetching promtool (from Debian's prometheus package) into $tools"
+    local scratch
+    scratch=$(mktemp -d)
+    if ! (cd "$scratch" && apt-get download -q prometheus >/dev/null 2>&1); then
+        as_root apt-get update -q
+        (cd "$scratch" && apt-get download -q prometheus)
+    fi
+    mkdir -p "$tools"
+    dpkg-deb --fsys-tarfile "$scratch"/prometheus_*.deb | tar -x -C "$scratch" ./usr/bin/promtool
+    mv "$scratch/usr/bin/promtool" "$tools/promtool"
+    rm -rf "$scratch"
+}
+
 configure_and_build() {
     log "building in $build_dir"
     cmake -S "$here" -B "$build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
@@ -89,7 +110,7 @@ shift || true
 case "$cmd" in
     deps) install_deps ;;
     build) install_deps; configure_and_build ;;
-    test) install_deps; configure_and_build; run_tests "$@" ;;
+    test) install_deps; fetch_promtool; configure_and_build; run_tests "$@" ;;
     demo) install_deps; configure_and_build; run_demo "$@" ;;
     *)
         sed -n '2,8p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'

@@ -1,6 +1,7 @@
 #include "cli/cli.h"
 
 #include "cli/commands.h"
+#include "cli/logging.h"
 
 #include <QLoggingCategory>
 #include <QtGlobal>
@@ -180,6 +181,7 @@ int run(const QStringList &arguments) {
 
     // The libraries log what they do at debug and info level, which Qt
     // prints by default; on a command line that is noise unless asked for.
+    setVerbose(verbose);
     if (!verbose && !qEnvironmentVariableIsSet("QT_LOGGING_RULES"))
         QLoggingCategory::setFilterRules(
             QStringLiteral("outbox.*.debug=false\noutbox.*.info=false"));

@@ -76,8 +76,8 @@ inline void serviceMessageHandler(QtMsgType type, const QMessageLogContext &cont
 inline void installServiceLogging(bool verbose) {
     qInstallMessageHandler(serviceMessageHandler);
     QLoggingCategory::setFilterRules(
-        verbose ? QStringLiteral("outbox.*.debug=true\noutbox.*.info=true")
-                : QStringLiteral("outbox.*.debug=false\noutbox.*.info=true"));
+        verbose || isVerbose() ? QStringLiteral("outbox.*.debug=true\noutbox.*.info=true")
+                               : QStringLiteral("outbox.*.debug=false\noutbox.*.info=true"));
 }
 
 // "HOST:PORT", "[v6]:PORT", "localhost:PORT" or ":PORT" (all interfaces).

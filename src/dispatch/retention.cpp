@@ -66,8 +66,9 @@ bool Retention::beginPass() {
             return false;
         }
     }
-    store::RetentionStore store(m_session);
-    auto locked = store.tryLock();
+    // The store (and its handle on the connection) is gone before the
+    // session may be closed below.
+    auto locked = store::RetentionStore(m_session).tryLock();
     if (!locked) {
         qCWarning(lcDispatch).noquote()
             << QLatin1String("event=retention_failed error=\"") % locked.errorMessage() % u'"';
@@ -91,11 +92,10 @@ void Retention::step() {
     }
     const core::Millis age =
         m_status == core::Status::Delivered ? m_options.retainDelivered : m_options.retainDead;
-    store::RetentionStore store(m_session);
     QElapsedTimer took;
     took.start();
-    auto deleted =
-        store.deleteBatch(m_status, age, m_options.retentionBatch, QSysInfo::machineHostName());
+    auto deleted = store::RetentionStore(m_session).deleteBatch(
+        m_status, age, m_options.retentionBatch, QSysInfo::machineHostName());
     if (!deleted) {
         qCWarning(lcDispatch).noquote()
             << QLatin1String("event=retention_failed error=\"") % deleted.errorMessage() % u'"';
@@ -122,11 +122,8 @@ void Retention::endPass() {
         qCInfo(lcDispatch).noquote()
             << QStringLiteral("event=retention deleted=%1").arg(m_deletedInPass);
     m_inPass = false;
-    if (m_session.isOpen()) {
-        store::RetentionStore store(m_session);
-        if (auto unlocked = store.unlock(); !unlocked)
-            m_session.close();
-    }
+    if (m_session.isOpen() && !store::RetentionStore(m_session).unlock())
+        m_session.close();
     m_timer.start(m_options.retentionInterval);
 }
 

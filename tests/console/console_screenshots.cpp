@@ -24,6 +24,7 @@
 #include <QApplication>
 #include <QCursor>
 #include <QDir>
+#include <QDockWidget>
 #include <QElapsedTimer>
 #include <QHeaderView>
 #include <QLabel>
@@ -31,6 +32,7 @@
 #include <QSettings>
 #include <QTabWidget>
 #include <QTableView>
+#include <QTableWidget>
 #include <QTemporaryDir>
 #include <QTest>
 #include <QThread>
@@ -294,5 +296,39 @@ int main(int argc, char *argv[]) {
     QTest::mouseClick(alert, Qt::LeftButton); // opens the pending page
     settle(1500);
     shoot(&window, out + QStringLiteral("/alert-in-window.png"));
+
+    // 5. Who is delivering: two dispatchers alive, one killed an hour ago
+    // (its heartbeat stale), and a paused namespace.
+    const char *registry[] = {
+        "SELECT outbox_dispatcher_register(outbox_uuid_v7(), md5('a') || md5('a'), 'app-1',"
+        " 41872, '1.0.0', 'outboxctl', NULL, 'http://runner.internal:8080/events', 64, 5000,"
+        " now() - interval '3 days')",
+        "SELECT outbox_dispatcher_register(outbox_uuid_v7(), md5('b') || md5('b'), 'app-2',"
+        " 9131, '1.0.0', 'outboxctl', 'billing', 'http://runner.internal:8080/events', 32, 5000,"
+        " now() - interval '2 hours')",
+        "SELECT outbox_dispatcher_register(outbox_uuid_v7(), md5('c') || md5('c'), 'app-3',"
+        " 2210, '0.9.4', 'outboxctl', NULL, 'http://runner.internal:8080/events', 64, 5000,"
+        " now() - interval '5 days')",
+        "UPDATE outbox_dispatchers SET heartbeat_at = now() - interval '1 hour' WHERE host = "
+        "'app-3'",
+        "UPDATE outbox_dispatchers SET delivered_per_s = 412.5, in_flight = 37,"
+        " delivered_total = 18233117 WHERE host = 'app-1'",
+        "UPDATE outbox_dispatchers SET delivered_per_s = 96.2, failed_per_s = 3.1, in_flight = 9,"
+        " delivered_total = 402118 WHERE host = 'app-2'",
+        "SELECT outbox_pause('shipping', NULL, 'carrier API down (INC-2302)', 'maria',"
+        " 'oncall-laptop', 'outboxctl')",
+    };
+    for (const char *sql : registry) {
+        if (!testing::sqlExec(db, QString::fromLatin1(sql)))
+            return fail(sql);
+    }
+    auto *dispatchersDock = window.findChild<QDockWidget *>(QStringLiteral("dispatchersDock"));
+    auto *dispatchers = window.findChild<QTableWidget *>(QStringLiteral("dispatchersTable"));
+    dispatchersDock->show();
+    dispatchersDock->raise();
+    if (!waitFor([&] { return dispatchers->rowCount() == 3; }))
+        return fail("the dispatchers did not show");
+    settle(1500);
+    shoot(&window, out + QStringLiteral("/dispatchers-dock.png"));
     return 0;
 }

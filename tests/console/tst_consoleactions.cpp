@@ -26,6 +26,7 @@
 
 #include <QAbstractItemModelTester>
 #include <QAction>
+#include <QCheckBox>
 #include <QClipboard>
 #include <QComboBox>
 #include <QDialogButtonBox>
@@ -78,6 +79,7 @@ private Q_SLOTS:
     void cleanupTestCase() { stopCluster(); }
 
     void requeueSelectedDeadRows();
+    void replaySelectedAsksBeforeReplayingAgain();
     void bulkRequeueByFilterCanBeCancelled();
     void readOnlyFlagDisablesActions();
     void viewerRoleIsReadOnly();
@@ -128,6 +130,68 @@ void TestConsoleActions::requeueSelectedDeadRows() {
     QTRY_COMPARE_WITH_TIMEOUT(view->model()->rowCount(), 2, kTimeout);
     for (const auto &event : view->model()->events())
         QVERIFY(!chosen.contains(event.id));
+}
+
+// Replay on a selection that holds an event replayed before: the question
+// names it, Yes stays disabled until "replay those again too" is ticked,
+// Cancel changes nothing; ticked, every selected event gets a new copy.
+void TestConsoleActions::replaySelectedAsksBeforeReplayingAgain() {
+    insertDead(3, QStringLiteral("billing"), QStringLiteral("HTTP 410"));
+    const QString original =
+        scalar(QStringLiteral("SELECT id FROM outbox_events ORDER BY created_at, id LIMIT 1"));
+    QVERIFY(testing::sqlExec(
+        m_db,
+        QStringLiteral("INSERT INTO outbox_events (id, namespace, topic, payload, status,"
+                       " delivered_at, replay_of)"
+                       " SELECT outbox_uuid_v7(), namespace, topic, payload, 'delivered',"
+                       "        now(), id FROM outbox_events WHERE id = ?::uuid"),
+        {original}));
+    openWindow();
+    console::EventView *view = showLoaded(core::Status::Dead, 3);
+    QVERIFY(!QTest::currentTestFailed());
+    QList<QUuid> chosen;
+    for (int row = 0; row < 3; ++row)
+        chosen << view->model()->eventAt(row).id;
+    QCOMPARE(clickRows(view, chosen), 3);
+    const QString copies = QStringLiteral("SELECT count(*) FROM outbox_events"
+                                          " WHERE replay_of IS NOT NULL");
+
+    // Cancel: asked with the count, Yes disabled until ticked; nothing changes.
+    bool answered = false;
+    bool yesEnabledAtFirst = true;
+    QString informative;
+    answerNext<QMessageBox>([&](QMessageBox *box) {
+        informative = box->informativeText();
+        yesEnabledAtFirst = box->button(QMessageBox::Yes)->isEnabled();
+        QVERIFY(box->checkBox() != nullptr);
+        QCOMPARE(box->checkBox()->objectName(), QStringLiteral("replayAgain"));
+        answered = true;
+        box->button(QMessageBox::Cancel)->click();
+    });
+    action(ActionController::ReplaySelected)->trigger();
+    QTRY_VERIFY_WITH_TIMEOUT(answered, kTimeout);
+    QVERIFY(!yesEnabledAtFirst);
+    QVERIFY2(informative.startsWith(QLatin1String("1 event")), qPrintable(informative));
+    QCOMPARE(scalar(copies), QStringLiteral("1"));
+    QCOMPARE(scalar(QStringLiteral("SELECT count(*) FROM outbox_audit")), QStringLiteral("0"));
+
+    // Ticked: all three are replayed, the one replayed before a second time.
+    answered = false;
+    answerNext<QMessageBox>([&](QMessageBox *box) {
+        box->checkBox()->setChecked(true);
+        QVERIFY(box->button(QMessageBox::Yes)->isEnabled());
+        answered = true;
+        box->button(QMessageBox::Yes)->click();
+    });
+    action(ActionController::ReplaySelected)->trigger();
+    QTRY_VERIFY_WITH_TIMEOUT(answered, kTimeout);
+    QTRY_COMPARE_WITH_TIMEOUT(scalar(copies), QStringLiteral("4"), kTimeout);
+    QCOMPARE(scalar(QStringLiteral("SELECT count(*) FROM outbox_events"
+                                   " WHERE replay_of = ?::uuid"),
+                    {original}),
+             QStringLiteral("2"));
+    QCOMPARE(scalar(QStringLiteral("SELECT action || ':' || affected FROM outbox_audit")),
+             QStringLiteral("replay:3"));
 }
 
 void TestConsoleActions::bulkRequeueByFilterCanBeCancelled() {

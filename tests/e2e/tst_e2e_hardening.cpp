@@ -176,6 +176,13 @@ private Q_SLOTS:
         QVERIFY2(quietLines > 0, qPrintable(quiet.output()));
         QVERIFY2(verboseLines > quietLines, qPrintable(verbose.output()));
         QVERIFY(verbose.output().contains(QLatin1String("level=debug")));
+        // The global form, before the command, does the same.
+        QVERIFY(insertEvents(db, 5));
+        CtlProcess global(QStringList{QStringLiteral("--verbose")} +
+                          dispatchArguments(m_pg->connInfo(dbName), {}));
+        const int globalLines = linesUntilStopped(global, QStringLiteral("event=connected"));
+        QVERIFY2(globalLines > quietLines, qPrintable(global.output()));
+        QVERIFY(global.output().contains(QLatin1String("level=debug")));
 
         CtlProcess runnerQuiet(
             {QStringLiteral("runner"), QStringLiteral("--listen"), QStringLiteral("127.0.0.1:0")});

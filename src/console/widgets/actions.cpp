@@ -12,6 +12,7 @@
 
 #include <QAction>
 #include <QApplication>
+#include <QCheckBox>
 #include <QClipboard>
 #include <QFile>
 #include <QFileDialog>
@@ -356,21 +357,76 @@ void ActionController::runOnSelection(store::Action action) {
         text += QLatin1String("\n\n") + tr("%1 of the selection (not %2) will be left alone.")
                                             .arg(events(ignored), statesText(action));
     }
+    store::EventFilter filter;
+    filter.ids = ids;
+    if (action == store::Action::Replay) {
+        confirmReplay(filter, text);
+        return;
+    }
     if (!confirm(tr("%1 events").arg(BulkDialog::verb(action)), text)) {
         return;
     }
-    store::EventFilter filter;
-    filter.ids = ids;
     store::BulkOptions options;
     options.sampleSize = 0;
+    startSelectionJob(action, filter, options);
+}
+
+// Replaying an event that was replayed before makes a second copy: the
+// database refuses it unless asked. A dry run (in the background) counts
+// those in the selection first; the question then names them, and Yes stays
+// disabled until the operator ticks "replay those again too". The run is
+// sealed to the previewed set.
+void ActionController::confirmReplay(const store::EventFilter &filter, const QString &question) {
+    store::BulkOptions preview;
+    preview.dryRun = true;
+    preview.sampleSize = 0;
+    BulkJob *job = m_client->startBulk(store::Action::Replay, filter, preview);
+    ++m_running;
+    connect(job, &BulkJob::finished, this, [this, job, filter, question](const auto &plan) {
+        --m_running;
+        job->deleteLater();
+        QMessageBox box(QMessageBox::Question, tr("Replay events"), question,
+                        QMessageBox::Yes | QMessageBox::Cancel, m_parent);
+        box.setDefaultButton(QMessageBox::Cancel);
+        QCheckBox *again = nullptr;
+        if (plan.alreadyReplayed > 0) {
+            box.setInformativeText(
+                tr("%1 of them were replayed before: replaying makes another copy of each. Tick "
+                   "the box to replay them all, or cancel and leave those out of the selection.")
+                    .arg(events(plan.alreadyReplayed)));
+            again = new QCheckBox(tr("&Replay those %1 again too").arg(plan.alreadyReplayed));
+            again->setObjectName(QStringLiteral("replayAgain"));
+            box.setCheckBox(again);
+            QAbstractButton *yes = box.button(QMessageBox::Yes);
+            yes->setEnabled(false);
+            connect(again, &QCheckBox::toggled, yes, &QAbstractButton::setEnabled);
+        }
+        if (box.exec() != QMessageBox::Yes)
+            return;
+        store::BulkOptions options;
+        options.sampleSize = 0;
+        options.seal = plan.seal;
+        options.again = again && again->isChecked();
+        startSelectionJob(store::Action::Replay, filter, options);
+    });
+    watchFailure(job, store::Action::Replay);
+}
+
+void ActionController::startSelectionJob(store::Action action, const store::EventFilter &filter,
+                                         const store::BulkOptions &options) {
     BulkJob *job = m_client->startBulk(action, filter, options);
     ++m_running;
-    const qint64 requested = ids.size();
+    const qint64 requested = filter.ids.size();
     connect(job, &BulkJob::finished, this, [this, job, action, requested](const auto &result) {
         --m_running;
         job->deleteLater();
         selectionActionDone(action, requested, result);
     });
+    watchFailure(job, action);
+    Q_EMIT message(tr("%1 %2…").arg(BulkDialog::verb(action), events(requested)));
+}
+
+void ActionController::watchFailure(BulkJob *job, store::Action action) {
     connect(job, &BulkJob::failed, this, [this, job, action](const core::Error &error) {
         --m_running;
         job->deleteLater();
@@ -382,7 +438,6 @@ void ActionController::runOnSelection(store::Action action) {
         box->open();
         Q_EMIT eventsChanged();
     });
-    Q_EMIT message(tr("%1 %2…").arg(BulkDialog::verb(action), events(ids.size())));
 }
 
 void ActionController::selectionActionDone(store::Action action, qint64 requested,

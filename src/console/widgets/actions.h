@@ -102,6 +102,10 @@ Q_SIGNALS:
 
 private:
     void runOnSelection(store::Action action);
+    void confirmReplay(const store::EventFilter &filter, const QString &question);
+    void startSelectionJob(store::Action action, const store::EventFilter &filter,
+                           const store::BulkOptions &options);
+    void watchFailure(BulkJob *job, store::Action action);
     void runOnFilter(store::Action action);
     void openPurgeDialog();
     void openBulkDialog(store::Action action, const store::EventFilter &filter,

@@ -13,6 +13,7 @@
 #include <QMenu>
 #include <QStatusBar>
 #include <QTableWidget>
+#include <QTimer>
 #include <QVBoxLayout>
 
 namespace outbox::console {
@@ -61,6 +62,19 @@ DispatchersView::DispatchersView(QMainWindow *window, QAbstractItemView *navigat
     dock->setWidget(this);
     window->addDockWidget(Qt::BottomDockWidgetArea, dock);
     dock->hide();
+    // Shown lower than a handful of dispatchers (the bottom area is shared
+    // with the jobs panel, sized for a few jobs): grow to fit them.
+    connect(dock, &QDockWidget::visibilityChanged, this, [dock, window, this](bool visible) {
+        if (!visible || dock->isFloating())
+            return;
+        QTimer::singleShot(0, dock, [dock, window, this] {
+            // The summary, the header, five rows and a pause line.
+            const int wanted = m_table->verticalHeader()->defaultSectionSize() * 7 +
+                               m_summary->sizeHint().height() * 3;
+            if (dock->isVisible() && !dock->isFloating() && dock->height() < wanted)
+                window->resizeDocks({dock}, {wanted}, Qt::Vertical);
+        });
+    });
 
     m_navigator->setContextMenuPolicy(Qt::CustomContextMenu);
     connect(m_navigator, &QWidget::customContextMenuRequested, this,
@@ -87,17 +101,16 @@ void DispatchersView::showSnapshot(const RegistrySnapshot &snapshot) {
     m_table->setRowCount(int(list.entries.size()));
     for (int row = 0; row < list.entries.size(); ++row) {
         const store::DispatcherEntry &e = list.entries.at(row);
-        const QStringList texts{
-            e.alive ? e.state : tr("gone"),
-            e.host,
-            QString::number(e.pid),
-            e.nameSpace.isEmpty() ? tr("(all)") : e.nameSpace,
-            tr("%1 / %2").arg(e.inFlight).arg(e.concurrency),
-            QString::number(e.deliveredPerSecond, 'f', 1),
-            formatRelativeTime(e.heartbeatAt, list.serverTime),
-            e.startedAt.toLocalTime().toString(QStringLiteral("yyyy-MM-dd HH:mm:ss")),
-            e.version,
-            e.workerId.toString(QUuid::WithoutBraces)};
+        const QStringList texts{e.alive ? e.state : tr("gone"),
+                                e.host,
+                                QString::number(e.pid),
+                                e.nameSpace.isEmpty() ? tr("(all)") : e.nameSpace,
+                                tr("%1 / %2").arg(e.inFlight).arg(e.concurrency),
+                                QString::number(e.deliveredPerSecond, 'f', 1),
+                                formatRelativeTime(e.heartbeatAt, list.serverTime),
+                                formatRelativeTime(e.startedAt, list.serverTime),
+                                e.version,
+                                e.workerId.toString(QUuid::WithoutBraces)};
         for (int column = 0; column < texts.size(); ++column) {
             auto *item = new QTableWidgetItem(texts.at(column));
             if (!e.alive)
@@ -105,9 +118,13 @@ void DispatchersView::showSnapshot(const RegistrySnapshot &snapshot) {
             if (column == Host)
                 item->setToolTip(tr("%1, database user %2, runner %3")
                                      .arg(e.application, e.dbUser, e.runnerUrl));
+            if (column == Started)
+                item->setToolTip(
+                    e.startedAt.toLocalTime().toString(QStringLiteral("yyyy-MM-dd HH:mm:ss")));
             m_table->setItem(row, column, item);
         }
     }
+    m_table->resizeColumnsToContents();
     m_summary->setText(
         list.entries.isEmpty()
             ? tr("No dispatcher has registered.")

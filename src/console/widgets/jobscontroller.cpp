@@ -30,6 +30,10 @@ JobsController::JobsController(QMainWindow *window, ActionController *actions)
     m_dock->setObjectName(QStringLiteral("jobsDock")); // saveState() needs it
     m_dock->setWidget(m_panel);
     window->addDockWidget(Qt::BottomDockWidgetArea, m_dock);
+    // The bottom area's two lists (dispatchers, jobs) are tabs of one dock
+    // area: side by side each was a few columns wide.
+    if (auto *dispatchers = window->findChild<QDockWidget *>(QStringLiteral("dispatchersDock")))
+        window->tabifyDockWidget(dispatchers, m_dock);
     m_dock->hide(); // shown when a job starts, or from the View menu
 
     m_indicator->setObjectName(QStringLiteral("jobsIndicator"));
