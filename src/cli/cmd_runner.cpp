@@ -13,8 +13,6 @@ namespace outbox::cli {
 
 namespace {
 
-using namespace Qt::StringLiterals;
-
 struct ModeName {
     QLatin1StringView name;
     devtools::DevRunnerSettings::Mode mode;
@@ -28,29 +26,30 @@ constexpr ModeName kModes[] = {
     {QLatin1StringView("never"), devtools::DevRunnerSettings::Mode::NeverRespond},
 };
 
-// The counters, named as in the log lines and the JSON object, in the log
-// lines' order.
-QList<std::pair<QLatin1StringView, qint64>> counters(const devtools::DevRunnerStats &stats) {
-    return {
-        {"received"_L1, stats.received},       {"delivered"_L1, stats.delivered},
-        {"failed"_L1, stats.failed},           {"bad_signatures"_L1, stats.badSignatures},
-        {"duplicates"_L1, stats.duplicates},   {"unique"_L1, stats.uniqueIds},
-        {"connections"_L1, stats.connections}, {"batches"_L1, stats.batches},
+QJsonObject statsJson(const devtools::DevRunnerStats &stats) {
+    return QJsonObject{
+        {QStringLiteral("connections"), stats.connections},
+        {QStringLiteral("received"), stats.received},
+        {QStringLiteral("delivered"), stats.delivered},
+        {QStringLiteral("failed"), stats.failed},
+        {QStringLiteral("bad_signatures"), stats.badSignatures},
+        {QStringLiteral("duplicates"), stats.duplicates},
+        {QStringLiteral("unique"), stats.uniqueIds},
+        {QStringLiteral("batches"), stats.batches},
     };
 }
 
-QJsonObject statsJson(const devtools::DevRunnerStats &stats) {
-    QJsonObject object;
-    for (const auto &[name, value] : counters(stats))
-        object.insert(name, value);
-    return object;
-}
-
 QString statsLine(const devtools::DevRunnerStats &stats) {
-    QStringList fields;
-    for (const auto &[name, value] : counters(stats))
-        fields.append(name + QLatin1Char('=') + QString::number(value));
-    return fields.join(QLatin1Char(' '));
+    return QStringLiteral("received=%1 delivered=%2 failed=%3 bad_signatures=%4 duplicates=%5 "
+                          "unique=%6 connections=%7 batches=%8")
+        .arg(stats.received)
+        .arg(stats.delivered)
+        .arg(stats.failed)
+        .arg(stats.badSignatures)
+        .arg(stats.duplicates)
+        .arg(stats.uniqueIds)
+        .arg(stats.connections)
+        .arg(stats.batches);
 }
 
 core::Result<devtools::DevRunnerSettings::Mode> parseMode(const QString &text) {

@@ -12,6 +12,8 @@
 #include <QTemporaryFile>
 #include <QtTest>
 
+#include <array>
+
 using namespace outbox::testing;
 
 class TestOutboxctl final : public QObject {
@@ -228,34 +230,25 @@ private Q_SLOTS:
 
     // Every housekeeping flag dispatch shows in --help is read: a value
     // below its floor is refused before anything connects.
-    void housekeepingFlagsAreRead_data() {
-        QTest::addColumn<QString>("flag");
-        QTest::addColumn<QString>("value");
-        QTest::addColumn<QString>("message");
-        QTest::newRow("retain-delivered")
-            << QStringLiteral("--retain-delivered") << QStringLiteral("30s")
-            << QStringLiteral("must be at least 1m (got 30s)");
-        QTest::newRow("retain-dead") << QStringLiteral("--retain-dead") << QStringLiteral("59s")
-                                     << QStringLiteral("must be at least 1m (got 59s)");
-        QTest::newRow("heartbeat-interval")
-            << QStringLiteral("--heartbeat-interval") << QStringLiteral("10ms")
-            << QStringLiteral("must be at least 100ms (got 10ms)");
-        QTest::newRow("gauges-interval")
-            << QStringLiteral("--gauges-interval") << QStringLiteral("10ms")
-            << QStringLiteral("must be at least 100ms (got 10ms)");
-        QTest::newRow("retention-batch")
-            << QStringLiteral("--retention-batch") << QStringLiteral("0")
-            << QStringLiteral("must be between 1 and 10000 (got 0)");
-    }
-
     void housekeepingFlagsAreRead() {
-        QFETCH(QString, flag);
-        QFETCH(QString, value);
-        QFETCH(QString, message);
-        const CtlResult result = runCtl({QStringLiteral("dispatch"), QStringLiteral("--runner-url"),
-                                         QStringLiteral("http://127.0.0.1:9/events"), flag, value});
-        CTL_VERIFY_EXIT(result, 2);
-        QVERIFY2(result.err.contains(flag + QLatin1Char(' ') + message), qPrintable(result.err));
+        // flag, value, the error after the flag's name
+        const std::array<std::array<const char *, 3>, 5> cases{{
+            {"--retain-delivered", "30s", "must be at least 1m (got 30s)"},
+            {"--retain-dead", "59s", "must be at least 1m (got 59s)"},
+            {"--heartbeat-interval", "10ms", "must be at least 100ms (got 10ms)"},
+            {"--gauges-interval", "10ms", "must be at least 100ms (got 10ms)"},
+            {"--retention-batch", "0", "must be between 1 and 10000 (got 0)"},
+        }};
+        for (const auto &[flag, value, message] : cases) {
+            const CtlResult result =
+                runCtl({QStringLiteral("dispatch"), QStringLiteral("--runner-url"),
+                        QStringLiteral("http://127.0.0.1:9/events"), QLatin1String(flag),
+                        QLatin1String(value)});
+            CTL_VERIFY_EXIT(result, 2);
+            const QString expected =
+                QLatin1String(flag) + QLatin1Char(' ') + QLatin1String(message);
+            QVERIFY2(result.err.contains(expected), qPrintable(result.err));
+        }
     }
 
     void badConnInfo_data() {
