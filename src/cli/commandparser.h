@@ -124,7 +124,8 @@ core::Error usage(const QString &message); // an ErrorKind::Invalid error
 // flag's name, followed by the value's name in angle brackets for an option
 // that takes one: "limit <n>" is --limit, shown as "--limit <n>". An option
 // that is not given leaves its target as it is: the value there is the
-// default. Errors are usage errors that name the flag.
+// default. Errors are usage errors that name the flag. A bound option refers
+// to its target: the target must live until readOptions() has run.
 QString optionName(const char *spec); // "limit" for "limit <n>"
 // An option read by `read` (whether or not it is given).
 Option customOption(const char *spec, const char *help,
