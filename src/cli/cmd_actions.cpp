@@ -68,31 +68,33 @@ struct ActionRequest {
     bool json = false;
 };
 
-void addActionOptions(CommandParser &parser, const ActionSpec &spec) {
-    addFilterOptions(parser);
+void addActionOptions(CommandParser &parser, const ActionSpec &spec, ActionRequest &request) {
+    store::BulkOptions &options = request.options;
+    parser.addOptions(filterOptions(request.filter));
     parser.addOptions({
         QCommandLineOption(QStringLiteral("all"),
                            QStringLiteral("Allow running without any filter (every %1 event).")
                                .arg(allowedNames(spec))),
-        option("dry-run", "Count the matching events and show a sample of ids; "
-                          "change nothing."),
-        option("limit", "Touch at most this many events.", "n"),
-        option("batch-size", "Events per transaction (default 500).", "n"),
-        option("rate",
-               "At most this many events per second, to redrive "
-               "gently (default: no limit).",
-               "n"),
-        option("reason",
-               "Why, for the audit log (and the last error of "
-               "cancelled events).",
+        flagOption("dry-run", "Count the matching events and show a sample of ids; change nothing.",
+                   request.dryRun),
+        integerOption("limit <n>", "Touch at most this many events.", options.limit, 1,
+                      std::numeric_limits<qint64>::max()),
+        integerOption("batch-size <n>", "Events per transaction (default 500).", options.batchSize,
+                      1, 100000),
+        numberOption("rate <n>",
+                     "At most this many events per second, to redrive gently (default: no limit).",
+                     options.ratePerSecond, 0),
+        option("reason", "Why, for the audit log (and the last error of cancelled events).",
                "text"),
-        option("yes", "Do not ask for confirmation (needed when stdin is not "
-                      "a terminal)."),
-        option("json", "Print the result as one JSON object."),
+        flagOption("yes", "Do not ask for confirmation (needed when stdin is not a terminal).",
+                   request.confirmed),
+        flagOption("json", "Print the result as one JSON object.", request.json),
     });
     if (spec.action == store::Action::Replay)
-        parser.addOption(option("again", "Also replay events that were replayed before (each "
-                                         "gets one more copy); without it they are refused."));
+        parser.addOption(flagOption("again",
+                                    "Also replay events that were replayed before (each gets one "
+                                    "more copy); without it they are refused.",
+                                    options.again));
     parser.setEpilog(
         QStringLiteral("Only %1 events are touched; each batch re-checks the state, so events "
                        "that moved meanwhile are skipped and counted. What you confirm is the "
@@ -105,55 +107,34 @@ void addActionOptions(CommandParser &parser, const ActionSpec &spec) {
             .arg(allowedNames(spec), QString(spec.verb), QString(spec.example)));
 }
 
-// The parsed options, or the usage error that stops the command before it
-// connects.
-core::Result<ActionRequest> readActionRequest(CommandParser &parser, const ActionSpec &spec) {
-    auto filter = filterFromOptions(parser);
-    if (!filter)
-        return filter.error();
-    auto maxRows =
-        parser.integer(QStringLiteral("limit"), -1, 1, std::numeric_limits<qint64>::max());
-    if (!maxRows)
-        return maxRows.error();
-    auto batch = parser.integer(QStringLiteral("batch-size"), 500, 1, 100000);
-    if (!batch)
-        return batch.error();
-    auto perSecond = parser.number(QStringLiteral("rate"), 0, 0);
-    if (!perSecond)
-        return perSecond.error();
-    if (parser.isSet(QStringLiteral("rate")) && perSecond.value() <= 0)
+// Checks the options addActionOptions() bound, once they are read; a usage
+// error stops the command before it connects.
+core::Result<void> readActionRequest(CommandParser &parser, const ActionSpec &spec,
+                                     ActionRequest &request) {
+    if (parser.isSet(QStringLiteral("rate")) && request.options.ratePerSecond <= 0)
         return usage(QStringLiteral("--rate must be more than 0 events per second"));
 
-    if (filter->status && !store::allowedStates(spec.action).contains(*filter->status))
+    const store::EventFilter &filter = request.filter;
+    if (filter.status && !store::allowedStates(spec.action).contains(*filter.status))
         return usage(
             QStringLiteral("%1 only touches %2 events; --status %3 would match nothing")
-                .arg(QString(spec.verb), allowedNames(spec), core::statusName(*filter->status)));
-    if (spec.action == store::Action::Purge && !filter->status && !filter->olderThan)
+                .arg(QString(spec.verb), allowedNames(spec), core::statusName(*filter.status)));
+    if (spec.action == store::Action::Purge && !filter.status && !filter.olderThan)
         return usage(QStringLiteral("purge needs --status delivered, --status dead or "
                                     "--older-than DURATION, so that it deletes no more than you "
                                     "mean"));
-    if (filter->isEmpty() && !parser.isSet(QStringLiteral("all")))
+    if (filter.isEmpty() && !parser.isSet(QStringLiteral("all")))
         return usage(QStringLiteral("no filter given: this would %1 every %2 event. Narrow it "
                                     "down (e.g. --namespace, --topic, --id) or pass --all")
                          .arg(QString(spec.verb), allowedNames(spec)));
-    ActionRequest request;
-    request.dryRun = parser.isSet(QStringLiteral("dry-run"));
-    request.confirmed = parser.isSet(QStringLiteral("yes"));
-    request.json = parser.isSet(QStringLiteral("json"));
     if (!request.dryRun && !request.confirmed && !parser.console().stdinIsTerminal())
         return usage(QStringLiteral("stdin is not a terminal, so outboxctl cannot ask: add "
                                     "--yes to confirm non-interactively (or --dry-run to "
                                     "preview)"));
-    request.described = filter->isEmpty() ? QStringLiteral("all %1 events").arg(allowedNames(spec))
-                                          : filter->describe();
-    request.filter = std::move(filter.value());
-    request.options.batchSize = int(batch.value());
-    request.options.limit = maxRows.value();
-    request.options.ratePerSecond = perSecond.value();
+    request.described = filter.isEmpty() ? QStringLiteral("all %1 events").arg(allowedNames(spec))
+                                         : filter.describe();
     request.options.reason = parser.value(QStringLiteral("reason"));
-    request.options.again =
-        spec.action == store::Action::Replay && parser.isSet(QStringLiteral("again"));
-    return request;
+    return {};
 }
 
 // --dry-run, or the question before changing anything: counts what would
@@ -261,27 +242,27 @@ int printResult(Console &console, const ActionSpec &spec, const ActionRequest &r
 
 int runAction(CommandContext &context, const ActionSpec &spec) {
     CommandParser parser(context, QString(spec.description));
-    addActionOptions(parser, spec);
+    ActionRequest request;
+    addActionOptions(parser, spec, request);
     if (auto exit =
-            parser.parseOptionsOnly(QStringLiteral("select events with --id or the filter flags")))
+            parser.parseAndRead(QStringLiteral("select events with --id or the filter flags")))
         return *exit;
-    auto request = readActionRequest(parser, spec);
-    if (!request)
-        return parser.usageError(request.errorMessage());
+    if (auto read = readActionRequest(parser, spec, request); !read)
+        return parser.usageError(read.errorMessage());
 
     std::unique_ptr<Connection> connection;
     if (const int exit = connect(parser, connection); exit != ExitOk)
         return exit;
     store::OperatorStore operations(*connection,
                                     store::Actor::fromEnvironment(QStringLiteral("outboxctl")));
-    if (request->dryRun || !request->confirmed) {
-        if (auto exit = previewOrConfirm(parser, spec, operations, request.value()))
+    if (request.dryRun || !request.confirmed) {
+        if (auto exit = previewOrConfirm(parser, spec, operations, request))
             return *exit;
     }
-    auto result = runInBatches(operations, spec, request.value(), context.console.err());
+    auto result = runInBatches(operations, spec, request, context.console.err());
     if (!result)
         return parser.fail(result.error());
-    return printResult(context.console, spec, request.value(), result.value());
+    return printResult(context.console, spec, request, result.value());
 }
 
 const ActionSpec kRequeue{

@@ -160,33 +160,39 @@ int runBench(CommandContext &context) {
                        "burn-down (rate and memory). Prints each figure with its target and "
                        "PASS/FAIL."),
         CommandParser::Database::NotNeeded);
-    const auto option = [](const char *name, const char *help, const char *value = nullptr) {
-        return value ? QCommandLineOption(QLatin1String(name), QLatin1String(help),
-                                          QLatin1String(value))
-                     : QCommandLineOption(QLatin1String(name), QLatin1String(help));
+    // A whole number of at least `min` (and at most a hundred million).
+    const auto count = [](const char *spec, const char *help, int &target, qint64 min) {
+        return integerOption(spec, help, target, min, 100000000);
     };
+    bench::BenchOptions options;
     parser.addOptions({
         option("json", "Print one JSON object with every figure instead of tables."),
         option("quick",
                "CI size: 10000 events per phase, bursts of 5000, 300 latency events, a 50000-event "
                "burn-down."),
-        option("events", "Events per throughput phase (default 50000).", "n"),
-        option("repeat", "Rounds of the throughput phases; medians are reported (default 1).", "n"),
-        option("burn-down", "Backlog for the burn-down (default 1000000; 0 skips it).", "n"),
-        option("retention-history",
-               "Also measure delivery with retention deleting this many old delivered events "
-               "(default 0: skip).",
-               "n"),
-        option("latency-events", "Events in the latency phase (default 1000).", "n"),
-        option("latency-interval", "Time between latency events (default 10ms).", "duration"),
-        option("concurrency", "HTTP requests in flight (default 64).", "n"),
-        option("batch-size", "Rows per claim (default 100).", "n"),
+        count("events <n>", "Events per throughput phase (default 50000).", options.events, 100),
+        count("repeat <n>", "Rounds of the throughput phases; medians are reported (default 1).",
+              options.repeat, 1),
+        count("burn-down <n>", "Backlog for the burn-down (default 1000000; 0 skips it).",
+              options.burnDown, 0),
+        count("retention-history <n>",
+              "Also measure delivery with retention deleting this many old delivered events "
+              "(default 0: skip).",
+              options.retentionHistory, 0),
+        count("latency-events <n>", "Events in the latency phase (default 1000).",
+              options.latencyEvents, 10),
+        durationOption("latency-interval <duration>", "Time between latency events (default 10ms).",
+                       options.latencyInterval),
+        count("concurrency <n>", "HTTP requests in flight (default 64).", options.concurrency, 1),
+        count("batch-size <n>", "Rows per claim (default 100).", options.batchSize, 1),
         option("delivery",
                "How the end-to-end and latency phases deliver: per-event (default) or batch "
                "(then end to end is checked against the database-only rate).",
                "mode"),
-        option("notify-debounce", "The dispatcher's NOTIFY debounce (default 0ms).", "duration"),
-        option("burst", "Events of the claim path's bursts (default 100000).", "n"),
+        durationOption("notify-debounce <duration>",
+                       "The dispatcher's NOTIFY debounce (default 0ms).", options.notifyDebounce),
+        count("burst <n>", "Events of the claim path's bursts (default 100000).", options.burst,
+              100),
         option("durable", "fsync and synchronous_commit on, as in production (the default)."),
         option("no-durable", "fsync and synchronous_commit off (faster, like the tests)."),
         option("only",
@@ -198,42 +204,17 @@ int runBench(CommandContext &context) {
     parser.setEpilog(
         QStringLiteral("Example:\n  outboxctl bench            # full run, a few minutes\n"
                        "  outboxctl bench --quick --json"));
-    if (const auto stop = parser.parse())
+    if (const auto stop = parser.parseOptionsOnly())
         return *stop;
-    if (!parser.positionalArguments().isEmpty())
-        return parser.usageError(
-            QStringLiteral("unexpected argument '%1'").arg(parser.positionalArguments().first()));
 
-    bench::BenchOptions options;
     if (parser.isSet(QStringLiteral("quick"))) {
         options.events = 10000;
         options.latencyEvents = 300;
         options.burnDown = 50000;
         options.burst = 5000;
     }
-    for (auto [name, target, min] :
-         {std::tuple{QStringLiteral("events"), &options.events, 100},
-          std::tuple{QStringLiteral("repeat"), &options.repeat, 1},
-          std::tuple{QStringLiteral("burn-down"), &options.burnDown, 0},
-          std::tuple{QStringLiteral("retention-history"), &options.retentionHistory, 0},
-          std::tuple{QStringLiteral("burst"), &options.burst, 100},
-          std::tuple{QStringLiteral("latency-events"), &options.latencyEvents, 10},
-          std::tuple{QStringLiteral("concurrency"), &options.concurrency, 1},
-          std::tuple{QStringLiteral("batch-size"), &options.batchSize, 1}}) {
-        auto value = parser.integer(name, *target, min, 100000000);
-        if (!value)
-            return parser.fail(value.error());
-        *target = int(value.value());
-    }
-    for (auto [name, target] :
-         {std::pair{QStringLiteral("latency-interval"), &options.latencyInterval},
-          std::pair{QStringLiteral("notify-debounce"), &options.notifyDebounce}}) {
-        auto value = parser.duration(name);
-        if (!value)
-            return parser.fail(value.error());
-        if (value.value())
-            *target = *value.value();
-    }
+    if (auto read = parser.readOptions(); !read)
+        return parser.fail(read.error());
     if (options.latencyInterval.count() < 1)
         return parser.usageError(QStringLiteral("--latency-interval must be at least 1ms"));
     if (parser.isSet(QStringLiteral("only"))) {

@@ -52,24 +52,32 @@ QString scopeText(const QString &nameSpace, const std::optional<QString> &topic)
                  : QStringLiteral("namespace %1").arg(nameSpace);
 }
 
-// --namespace (required) and --topic of pause and resume, and --yes.
+// --namespace (required) and --topic of pause and resume.
 struct Scope {
     QString nameSpace;
     std::optional<QString> topic;
 };
 
-std::optional<int> readScope(CommandParser &parser, Scope &scope) {
-    scope.nameSpace = parser.value(QStringLiteral("namespace")).trimmed();
-    if (scope.nameSpace.isEmpty())
-        return parser.usageError(QStringLiteral("--namespace NS is required"));
-    if (parser.isSet(QStringLiteral("topic"))) {
-        const QString topic = parser.value(QStringLiteral("topic")).trimmed();
-        if (topic.isEmpty())
-            return parser.usageError(
-                QStringLiteral("--topic must name a topic (leave it out for the whole namespace)"));
-        scope.topic = topic;
-    }
-    return std::nullopt;
+OptionTable scopeOptions(Scope &scope, const char *namespaceHelp) {
+    return {
+        customOption("namespace <ns>", namespaceHelp,
+                     [&scope](const CommandParser &parser) -> core::Result<void> {
+                         scope.nameSpace = parser.value(QStringLiteral("namespace")).trimmed();
+                         if (scope.nameSpace.isEmpty())
+                             return usage(QStringLiteral("--namespace NS is required"));
+                         return {};
+                     }),
+        customOption("topic <topic>", "Only this topic of the namespace.",
+                     [&scope](const CommandParser &parser) -> core::Result<void> {
+                         if (!parser.isSet(QStringLiteral("topic")))
+                             return {};
+                         scope.topic = parser.value(QStringLiteral("topic")).trimmed();
+                         if (scope.topic->isEmpty())
+                             return usage(QStringLiteral("--topic must name a topic (leave it "
+                                                         "out for the whole namespace)"));
+                         return {};
+                     }),
+    };
 }
 
 // Asks on the terminal unless --yes; returns the exit code when not confirmed.
@@ -88,6 +96,20 @@ std::optional<int> confirm(CommandParser &parser, const QString &question) {
         return ExitFailure;
     }
     return std::nullopt;
+}
+
+// The start of pause and resume: reads the command line, connects and asks
+// "<verb> delivery of <scope>?" unless --yes. Returns the exit code when the
+// command ends here.
+std::optional<int> openScope(CommandParser &parser, const Scope &scope, const QString &verb,
+                             std::unique_ptr<Connection> &connection) {
+    if (auto exit = parser.parseAndRead())
+        return exit;
+    if (const int exit = connect(parser, connection); exit != ExitOk)
+        return exit;
+    return confirm(
+        parser,
+        QStringLiteral("%1 delivery of %2?").arg(verb, scopeText(scope.nameSpace, scope.topic)));
 }
 
 } // namespace
@@ -168,26 +190,23 @@ int runPause(CommandContext &context) {
                                 "stop claiming its events within a poll interval; requests in "
                                 "flight finish. The events stay pending until `outboxctl "
                                 "resume`. Audited; needs the outbox_operator role."));
-    parser.addOptions({option("namespace", "The namespace to pause.", "ns"),
-                       option("topic", "Only this topic of the namespace.", "topic"),
-                       option("reason", "Why (required; shown to everybody and audited).", "text"),
-                       option("yes", "Do not ask for confirmation.")});
-    if (auto exit = parser.parseOptionsOnly())
-        return *exit;
     Scope scope;
-    if (auto exit = readScope(parser, scope))
-        return *exit;
-    const QString reason = parser.value(QStringLiteral("reason")).trimmed();
-    if (reason.isEmpty())
-        return parser.usageError(
-            QStringLiteral("--reason TEXT is required: say why, e.g. --reason \"billing API "
-                           "down, INC-42\""));
+    QString reason;
+    parser.addOptions(scopeOptions(scope, "The namespace to pause."));
+    parser.addOptions({
+        customOption("reason <text>", "Why (required; shown to everybody and audited).",
+                     [&reason](const CommandParser &given) -> core::Result<void> {
+                         reason = given.value(QStringLiteral("reason")).trimmed();
+                         if (reason.isEmpty())
+                             return usage(QStringLiteral("--reason TEXT is required: say why, "
+                                                         "e.g. --reason \"billing API down, "
+                                                         "INC-42\""));
+                         return {};
+                     }),
+        option("yes", "Do not ask for confirmation."),
+    });
     std::unique_ptr<Connection> connection;
-    if (const int exit = connect(parser, connection); exit != ExitOk)
-        return exit;
-    if (auto exit = confirm(
-            parser,
-            QStringLiteral("Pause delivery of %1?").arg(scopeText(scope.nameSpace, scope.topic))))
+    if (auto exit = openScope(parser, scope, QStringLiteral("Pause"), connection))
         return *exit;
     store::PauseStore pauses(*connection);
     if (auto paused = pauses.pause(scope.nameSpace, scope.topic, reason,
@@ -206,20 +225,11 @@ int runResume(CommandContext &context) {
         context, QStringLiteral("Deliver a paused namespace (and every topic paused in it) or "
                                 "one paused topic again; dispatchers are woken at once. "
                                 "Audited; needs the outbox_operator role."));
-    parser.addOptions({option("namespace", "The namespace to resume.", "ns"),
-                       option("topic", "Only this topic of the namespace.", "topic"),
-                       option("yes", "Do not ask for confirmation.")});
-    if (auto exit = parser.parseOptionsOnly())
-        return *exit;
     Scope scope;
-    if (auto exit = readScope(parser, scope))
-        return *exit;
+    parser.addOptions(scopeOptions(scope, "The namespace to resume."));
+    parser.addOption(option("yes", "Do not ask for confirmation."));
     std::unique_ptr<Connection> connection;
-    if (const int exit = connect(parser, connection); exit != ExitOk)
-        return exit;
-    if (auto exit = confirm(
-            parser,
-            QStringLiteral("Resume delivery of %1?").arg(scopeText(scope.nameSpace, scope.topic))))
+    if (auto exit = openScope(parser, scope, QStringLiteral("Resume"), connection))
         return *exit;
     store::PauseStore pauses(*connection);
     auto resumed = pauses.resume(scope.nameSpace, scope.topic,

@@ -25,7 +25,7 @@ struct DispatchOptions {
     core::DispatcherConfig config;
     std::optional<std::pair<QHostAddress, quint16>> metricsAddress;
     core::Millis statsInterval{10000};
-    bool listen = true;
+    bool noListen = false;
     dispatch::HousekeepingOptions housekeeping; // registry, retention
 };
 
@@ -48,130 +48,43 @@ core::Result<QList<int>> parseStatuses(const QString &text) {
     return statuses;
 }
 
-// --delivery and the batch bounds.
-core::Result<void> readDelivery(CommandParser &parser, core::DispatcherConfig &config) {
-    if (parser.isSet(QStringLiteral("delivery"))) {
-        const auto delivery = core::deliveryNamed(parser.value(QStringLiteral("delivery")));
-        if (!delivery)
-            return usage(QStringLiteral("--delivery '%1' is unknown; use per-event (one request "
-                                        "per event) or batch (many events per request)")
-                             .arg(parser.value(QStringLiteral("delivery")).trimmed()));
-        config.delivery = *delivery;
-    }
-    auto bytes = parser.integer(QStringLiteral("batch-max-bytes"), config.batchMaxBytes,
-                                std::numeric_limits<qint64>::min(), qint64(1) << 30);
-    if (!bytes)
-        return bytes.error();
-    config.batchMaxBytes = bytes.value();
-    return {};
+// The values that need more than a type to read; errors name the flag.
+// Secrets are read from files (never taken on the command line, where `ps`
+// would show them).
+core::Result<QString> readBearerToken(const QString &path) {
+    auto token = readSecretLines(QStringLiteral("bearer-token-file"), path);
+    if (!token)
+        return token.error();
+    if (token->size() != 1)
+        return usage(QStringLiteral("--bearer-token-file: the file must hold one token on "
+                                    "one line"));
+    return token->first();
 }
 
-// Everything from the command line and the environment; secrets are read
-// from files (never taken on the command line, where `ps` would show them).
-core::Result<DispatchOptions> readOptions(CommandParser &parser) {
-    DispatchOptions options;
-    core::DispatcherConfig &config = options.config;
+core::Result<core::Delivery> parseDelivery(const QString &text) {
+    if (const auto delivery = core::deliveryNamed(text))
+        return *delivery;
+    return usage(QStringLiteral("--delivery '%1' is unknown; use per-event (one request "
+                                "per event) or batch (many events per request)")
+                     .arg(text.trimmed()));
+}
 
-    const QString url = parser.value(QStringLiteral("runner-url")).trimmed();
-    config.runnerUrl = QUrl(url, QUrl::StrictMode);
+core::Result<QString> parseNamespace(const QString &text) {
+    if (!text.trimmed().isEmpty())
+        return text.trimmed();
+    return usage(QStringLiteral("--namespace is empty; give a namespace, or leave the "
+                                "option out to dispatch every namespace"));
+}
 
-    auto secrets = webhookSecrets(parser);
-    if (!secrets)
-        return secrets.error();
-    config.secrets = secrets.value();
-    if (parser.isSet(QStringLiteral("bearer-token-file"))) {
-        auto token = readSecretLines(QStringLiteral("bearer-token-file"),
-                                     parser.value(QStringLiteral("bearer-token-file")));
-        if (!token)
-            return token.error();
-        if (token->size() != 1)
-            return usage(QStringLiteral("--bearer-token-file: the file must hold one token on "
-                                        "one line"));
-        config.bearerToken = token->first();
-    }
-    if (parser.isSet(QStringLiteral("ca-file")))
-        config.caFile = parser.value(QStringLiteral("ca-file"));
+core::Result<core::Ordering> parseOrdering(const QString &text) {
+    if (const auto ordering = core::orderingNamed(text))
+        return *ordering;
+    return usage(QStringLiteral("--ordering: '%1' is not an ordering; give 'none' or 'aggregate'")
+                     .arg(text));
+}
 
-    // Sizes below 1 are left to DispatcherConfig::validate(), whose message
-    // names the fix.
-    constexpr qint64 maxSize = 1000000;
-    for (auto [name, target] :
-         {std::pair{QStringLiteral("batch-size"), &config.batchSize},
-          std::pair{QStringLiteral("concurrency"), &config.concurrency},
-          std::pair{QStringLiteral("max-attempts"), &config.maxAttempts},
-          std::pair{QStringLiteral("batch-max-events"), &config.batchMaxEvents}}) {
-        auto value = parser.integer(name, *target, std::numeric_limits<int>::min(), maxSize);
-        if (!value)
-            return value.error();
-        *target = int(value.value());
-    }
-    auto maxResponse =
-        parser.integer(QStringLiteral("max-response-bytes"), config.maxResponseBytes,
-                       std::numeric_limits<qint64>::min(), std::numeric_limits<qint64>::max());
-    if (!maxResponse)
-        return maxResponse.error();
-    config.maxResponseBytes = maxResponse.value();
-    for (auto [name, target] :
-         {std::pair{QStringLiteral("lease"), &config.lease},
-          std::pair{QStringLiteral("poll-interval"), &config.pollInterval},
-          std::pair{QStringLiteral("base-delay"), &config.baseDelay},
-          std::pair{QStringLiteral("max-delay"), &config.maxDelay},
-          std::pair{QStringLiteral("request-timeout"), &config.requestTimeout},
-          std::pair{QStringLiteral("shutdown-grace"), &config.shutdownGrace}}) {
-        auto value = parser.duration(name);
-        if (!value)
-            return value.error();
-        if (value.value())
-            *target = *value.value();
-    }
-    if (const auto delivery = readDelivery(parser, config); !delivery)
-        return delivery.error();
-    auto workerId = parser.uuid(QStringLiteral("worker-id"));
-    if (!workerId)
-        return workerId.error();
-    if (workerId.value())
-        config.workerId = *workerId.value();
-    if (parser.isSet(QStringLiteral("namespace"))) {
-        config.nameSpace = parser.value(QStringLiteral("namespace")).trimmed();
-        if (config.nameSpace.isEmpty())
-            return usage(QStringLiteral("--namespace is empty; give a namespace, or leave the "
-                                        "option out to dispatch every namespace"));
-    }
-    if (parser.isSet(QStringLiteral("ordering"))) {
-        const auto ordering = core::orderingNamed(parser.value(QStringLiteral("ordering")));
-        if (!ordering)
-            return usage(QStringLiteral("--ordering: '%1' is not an ordering; give 'none' or "
-                                        "'aggregate'")
-                             .arg(parser.value(QStringLiteral("ordering"))));
-        config.ordering = *ordering;
-    }
-    if (parser.isSet(QStringLiteral("permanent-status"))) {
-        auto statuses = parseStatuses(parser.value(QStringLiteral("permanent-status")));
-        if (!statuses)
-            return statuses.error();
-        config.permanentStatuses = statuses.value();
-    }
-    if (parser.isSet(QStringLiteral("metrics-addr"))) {
-        auto address = parseListenAddress(QStringLiteral("metrics-addr"),
-                                          parser.value(QStringLiteral("metrics-addr")));
-        if (!address)
-            return address.error();
-        options.metricsAddress = address.value();
-    }
-    auto interval = parser.timerDuration(QStringLiteral("stats-interval"));
-    if (!interval)
-        return interval.error();
-    if (interval.value())
-        options.statsInterval = *interval.value();
-    options.listen = !parser.isSet(QStringLiteral("no-listen"));
-    auto housekeeping = readHousekeepingFlags(parser);
-    if (!housekeeping)
-        return housekeeping.error();
-    options.housekeeping = housekeeping.value();
-
-    if (const auto valid = config.validate(); !valid)
-        return valid.error();
-    return options;
+core::Result<std::pair<QHostAddress, quint16>> parseMetricsAddress(const QString &text) {
+    return parseListenAddress(QStringLiteral("metrics-addr"), text);
 }
 
 QString percentileMs(const dispatch::Histogram &histogram, double quantile) {
@@ -244,66 +157,91 @@ int preflight(CommandParser &parser, const core::ConnInfo &info) {
     return ExitOk;
 }
 
-void addDispatchOptions(CommandParser &parser) {
+// Everything from the command line and the environment. Sizes below 1 are
+// left to DispatcherConfig::validate(), whose message names the fix.
+void addDispatchOptions(CommandParser &parser, DispatchOptions &options) {
+    core::DispatcherConfig &config = options.config;
+    constexpr qint64 anySize = std::numeric_limits<int>::min();
+    constexpr qint64 maxSize = 1000000;
     parser.addOptions({
-        option("runner-url", "The runner endpoint, e.g. https://runner.internal/events (required).",
-               "url"),
-        option("secret-file",
-               "Standard Webhooks secrets (whsec_...), one per line; two lines while a secret is "
-               "rotated. Default: $OUTBOX_RUNNER_SECRET (space-separated); none = unsigned.",
-               "file"),
-        option("bearer-token-file",
-               "Send 'Authorization: Bearer <token>' with the token read "
-               "from this file.",
-               "file"),
-        option("ca-file", "Extra CA bundle (PEM) for an https runner.", "file"),
-        option("batch-size", "Most rows claimed per statement (default 100).", "n"),
-        option("concurrency",
-               "Most events in flight (default 64): one request each, or shared by batches with "
-               "--delivery batch.",
-               "n"),
-        option("delivery",
-               "per-event (default: one request per event) or batch (many events per request, "
-               "for runners that accept the batch format; see the README).",
-               "mode"),
-        option("batch-max-events", "With --delivery batch: most events per request (default 100).",
-               "n"),
-        option("batch-max-bytes",
-               "With --delivery batch: most bytes of body per request (default 1048576); a "
-               "larger event travels alone.",
-               "bytes"),
-        option("lease", "How long a claimed row stays reserved (default 30s).", "duration"),
-        option("poll-interval",
-               "Watchdog poll when no NOTIFY arrives (default 1s; at most lease/3).", "duration"),
-        option("max-attempts", "Attempts before an event is dead (default 10).", "n"),
-        option("base-delay", "First retry delay; doubles per attempt (default 1s).", "duration"),
-        option("max-delay", "Longest retry delay (default 5m).", "duration"),
-        option("request-timeout", "HTTP request timeout (default 10s; below the lease).",
-               "duration"),
-        option("shutdown-grace",
-               "On SIGTERM, how long requests in flight may finish (default 10s).", "duration"),
-        option("max-response-bytes",
-               "Most bytes of a runner's reply read; a longer reply is cut and retried "
-               "(default 65536).",
-               "n"),
-        option("worker-id", "This dispatcher's id (a UUID; default: a new one per run).", "uuid"),
-        option("namespace", "Dispatch only this namespace (default: all).", "ns"),
-        option("ordering",
-               "'aggregate': events of one (aggregate_type, aggregate_id) one at a time, "
-               "oldest first; an event waits while an earlier one is pending, processing or "
-               "dead (default 'none').",
-               "mode"),
-        option("permanent-status",
-               "HTTP statuses that dead-letter at once, comma-separated (default 410; 'none').",
-               "list"),
-        option("metrics-addr", "Serve Prometheus metrics at http://HOST:PORT/metrics.",
-               "host:port"),
-        option("stats-interval", "How often to log a stats line (default 10s; 0s = never).",
-               "duration"),
-        option("no-listen", "Do not LISTEN for NOTIFY; find work by polling only."),
+        parsedOption("runner-url <url>",
+                     "The runner endpoint, e.g. https://runner.internal/events (required).",
+                     config.runnerUrl,
+                     [](const QString &url) {
+                         return core::Result<QUrl>(QUrl(url.trimmed(), QUrl::StrictMode));
+                     }),
+        secretFileOption(
+            "Standard Webhooks secrets (whsec_...), one per line; two lines while a "
+            "secret is rotated. Default: $OUTBOX_RUNNER_SECRET (space-separated); none "
+            "= unsigned.",
+            config.secrets),
+        parsedOption("bearer-token-file <file>",
+                     "Send 'Authorization: Bearer <token>' with the token read from this file.",
+                     config.bearerToken, readBearerToken),
+        valueOption("ca-file <file>", "Extra CA bundle (PEM) for an https runner.", config.caFile),
+        integerOption("batch-size <n>", "Most rows claimed per statement (default 100).",
+                      config.batchSize, anySize, maxSize),
+        integerOption("concurrency <n>",
+                      "Most events in flight (default 64): one request each, or shared by "
+                      "batches with --delivery batch.",
+                      config.concurrency, anySize, maxSize),
+        parsedOption("delivery <mode>",
+                     "per-event (default: one request per event) or batch (many events per "
+                     "request, for runners that accept the batch format; see the README).",
+                     config.delivery, parseDelivery),
+        integerOption("batch-max-events <n>",
+                      "With --delivery batch: most events per request (default 100).",
+                      config.batchMaxEvents, anySize, maxSize),
+        integerOption("batch-max-bytes <bytes>",
+                      "With --delivery batch: most bytes of body per request (default 1048576); "
+                      "a larger event travels alone.",
+                      config.batchMaxBytes, std::numeric_limits<qint64>::min(), qint64(1) << 30),
+        durationOption("lease <duration>", "How long a claimed row stays reserved (default 30s).",
+                       config.lease),
+        durationOption("poll-interval <duration>",
+                       "Watchdog poll when no NOTIFY arrives (default 1s; at most lease/3).",
+                       config.pollInterval),
+        integerOption("max-attempts <n>", "Attempts before an event is dead (default 10).",
+                      config.maxAttempts, anySize, maxSize),
+        durationOption("base-delay <duration>",
+                       "First retry delay; doubles per attempt (default 1s).", config.baseDelay),
+        durationOption("max-delay <duration>", "Longest retry delay (default 5m).",
+                       config.maxDelay),
+        durationOption("request-timeout <duration>",
+                       "HTTP request timeout (default 10s; below the lease).",
+                       config.requestTimeout),
+        durationOption("shutdown-grace <duration>",
+                       "On SIGTERM, how long requests in flight may finish (default 10s).",
+                       config.shutdownGrace),
+        integerOption("max-response-bytes <n>",
+                      "Most bytes of a runner's reply read; a longer reply is cut and retried "
+                      "(default 65536).",
+                      config.maxResponseBytes, std::numeric_limits<qint64>::min(),
+                      std::numeric_limits<qint64>::max()),
+        uuidOption("worker-id <uuid>", "This dispatcher's id (a UUID; default: a new one per run).",
+                   config.workerId),
+        parsedOption("namespace <ns>", "Dispatch only this namespace (default: all).",
+                     config.nameSpace, parseNamespace),
+        parsedOption("ordering <mode>",
+                     "'aggregate': events of one (aggregate_type, aggregate_id) one at a time, "
+                     "oldest first; an event waits while an earlier one is pending, processing "
+                     "or dead (default 'none').",
+                     config.ordering, parseOrdering),
+        parsedOption("permanent-status <list>",
+                     "HTTP statuses that dead-letter at once, comma-separated (default 410; "
+                     "'none').",
+                     config.permanentStatuses, parseStatuses),
+        parsedOption("metrics-addr <host:port>",
+                     "Serve Prometheus metrics at http://HOST:PORT/metrics.",
+                     options.metricsAddress, parseMetricsAddress),
+        timerOption("stats-interval <duration>",
+                    "How often to log a stats line (default 10s; 0s = never).",
+                    options.statsInterval),
+        flagOption("no-listen", "Do not LISTEN for NOTIFY; find work by polling only.",
+                   options.noListen),
         option("verbose", "Log every claim and failed attempt."),
     });
-    parser.addOptions(housekeepingFlags());
+    parser.addOptions(housekeepingFlags(options.housekeeping));
     parser.setEpilog(QStringLiteral(
         "Logs are one line each on stderr (ts=... level=... event=... key=value).\n"
         "SIGINT or SIGTERM stops gracefully: no more claims, requests in flight finish within\n"
@@ -404,7 +342,7 @@ private:
 // after SIGINT or SIGTERM, or because it failed.
 int serve(CommandParser &parser, const core::ConnInfo &connInfo, const DispatchOptions &options) {
     dispatch::DispatcherOptions dispatcherOptions;
-    dispatcherOptions.listen = options.listen;
+    dispatcherOptions.listen = !options.noListen;
     dispatcherOptions.applicationName = QStringLiteral("outboxctl-dispatch");
     dispatcherOptions.housekeeping = options.housekeeping;
     // A zero debounce still folds the NOTIFYs that arrive together (they are
@@ -461,13 +399,14 @@ int runDispatch(CommandContext &context) {
                        "Standard Webhooks signatures, and acknowledge, retry (exponential "
                        "backoff with jitter) or dead-letter them. Run several on one database "
                        "to scale out."));
-    addDispatchOptions(parser);
+    DispatchOptions options;
+    addDispatchOptions(parser, options);
     if (const auto stop = parser.parseOptionsOnly())
         return *stop;
-
-    auto options = readOptions(parser);
-    if (!options)
-        return parser.fail(options.error());
+    if (auto read = parser.readOptions(); !read)
+        return parser.fail(read.error());
+    if (const auto valid = options.config.validate(); !valid)
+        return parser.fail(valid.error());
     auto connInfo = resolveConnInfo(parser.databaseOption());
     if (!connInfo)
         return parser.fail(connInfo.error());
@@ -475,7 +414,7 @@ int runDispatch(CommandContext &context) {
     installServiceLogging(parser.isSet(QStringLiteral("verbose")));
     if (const int code = preflight(parser, connInfo.value()); code != ExitOk)
         return code;
-    return serve(parser, connInfo.value(), options.value());
+    return serve(parser, connInfo.value(), options);
 }
 
 } // namespace outbox::cli

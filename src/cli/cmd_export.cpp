@@ -16,23 +16,19 @@ int runExport(CommandContext &context) {
                                 "The events are read a page at a time, so any number fits in "
                                 "constant memory. A file appears only when the export is "
                                 "complete; Ctrl-C stops it and leaves no file."));
-    addFilterOptions(parser);
+    store::EventFilter filter;
+    store::ExportOptions options;
+    parser.addOptions(filterOptions(filter));
     const auto output =
         option("output", "Write to this file, or - for standard output (the default).", "file");
-    const auto pageSize =
-        option("page-size", "Events read per query (1-10000, default 1000).", "n");
-    parser.addOptions({output, pageSize});
+    parser.addOptions(
+        {output, integerOption("page-size <n>", "Events read per query (1-10000, default 1000).",
+                               options.pageSize, 1, 10000)});
     parser.setEpilog(QStringLiteral(
         "Example: every dead event of one namespace, to a file\n"
         "  outboxctl export --status dead --namespace billing --output billing-dead.jsonl"));
-    if (auto exit = parser.parseOptionsOnly())
+    if (auto exit = parser.parseAndRead())
         return *exit;
-    auto filter = filterFromOptions(parser);
-    if (!filter)
-        return parser.usageError(filter.errorMessage());
-    auto size = parser.integer(QStringLiteral("page-size"), 1000, 1, 10000);
-    if (!size)
-        return parser.usageError(size.errorMessage());
     const QString path = parser.isSet(output) ? parser.value(output) : QStringLiteral("-");
     if (path.isEmpty())
         return parser.usageError(QStringLiteral("--output: give a file name, or - for standard "
@@ -53,29 +49,19 @@ int runExport(CommandContext &context) {
             QStringLiteral("--output: cannot write %1: %2").arg(path, file.errorString())});
 
     InterruptGuard interrupt;
-    store::ExportOptions options;
-    options.pageSize = int(size.value());
     options.progress = [&](qint64 done, qint64 total) {
         if (!toStdout && done > 0)
             err << "export: " << done << '/' << total << '\n' << Qt::flush;
         return !interrupt.interrupted();
     };
     store::EventExport exporter(*connection);
-    auto result = exporter.run(
-        filter.value(),
-        [&](const core::OutboxEvent &event) -> core::Result<void> {
-            const QByteArray line = eventJson(event) + '\n';
-            if (toStdout) {
-                out << QString::fromUtf8(line);
-                return {};
-            }
-            if (file.write(line) != line.size())
-                return core::Error{
-                    core::ErrorKind::Failed,
-                    QStringLiteral("writing %1 failed: %2").arg(path, file.errorString())};
-            return {};
-        },
-        options);
+    const auto json = [](const core::OutboxEvent &event) { return eventJson(event); };
+    const store::EventExport::Sink toOut = [&](const core::OutboxEvent &event) {
+        printJsonLine(out, event);
+        return core::Result<void>();
+    };
+    auto result =
+        exporter.run(filter, toStdout ? toOut : store::lineSink(file, path, json), options);
     out.flush();
     if (!result)
         return parser.fail(result.error());

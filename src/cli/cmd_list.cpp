@@ -73,14 +73,17 @@ int runList(CommandContext &context) {
                                         "page's cursor is printed on stderr (\"next cursor: "
                                         "...\") or as next_cursor with --json; pass it to "
                                         "--after with the same filters."));
-    addFilterOptions(parser);
-    const auto limit = option("limit", "Events per page (1-10000, default 50).", "n");
+    store::PageRequest request;
+    request.limit = 50;
+    parser.addOptions(filterOptions(request.filter));
     const auto after = option("after", "Continue after this cursor.", "cursor");
     const auto oldestFirst = option("oldest-first", "Oldest events first.");
     const auto json =
         option("json", "Print {\"events\": [...], \"next_cursor\": ...} with full events.");
     const auto jsonl = option("jsonl", "Print one full event per line (JSON Lines).");
-    parser.addOptions({limit, after, oldestFirst, json, jsonl});
+    parser.addOptions({integerOption("limit <n>", "Events per page (1-10000, default 50).",
+                                     request.limit, 1, 10000),
+                       after, oldestFirst, json, jsonl});
     parser.setEpilog(QStringLiteral(
         "Example: page through every dead event of one namespace\n"
         "  outboxctl list --status dead --namespace billing --jsonl > page1.jsonl\n"
@@ -89,19 +92,11 @@ int runList(CommandContext &context) {
         return *exit;
     if (parser.isSet(json) && parser.isSet(jsonl))
         return parser.usageError(QStringLiteral("give --json or --jsonl, not both"));
+    if (auto read = parser.readOptions(); !read)
+        return parser.usageError(read.errorMessage());
 
-    auto filter = filterFromOptions(parser);
-    if (!filter)
-        return parser.usageError(filter.errorMessage());
-    auto pageSize = parser.integer(QStringLiteral("limit"), 50, 1, 10000);
-    if (!pageSize)
-        return parser.usageError(pageSize.errorMessage());
-
-    store::PageRequest request;
-    request.filter = filter.value();
     request.order =
         parser.isSet(oldestFirst) ? store::SortOrder::OldestFirst : store::SortOrder::NewestFirst;
-    request.limit = int(pageSize.value());
     if (parser.isSet(after)) {
         request.after = decodeCursor(parser.value(after));
         if (!request.after)
@@ -136,7 +131,7 @@ int runList(CommandContext &context) {
     }
     if (parser.isSet(jsonl)) {
         for (const core::OutboxEvent &event : std::as_const(page->rows))
-            out << QString::fromUtf8(eventJson(event)) << '\n';
+            printJsonLine(out, event);
     } else if (page->rows.isEmpty()) {
         out << (request.after ? "No more events.\n" : "No events match.\n");
     } else {

@@ -52,8 +52,6 @@ QString statsLine(const devtools::DevRunnerStats &stats) {
         .arg(stats.batches);
 }
 
-// --secret and --secret-file together; $OUTBOX_RUNNER_SECRET when neither
-// gives one.
 core::Result<devtools::DevRunnerSettings::Mode> parseMode(const QString &text) {
     const QString name = text.trimmed().toLower();
     QStringList names;
@@ -66,15 +64,9 @@ core::Result<devtools::DevRunnerSettings::Mode> parseMode(const QString &text) {
                      .arg(name, names.join(QStringLiteral(", "))));
 }
 
-// Reads the runner's behaviour from the command line.
-core::Result<devtools::DevRunnerSettings> readSettings(CommandParser &parser) {
-    devtools::DevRunnerSettings settings;
-
-    auto secrets = webhookSecrets(parser, parser.values(QStringLiteral("secret")));
-    if (!secrets)
-        return secrets.error();
-    settings.secrets = secrets.value();
-
+// The runner's behaviour beyond a plain value; errors name the flag.
+core::Result<void> readFailRate(const CommandParser &parser,
+                                devtools::DevRunnerSettings &settings) {
     auto failRate = parser.number(QStringLiteral("fail-rate"), 0.0, 0.0);
     if (!failRate)
         return failRate.error();
@@ -82,39 +74,15 @@ core::Result<devtools::DevRunnerSettings> readSettings(CommandParser &parser) {
         return usage(QStringLiteral("--fail-rate must be between 0 and 1 (e.g. 0.2 fails one "
                                     "request in five)"));
     settings.failRate = failRate.value();
-    settings.failPermanent = parser.isSet(QStringLiteral("fail-permanent"));
+    return {};
+}
 
-    auto failStatus = parser.integer(QStringLiteral("fail-status"), 503, 300, 599);
-    if (!failStatus)
-        return failStatus.error();
-    settings.failStatus = int(failStatus.value());
-
-    auto status = parser.integer(QStringLiteral("status"), 0, 100, 599);
-    if (!status)
-        return status.error();
-    settings.fixedStatus = int(status.value());
-
-    auto latency = parser.timerDuration(QStringLiteral("latency"));
-    if (!latency)
-        return latency.error();
-    if (latency.value())
-        settings.latency = *latency.value();
-
-    if (parser.isSet(QStringLiteral("retry-after"))) {
-        const QString value = parser.value(QStringLiteral("retry-after")).trimmed();
-        if (value.isEmpty() || value.contains(QLatin1Char('\n')))
-            return usage(QStringLiteral("--retry-after needs a value such as 5 (seconds) or an "
-                                        "HTTP date"));
-        settings.retryAfter = value.toLatin1();
-    }
-
-    if (parser.isSet(QStringLiteral("mode"))) {
-        auto mode = parseMode(parser.value(QStringLiteral("mode")));
-        if (!mode)
-            return mode.error();
-        settings.mode = mode.value();
-    }
-    return settings;
+core::Result<QByteArray> parseRetryAfter(const QString &text) {
+    const QString value = text.trimmed();
+    if (value.isEmpty() || value.contains(QLatin1Char('\n')))
+        return usage(QStringLiteral("--retry-after needs a value such as 5 (seconds) or an "
+                                    "HTTP date"));
+    return value.toLatin1();
 }
 
 QLatin1StringView modeName(devtools::DevRunnerSettings::Mode mode) {
@@ -125,13 +93,10 @@ QLatin1StringView modeName(devtools::DevRunnerSettings::Mode mode) {
     return QLatin1StringView("normal");
 }
 
-// The options and the epilog `outboxctl runner --help` prints.
-void addRunnerOptions(CommandParser &parser) {
-    const auto option = [](const char *name, const char *help, const char *value = nullptr) {
-        return value ? QCommandLineOption(QLatin1String(name), QLatin1String(help),
-                                          QLatin1String(value))
-                     : QCommandLineOption(QLatin1String(name), QLatin1String(help));
-    };
+// The options and the epilog `outboxctl runner --help` prints; all but
+// --listen are read into `settings` and `statsInterval`.
+void addRunnerOptions(CommandParser &parser, devtools::DevRunnerSettings &settings,
+                      core::Millis &statsInterval) {
     parser.addOptions({
         QCommandLineOption(QStringLiteral("listen"),
                            QStringLiteral("Address to listen on (default 127.0.0.1:8080; port 0 "
@@ -142,24 +107,32 @@ void addRunnerOptions(CommandParser &parser) {
                "rotation. Visible in `ps`: prefer --secret-file. Default: $OUTBOX_RUNNER_SECRET "
                "(space-separated); none = no verification.",
                "secret"),
-        option("secret-file", "Read the secrets from a file, one per line.", "file"),
-        option("fail-rate",
-               "Share of requests (0..1) answered with --fail-status; in a batch, share of its "
-               "events listed as failed.",
-               "p"),
-        option("fail-permanent", "A batch lists its failed events as permanent (dead at once)."),
-        option("fail-status", "Status of the failures (default 503).", "code"),
-        option("status", "Answer every verified request with this status (e.g. 500 or 410).",
-               "code"),
-        option("latency", "Delay before each answer, e.g. 20ms (requests are not blocked).",
-               "duration"),
-        option("retry-after", "Retry-After value sent with every non-2xx answer, e.g. 5.", "value"),
-        option("mode",
-               "normal (default), redirect (302), close (drop the connection without an "
-               "answer), reset (half an answer, then drop), never (no answer: timeouts).",
-               "mode"),
-        option("stats-interval", "How often to log the counters (default 10s; 0s = only at exit).",
-               "duration"),
+        secretFileOption("Read the secrets from a file, one per line.", settings.secrets,
+                         QStringLiteral("secret")),
+        customOption("fail-rate <p>",
+                     "Share of requests (0..1) answered with --fail-status; in a batch, share of "
+                     "its events listed as failed.",
+                     settings, readFailRate),
+        flagOption("fail-permanent", "A batch lists its failed events as permanent (dead at once).",
+                   settings.failPermanent),
+        integerOption("fail-status <code>", "Status of the failures (default 503).",
+                      settings.failStatus, 300, 599),
+        integerOption("status <code>",
+                      "Answer every verified request with this status (e.g. 500 or 410).",
+                      settings.fixedStatus, 100, 599),
+        timerOption("latency <duration>",
+                    "Delay before each answer, e.g. 20ms (requests are not blocked).",
+                    settings.latency),
+        parsedOption("retry-after <value>",
+                     "Retry-After value sent with every non-2xx answer, e.g. 5.",
+                     settings.retryAfter, parseRetryAfter),
+        parsedOption("mode <mode>",
+                     "normal (default), redirect (302), close (drop the connection without an "
+                     "answer), reset (half an answer, then drop), never (no answer: timeouts).",
+                     settings.mode, parseMode),
+        timerOption("stats-interval <duration>",
+                    "How often to log the counters (default 10s; 0s = only at exit).",
+                    statsInterval),
         option("stats-json", "On exit print the counters as one JSON object on stdout."),
         option("verbose", "Log every request."),
     });
@@ -230,35 +203,30 @@ int runRunner(CommandContext &context) {
                        "fail on purpose. For local development, tests and benchmarks; not for "
                        "production."),
         CommandParser::Database::NotNeeded);
-    addRunnerOptions(parser);
-    if (const auto stop = parser.parse())
+    devtools::DevRunnerSettings settings;
+    core::Millis statsInterval(10000);
+    addRunnerOptions(parser, settings, statsInterval);
+    if (const auto stop = parser.parseOptionsOnly())
         return *stop;
-    if (!parser.positionalArguments().isEmpty())
-        return parser.usageError(
-            QStringLiteral("unexpected argument '%1'").arg(parser.positionalArguments().first()));
 
     auto address =
         parseListenAddress(QStringLiteral("listen"), parser.value(QStringLiteral("listen")));
     if (!address)
         return parser.usageError(address.errorMessage());
-    auto settings = readSettings(parser);
-    if (!settings)
-        return parser.fail(settings.error());
-    auto interval = parser.timerDuration(QStringLiteral("stats-interval"));
-    if (!interval)
-        return parser.fail(interval.error());
+    if (auto read = parser.readOptions(); !read)
+        return parser.fail(read.error());
 
     installServiceLogging(parser.isSet(QStringLiteral("verbose")));
     devtools::DevRunner runner;
-    if (auto applied = runner.setSettings(settings.value()); !applied)
+    if (auto applied = runner.setSettings(settings); !applied)
         return parser.fail(core::Error{core::ErrorKind::Invalid, applied.errorMessage()});
     if (auto listening = runner.listen(address->first, address->second); !listening)
         return parser.fail(core::Error{core::ErrorKind::Failed, listening.errorMessage()});
-    logReady(runner, settings.value());
+    logReady(runner, settings);
     // The URL on stdout, for scripts and tests that asked for port 0.
     context.console.out() << "url=" << runner.url().toString() << Qt::endl;
 
-    serveUntilInterrupted(runner, interval.value().value_or(core::Millis(10000)));
+    serveUntilInterrupted(runner, statsInterval);
 
     runner.close();
     const devtools::DevRunnerStats final = runner.stats();

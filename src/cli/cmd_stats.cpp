@@ -112,21 +112,19 @@ int runStats(CommandContext &context) {
                                         "100000 rows and estimated beyond (shown with ~)."));
     const auto json = option("json", "Print one JSON object (with --watch: one per "
                                      "line).");
-    const auto watch =
-        option("watch", "Refresh every <interval> until Ctrl-C; --watch alone means every 2s.",
-               "interval");
-    parser.addOptions({json, watch});
+    std::optional<core::Millis> interval;
+    parser.addOptions({json, timerOption("watch <interval>",
+                                         "Refresh every <interval> until Ctrl-C; --watch alone "
+                                         "means every 2s.",
+                                         interval)});
     parser.setEpilog(
         QStringLiteral("JSON keys: pending, retrying, processing, expired_leases, delivered,\n"
                        "delivered_estimated, dead, oldest_pending_at, oldest_pending_age_ms,\n"
                        "server_time, topics[{namespace, topic, pending, processing, dead}].\n"
                        "Times are ISO 8601 UTC; null when there is none."));
-    if (auto exit = parser.parseOptionsOnly())
+    if (auto exit = parser.parseAndRead())
         return *exit;
-    auto interval = parser.timerDuration(QStringLiteral("watch"));
-    if (!interval)
-        return parser.usageError(interval.errorMessage());
-    if (interval.value() && interval.value()->count() <= 0)
+    if (interval && interval->count() <= 0)
         return parser.usageError(QStringLiteral("--watch: the interval must be longer than 0s"));
 
     std::unique_ptr<Connection> connection;
@@ -135,7 +133,7 @@ int runStats(CommandContext &context) {
     store::EventQueries queries(*connection);
     auto &out = context.console.out();
 
-    if (!interval.value()) {
+    if (!interval) {
         auto counts = queries.counts();
         if (!counts)
             return parser.fail(counts.error());
@@ -157,7 +155,7 @@ int runStats(CommandContext &context) {
         } else {
             if (clearScreen)
                 out << "\x1b[H\x1b[2J";
-            out << "Every " << core::formatDuration(*interval.value()) << " - "
+            out << "Every " << core::formatDuration(*interval) << " - "
                 << isoTime(counts->serverTime) << " - Ctrl-C to stop\n\n";
             printStats(out, counts.value());
             if (!clearScreen)
@@ -165,8 +163,7 @@ int runStats(CommandContext &context) {
         }
         out.flush();
         // Sleep in small steps so Ctrl-C ends the loop promptly.
-        for (qint64 slept = 0; slept < interval.value()->count() && !interrupt.interrupted();
-             slept += 50)
+        for (qint64 slept = 0; slept < interval->count() && !interrupt.interrupted(); slept += 50)
             QThread::msleep(50);
     }
     return ExitOk;

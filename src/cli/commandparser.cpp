@@ -69,6 +69,84 @@ QCommandLineOption option(const char *name, const char *help, const char *valueN
                : QCommandLineOption(QString::fromUtf8(name), text);
 }
 
+Option::Option(QCommandLineOption shown,
+               std::function<core::Result<void>(const CommandParser &parser)> reader)
+    : definition(std::move(shown))
+    , read(std::move(reader)) {}
+
+namespace {
+
+// "limit <n>": the option --limit with the value name n; "json": a flag.
+QCommandLineOption definitionOf(const char *spec, const char *help) {
+    const QString text = QString::fromUtf8(spec);
+    const qsizetype space = text.indexOf(QLatin1Char(' '));
+    if (space < 0)
+        return QCommandLineOption(text, QString::fromUtf8(help));
+    QString valueName = text.mid(space + 1);
+    valueName.remove(QLatin1Char('<')).remove(QLatin1Char('>'));
+    return QCommandLineOption(text.left(space), QString::fromUtf8(help), valueName);
+}
+
+} // namespace
+
+QString optionName(const char *spec) {
+    return QString::fromUtf8(spec).section(QLatin1Char(' '), 0, 0);
+}
+
+Option customOption(const char *spec, const char *help,
+                    std::function<core::Result<void>(const CommandParser &parser)> read) {
+    return Option(definitionOf(spec, help), std::move(read));
+}
+
+Option flagOption(const char *spec, const char *help, bool &target) {
+    return customOption(spec, help,
+                        [name = optionName(spec), &target](const CommandParser &parser) {
+                            target = target || parser.isSet(name);
+                            return core::Result<void>();
+                        });
+}
+
+Option textOption(const char *spec, const char *help, QString &target) {
+    return parsedOption(spec, help, target, [name = optionName(spec)](const QString &value) {
+        return value.isEmpty() ? core::Result<QString>(
+                                     usage(QStringLiteral("--%1 must not be empty").arg(name)))
+                               : core::Result<QString>(value);
+    });
+}
+
+Option valueOption(const char *spec, const char *help, QString &target) {
+    return parsedOption(spec, help, target,
+                        [](const QString &value) { return core::Result<QString>(value); });
+}
+
+Option numberOption(const char *spec, const char *help, double &target, double min) {
+    return customOption(
+        spec, help,
+        [name = optionName(spec), &target, min](const CommandParser &parser) -> core::Result<void> {
+            auto value = parser.number(name, target, min);
+            if (!value)
+                return value.error();
+            target = value.value();
+            return {};
+        });
+}
+
+Option durationOption(const char *spec, const char *help, core::Millis &target, core::Millis min) {
+    return customOption(
+        spec, help,
+        [name = optionName(spec), &target, min](const CommandParser &parser) -> core::Result<void> {
+            auto value = parser.duration(name);
+            if (!value || !value.value())
+                return value ? core::Result<void>() : value.error();
+            if (*value.value() < min)
+                return usage(QStringLiteral("--%1 must be at least %2 (got %3)")
+                                 .arg(name, core::formatDuration(min),
+                                      core::formatDuration(*value.value())));
+            target = *value.value();
+            return {};
+        });
+}
+
 CommandParser::CommandParser(CommandContext &context, const QString &description, Database database)
     : m_context(context)
     , m_description(description) {
@@ -87,12 +165,31 @@ CommandParser::CommandParser(CommandContext &context, const QString &description
     }
 }
 
-void CommandParser::addOption(const QCommandLineOption &option) {
-    m_parser.addOption(option);
+void CommandParser::addOption(const Option &option) {
+    m_parser.addOption(option.definition);
+    if (option.read)
+        m_readers.append(option.read);
 }
 
-void CommandParser::addOptions(const QList<QCommandLineOption> &options) {
-    m_parser.addOptions(options);
+void CommandParser::addOptions(const OptionTable &options) {
+    for (const Option &option : options)
+        addOption(option);
+}
+
+core::Result<void> CommandParser::readOptions() const {
+    for (const auto &read : m_readers) {
+        if (auto ok = read(*this); !ok)
+            return ok;
+    }
+    return {};
+}
+
+std::optional<int> CommandParser::parseAndRead(const QString &hint) {
+    if (auto exit = parseOptionsOnly(hint))
+        return exit;
+    if (auto read = readOptions(); !read)
+        return usageError(read.errorMessage());
+    return std::nullopt;
 }
 
 void CommandParser::addPositional(const QString &name, const QString &description,
@@ -244,12 +341,12 @@ core::Result<std::optional<QUuid>> CommandParser::uuid(const QString &name) cons
         QStringLiteral("a UUID (expected the form 0190f5e2-7c1a-7b3e-9a4d-2f6c8e1b0a57)"));
 }
 
-core::Result<QDateTime> CommandParser::dateTime(const QString &name) const {
+core::Result<std::optional<QDateTime>> CommandParser::dateTime(const QString &name) const {
     if (!m_parser.isSet(name))
-        return QDateTime();
+        return std::optional<QDateTime>();
     const QString text = m_parser.value(name);
     if (const auto parsed = parseDateTime(text))
-        return *parsed;
+        return parsed;
     return invalidValue(
         name, text,
         QStringLiteral("an ISO 8601 date or time (e.g. 2024-05-01 or 2024-05-01T12:30:00Z)"));

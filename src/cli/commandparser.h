@@ -13,6 +13,7 @@
 #include <QStringList>
 #include <QUuid>
 
+#include <functional>
 #include <optional>
 
 namespace outbox::cli {
@@ -28,9 +29,27 @@ struct CommandContext {
 
 using CommandFunction = int (*)(CommandContext &context);
 
+class CommandParser;
+
 // A command-line option: --name, its help text and, for an option that takes
 // a value, the value's name in the help ("--limit <n>").
 QCommandLineOption option(const char *name, const char *help, const char *valueName = nullptr);
+
+// One option of a command: how --help shows it and, when it is bound to where
+// the command keeps its value, how the value is read and checked there
+// (errors name the flag). An option without `read` is read by the command
+// itself (isSet, value).
+struct Option {
+    Option(QCommandLineOption shown,
+           std::function<core::Result<void>(const CommandParser &parser)> reader = {});
+
+    QCommandLineOption definition;
+    std::function<core::Result<void>(const CommandParser &parser)> read;
+};
+
+// A command's options as data, one row each, in the order --help lists them
+// and CommandParser::readOptions() reads them.
+using OptionTable = QList<Option>;
 
 // QCommandLineParser for one subcommand, with --help and (optionally) --db
 // already added, help text that names "outboxctl <command>", and errors that
@@ -43,8 +62,8 @@ public:
                   Database database = Database::Needed);
     Q_DISABLE_COPY_MOVE(CommandParser)
 
-    void addOption(const QCommandLineOption &option);
-    void addOptions(const QList<QCommandLineOption> &options);
+    void addOption(const Option &option);
+    void addOptions(const OptionTable &options);
     void addPositional(const QString &name, const QString &description, const QString &syntax = {});
     // Extra text printed after the options in --help (examples, notes).
     void setEpilog(const QString &text) { m_epilog = text; }
@@ -55,6 +74,11 @@ public:
     // parse() for a command that takes no arguments: one is a usage error
     // that names it, with `hint` (what to give instead) in parentheses.
     std::optional<int> parseOptionsOnly(const QString &hint = {});
+    // After parse(): reads every bound option into its target, in the order
+    // they were added; stops at the first error.
+    core::Result<void> readOptions() const;
+    // parseOptionsOnly(), then readOptions(), whose errors are usage errors.
+    std::optional<int> parseAndRead(const QString &hint = {});
 
     bool isSet(const QString &name) const { return m_parser.isSet(name); }
     QString value(const QString &name) const { return m_parser.value(name); }
@@ -82,7 +106,7 @@ public:
                                  qint64 max) const;
     core::Result<double> number(const QString &name, double fallback, double min) const;
     core::Result<std::optional<QUuid>> uuid(const QString &name) const;
-    core::Result<QDateTime> dateTime(const QString &name) const; // invalid when unset
+    core::Result<std::optional<QDateTime>> dateTime(const QString &name) const;
 
 private:
     CommandContext &m_context;
@@ -90,10 +114,97 @@ private:
     QString m_description;
     QString m_epilog;
     QStringList m_positionalSyntax;
+    QList<std::function<core::Result<void>(const CommandParser &parser)>> m_readers;
     bool m_databaseOption = false;
 };
 
 core::Error usage(const QString &message); // an ErrorKind::Invalid error
+
+// Options bound to where the command keeps their values. `spec` is the
+// flag's name, followed by the value's name in angle brackets for an option
+// that takes one: "limit <n>" is --limit, shown as "--limit <n>". An option
+// that is not given leaves its target as it is: the value there is the
+// default. Errors are usage errors that name the flag. A bound option refers
+// to its target: the target must live until readOptions() has run.
+QString optionName(const char *spec); // "limit" for "limit <n>"
+// An option read by `read` (whether or not it is given).
+Option customOption(const char *spec, const char *help,
+                    std::function<core::Result<void>(const CommandParser &parser)> read);
+// An option read by `read(parser, target)`.
+template <typename T>
+Option customOption(const char *spec, const char *help, T &target,
+                    core::Result<void> (*read)(const CommandParser &parser, T &target)) {
+    return customOption(
+        spec, help, [&target, read](const CommandParser &parser) { return read(parser, target); });
+}
+// An option whose value, when given, is `parse(value)` (a core::Result).
+template <typename T, typename Parse>
+Option parsedOption(const char *spec, const char *help, T &target, Parse parse) {
+    return customOption(spec, help,
+                        [name = optionName(spec), &target,
+                         parse](const CommandParser &parser) -> core::Result<void> {
+                            if (!parser.isSet(name))
+                                return {};
+                            auto parsed = parse(parser.value(name));
+                            if (!parsed)
+                                return parsed.error();
+                            target = std::move(parsed.value());
+                            return {};
+                        });
+}
+// An option read by `read`, a CommandParser reader that gives nullopt when
+// the option is not given (CommandParser::duration, ...).
+template <typename T, typename Read>
+Option readerOption(const char *spec, const char *help, T &target, Read read) {
+    return customOption(spec, help,
+                        [name = optionName(spec), &target,
+                         read](const CommandParser &parser) -> core::Result<void> {
+                            auto value = (parser.*read)(name);
+                            if (!value)
+                                return value.error();
+                            if (value.value())
+                                target = *value.value();
+                            return {};
+                        });
+}
+
+Option flagOption(const char *spec, const char *help, bool &target);
+// Text that must not be empty when the option is given.
+Option textOption(const char *spec, const char *help, QString &target);
+// Text stored as given (empty too).
+Option valueOption(const char *spec, const char *help, QString &target);
+// A number of at least min.
+Option numberOption(const char *spec, const char *help, double &target, double min);
+// A duration ("30s", "5m") of at least `min`.
+Option durationOption(const char *spec, const char *help, core::Millis &target, core::Millis min);
+// A whole number from min to max (into an int or a qint64).
+template <typename T>
+Option integerOption(const char *spec, const char *help, T &target, qint64 min, qint64 max) {
+    return customOption(spec, help,
+                        [name = optionName(spec), &target, min,
+                         max](const CommandParser &parser) -> core::Result<void> {
+                            auto value = parser.integer(name, target, min, max);
+                            if (!value)
+                                return value.error();
+                            target = T(value.value());
+                            return {};
+                        });
+}
+// The readers' kinds, into a value or an optional one: a duration ("30s",
+// "5m"); one that ends up in a timer (at most core::kLongestSetting); a
+// UUID; an ISO 8601 date or time.
+template <typename T> Option durationOption(const char *spec, const char *help, T &target) {
+    return readerOption(spec, help, target, &CommandParser::duration);
+}
+template <typename T> Option timerOption(const char *spec, const char *help, T &target) {
+    return readerOption(spec, help, target, &CommandParser::timerDuration);
+}
+template <typename T> Option uuidOption(const char *spec, const char *help, T &target) {
+    return readerOption(spec, help, target, &CommandParser::uuid);
+}
+template <typename T> Option dateTimeOption(const char *spec, const char *help, T &target) {
+    return readerOption(spec, help, target, &CommandParser::dateTime);
+}
 
 // Parses a UUID in its usual text forms (with or without braces).
 std::optional<QUuid> parseUuid(const QString &text);

@@ -2,84 +2,73 @@
 
 namespace outbox::cli {
 
-void addFilterOptions(CommandParser &parser) {
-    parser.addOptions({
-        option("id", "Only this event (repeat for several).", "uuid"),
-        option("status",
-               "pending (includes retrying), retrying, processing, "
-               "delivered or dead.",
-               "status"),
-        option("namespace", "Exact namespace.", "ns"),
-        option("topic", "Exact topic.", "topic"),
-        option("tenant", "Tenant id (a UUID).", "uuid"),
-        option("dedupe-key", "Exact dedupe key.", "key"),
-        option("error-contains", "Last error contains this text (case-insensitive).", "text"),
-        option("text", "Free text in the id, dedupe key, topic or last error.", "text"),
-        option("created-after",
-               "Created at or after this ISO 8601 time, e.g. "
-               "2024-05-01T12:00:00Z (no offset: local time).",
-               "time"),
-        option("created-before", "Created before this ISO 8601 time.", "time"),
-        option("older-than", "Last changed longer ago than this, e.g. 30m, 7d.", "duration"),
-    });
-}
+namespace {
 
-core::Result<store::EventFilter> filterFromOptions(const CommandParser &parser) {
-    store::EventFilter filter;
-    const QStringList ids = parser.values(QStringLiteral("id"));
-    for (const QString &text : ids) {
+core::Result<void> readIds(const CommandParser &parser, store::EventFilter &filter) {
+    const QStringList texts = parser.values(QStringLiteral("id"));
+    for (const QString &text : texts) {
         auto id = parseUuid(text);
         if (!id)
             return usage(QStringLiteral("--id: '%1' is not an event id (a UUID)").arg(text));
         filter.ids.append(*id);
     }
-    if (parser.isSet(QStringLiteral("status"))) {
-        const QString text = parser.value(QStringLiteral("status")).trimmed();
-        if (text.compare(QLatin1String("retrying"), Qt::CaseInsensitive) == 0) {
-            filter.status = core::Status::Pending;
-            filter.retrying = true;
-        } else if (auto status = core::statusFromName(text)) {
-            filter.status = *status;
-        } else {
-            return usage(QStringLiteral("--status: unknown status '%1' (use pending, retrying, "
-                                        "processing, delivered or dead)")
-                             .arg(text));
-        }
-    }
-    filter.nameSpace = parser.value(QStringLiteral("namespace"));
-    filter.topic = parser.value(QStringLiteral("topic"));
-    filter.dedupeKey = parser.value(QStringLiteral("dedupe-key"));
-    filter.errorContains = parser.value(QStringLiteral("error-contains"));
-    filter.text = parser.value(QStringLiteral("text"));
-    for (const QString &name :
-         {QStringLiteral("namespace"), QStringLiteral("topic"), QStringLiteral("dedupe-key"),
-          QStringLiteral("error-contains"), QStringLiteral("text")}) {
-        if (parser.isSet(name) && parser.value(name).isEmpty())
-            return usage(QStringLiteral("--%1 must not be empty").arg(name));
-    }
+    return {};
+}
 
-    auto tenant = parser.uuid(QStringLiteral("tenant"));
-    if (!tenant)
-        return tenant.error();
-    filter.tenantId = tenant.value();
+core::Result<void> readStatus(const CommandParser &parser, store::EventFilter &filter) {
+    if (!parser.isSet(QStringLiteral("status")))
+        return {};
+    const QString text = parser.value(QStringLiteral("status")).trimmed();
+    if (text.compare(QLatin1String("retrying"), Qt::CaseInsensitive) == 0) {
+        filter.status = core::Status::Pending;
+        filter.retrying = true;
+    } else if (auto status = core::statusFromName(text)) {
+        filter.status = *status;
+    } else {
+        return usage(QStringLiteral("--status: unknown status '%1' (use pending, retrying, "
+                                    "processing, delivered or dead)")
+                         .arg(text));
+    }
+    return {};
+}
 
-    auto after = parser.dateTime(QStringLiteral("created-after"));
-    if (!after)
-        return after.error();
-    filter.createdFrom = after.value();
+// --created-before, read after --created-after.
+core::Result<void> readCreatedBefore(const CommandParser &parser, store::EventFilter &filter) {
     auto before = parser.dateTime(QStringLiteral("created-before"));
     if (!before)
         return before.error();
-    filter.createdTo = before.value();
+    filter.createdTo = before.value().value_or(QDateTime());
     if (filter.createdFrom.isValid() && filter.createdTo.isValid() &&
         filter.createdFrom >= filter.createdTo)
         return usage(QStringLiteral("--created-after must be earlier than --created-before"));
+    return {};
+}
 
-    auto olderThan = parser.duration(QStringLiteral("older-than"));
-    if (!olderThan)
-        return olderThan.error();
-    filter.olderThan = olderThan.value();
-    return filter;
+} // namespace
+
+OptionTable filterOptions(store::EventFilter &filter) {
+    return {
+        customOption("id <uuid>", "Only this event (repeat for several).", filter, readIds),
+        customOption("status <status>",
+                     "pending (includes retrying), retrying, processing, delivered or dead.",
+                     filter, readStatus),
+        textOption("namespace <ns>", "Exact namespace.", filter.nameSpace),
+        textOption("topic <topic>", "Exact topic.", filter.topic),
+        uuidOption("tenant <uuid>", "Tenant id (a UUID).", filter.tenantId),
+        textOption("dedupe-key <key>", "Exact dedupe key.", filter.dedupeKey),
+        textOption("error-contains <text>", "Last error contains this text (case-insensitive).",
+                   filter.errorContains),
+        textOption("text <text>", "Free text in the id, dedupe key, topic or last error.",
+                   filter.text),
+        dateTimeOption("created-after <time>",
+                       "Created at or after this ISO 8601 time, e.g. 2024-05-01T12:00:00Z (no "
+                       "offset: local time).",
+                       filter.createdFrom),
+        customOption("created-before <time>", "Created before this ISO 8601 time.", filter,
+                     readCreatedBefore),
+        durationOption("older-than <duration>", "Last changed longer ago than this, e.g. 30m, 7d.",
+                       filter.olderThan),
+    };
 }
 
 } // namespace outbox::cli

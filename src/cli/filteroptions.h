@@ -5,12 +5,11 @@
 
 namespace outbox::cli {
 
-// The filter flags shared by `list` and the bulk actions: --id (repeatable),
-// --status, --namespace, --topic, --tenant, --dedupe-key, --error-contains,
-// --text, --created-after, --created-before, --older-than.
-void addFilterOptions(CommandParser &parser);
-
-// Builds the filter; errors are usage errors that name the flag.
-core::Result<store::EventFilter> filterFromOptions(const CommandParser &parser);
+// The filter flags shared by `list`, `export` and the bulk actions, bound to
+// `filter` (CommandParser::readOptions() fills it; errors are usage errors
+// that name the flag): --id (repeatable), --status, --namespace, --topic,
+// --tenant, --dedupe-key, --error-contains, --text, --created-after,
+// --created-before, --older-than. `filter` must outlive the parser's reading.
+OptionTable filterOptions(store::EventFilter &filter);
 
 } // namespace outbox::cli

@@ -5,9 +5,9 @@
 
 namespace outbox::cli {
 
-// `outboxctl dispatch`'s flags for the registry and retention:
-// --retain-delivered, --retain-dead, --retention-batch, --heartbeat-interval.
-QList<QCommandLineOption> housekeepingFlags();
-core::Result<dispatch::HousekeepingOptions> readHousekeepingFlags(const CommandParser &parser);
+// `outboxctl dispatch`'s flags for the registry, retention and the queue
+// gauges, bound to `options`: --retain-delivered, --retain-dead,
+// --retention-batch, --heartbeat-interval, --gauges-interval.
+OptionTable housekeepingFlags(dispatch::HousekeepingOptions &options);
 
 } // namespace outbox::cli

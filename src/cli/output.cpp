@@ -128,6 +128,10 @@ QJsonValue jsonUuid(const std::optional<QUuid> &id) {
     return id ? QJsonValue(core::uuidText(*id)) : QJsonValue(QJsonValue::Null);
 }
 
+void printJsonLine(QTextStream &out, const core::OutboxEvent &event) {
+    out << QString::fromUtf8(eventJson(event)) << '\n';
+}
+
 QByteArray jsonText(const QJsonObject &object, bool indented) {
     QByteArray text =
         QJsonDocument(object).toJson(indented ? QJsonDocument::Indented : QJsonDocument::Compact);

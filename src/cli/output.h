@@ -36,6 +36,8 @@ using core::reformatJson;
 // One event as a JSON object; the payload is embedded verbatim (not as a
 // double-converting QJsonValue).
 QByteArray eventJson(const core::OutboxEvent &event, bool indented = false);
+// Prints one event as a line of JSON Lines (`list --jsonl`, `export`).
+void printJsonLine(QTextStream &out, const core::OutboxEvent &event);
 // Compact JSON text of an object.
 QByteArray jsonText(const QJsonObject &object, bool indented = false);
 

@@ -149,6 +149,20 @@ inline core::Result<QStringList> webhookSecrets(const CommandParser &parser,
     return given;
 }
 
+// --secret-file, bound to `target`: webhookSecrets() with the values of the
+// option `given` (runner's --secret), if any.
+inline Option secretFileOption(const char *help, QStringList &target, const QString &given = {}) {
+    return customOption("secret-file <file>", help,
+                        [&target, given](const CommandParser &parser) -> core::Result<void> {
+                            auto secrets = webhookSecrets(
+                                parser, given.isEmpty() ? QStringList() : parser.values(given));
+                            if (!secrets)
+                                return secrets.error();
+                            target = secrets.value();
+                            return {};
+                        });
+}
+
 // Calls `onInterrupt` (in this thread, from the event loop) once after the
 // first SIGINT or SIGTERM; a second signal ends the process at once. The
 // InterruptGuard's flag is polled: signal handlers may do nothing else, and

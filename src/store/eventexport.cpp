@@ -66,4 +66,17 @@ core::Result<ExportResult> EventExport::run(const EventFilter &filter, const Sin
     }
 }
 
+EventExport::Sink lineSink(QIODevice &device, const QString &name,
+                           std::function<QByteArray(const core::OutboxEvent &event)> format) {
+    return [&device, name,
+            format = std::move(format)](const core::OutboxEvent &event) -> core::Result<void> {
+        const QByteArray line = format(event) + '\n';
+        if (device.write(line) != line.size())
+            return core::Error{
+                core::ErrorKind::Failed,
+                QStringLiteral("writing %1 failed: %2").arg(name, device.errorString())};
+        return {};
+    };
+}
+
 } // namespace outbox::store

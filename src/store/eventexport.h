@@ -4,6 +4,7 @@
 #include "core/result.h"
 #include "store/eventfilter.h"
 
+#include <QIODevice>
 #include <QSqlDatabase>
 
 #include <functional>
@@ -47,5 +48,11 @@ public:
 private:
     QSqlDatabase m_db;
 };
+
+// The sink that writes each event as one line to `device`: format(event) (one
+// line of text, JSON for a JSON-lines export) and a newline. A short write
+// (a full disk) stops the export with "writing <name> failed: <why>".
+EventExport::Sink lineSink(QIODevice &device, const QString &name,
+                           std::function<QByteArray(const core::OutboxEvent &event)> format);
 
 } // namespace outbox::store

@@ -12,6 +12,8 @@
 #include <QTemporaryFile>
 #include <QtTest>
 
+#include <array>
+
 using namespace outbox::testing;
 
 class TestOutboxctl final : public QObject {
@@ -224,6 +226,29 @@ private Q_SLOTS:
         const CtlResult result = runCtl(arguments);
         CTL_VERIFY_EXIT(result, 2);
         QVERIFY2(result.err.contains(flag + QLatin1Char(':')), qPrintable(result.err));
+    }
+
+    // Every housekeeping flag dispatch shows in --help is read: a value
+    // below its floor is refused before anything connects.
+    void housekeepingFlagsAreRead() {
+        // flag, value, the error after the flag's name
+        const std::array<std::array<const char *, 3>, 5> cases{{
+            {"--retain-delivered", "30s", "must be at least 1m (got 30s)"},
+            {"--retain-dead", "59s", "must be at least 1m (got 59s)"},
+            {"--heartbeat-interval", "10ms", "must be at least 100ms (got 10ms)"},
+            {"--gauges-interval", "10ms", "must be at least 100ms (got 10ms)"},
+            {"--retention-batch", "0", "must be between 1 and 10000 (got 0)"},
+        }};
+        for (const auto &[flag, value, message] : cases) {
+            const CtlResult result =
+                runCtl({QStringLiteral("dispatch"), QStringLiteral("--runner-url"),
+                        QStringLiteral("http://127.0.0.1:9/events"), QLatin1String(flag),
+                        QLatin1String(value)});
+            CTL_VERIFY_EXIT(result, 2);
+            const QString expected =
+                QLatin1String(flag) + QLatin1Char(' ') + QLatin1String(message);
+            QVERIFY2(result.err.contains(expected), qPrintable(result.err));
+        }
     }
 
     void badConnInfo_data() {

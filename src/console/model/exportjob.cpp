@@ -45,19 +45,7 @@ void ExportTask::run() const {
             store::ExportOptions options;
             options.pageSize = pageSize;
             options.progress = progressUntilCancelled(control, reportProgress);
-            return exporter.run(
-                filter,
-                [&](const core::OutboxEvent &event) -> core::Result<void> {
-                    QByteArray line = format(event);
-                    line += '\n';
-                    if (file.write(line) != line.size()) {
-                        return core::Error{
-                            core::ErrorKind::Failed,
-                            QStringLiteral("writing %1 failed: %2").arg(path, file.errorString())};
-                    }
-                    return {};
-                },
-                options);
+            return exporter.run(filter, store::lineSink(file, path, format), options);
         }();
         session.close();
         if (!exported || exported->cancelled) {
