@@ -21,6 +21,7 @@ void addFilterOptions(CommandParser &parser) {
                "time"),
         option("created-before", "Created before this ISO 8601 time.", "time"),
         option("older-than", "Last changed longer ago than this, e.g. 30m, 7d.", "duration"),
+        option("payload", "Payload contains this JSON, e.g. '{\"invoice_id\": 42}'.", "json"),
     });
 }
 
@@ -79,6 +80,12 @@ core::Result<store::EventFilter> filterFromOptions(const CommandParser &parser) 
     if (!olderThan)
         return olderThan.error();
     filter.olderThan = olderThan.value();
+    filter.payloadContains = parser.value(QStringLiteral("payload")).trimmed();
+    if (parser.isSet(QStringLiteral("payload")) && filter.payloadContains.isEmpty())
+        return usage(QStringLiteral("--payload must not be empty"));
+    if (const QString problem = store::payloadFilterProblem(filter.payloadContains);
+        !problem.isEmpty())
+        return usage(QStringLiteral("--payload: ") + problem);
     return filter;
 }
 

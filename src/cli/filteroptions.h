@@ -7,7 +7,7 @@ namespace outbox::cli {
 
 // The filter flags shared by `list` and the bulk actions: --id (repeatable),
 // --status, --namespace, --topic, --tenant, --dedupe-key, --error-contains,
-// --text, --created-after, --created-before, --older-than.
+// --text, --created-after, --created-before, --older-than, --payload.
 void addFilterOptions(CommandParser &parser);
 
 // Builds the filter; errors are usage errors that name the flag.
