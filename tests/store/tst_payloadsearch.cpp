@@ -83,17 +83,11 @@ private Q_SLOTS:
     }
 
     void init() {
-        m_name = m_pg->freshMigratedDatabase();
-        QVERIFY(!m_name.isEmpty());
-        m_db = m_pg->open(m_name);
+        m_db = m_pg->openFreshMigrated(m_name);
         QVERIFY(m_db.isOpen());
     }
 
-    void cleanup() {
-        m_db = QSqlDatabase();
-        m_pg->dropDatabase(m_name);
-    }
-
+    void cleanup() { m_pg->closeAndDrop(m_db, m_name); }
     void cleanupTestCase() { m_pg.reset(); }
 
     void validation_data() {

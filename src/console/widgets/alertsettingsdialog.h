@@ -11,18 +11,18 @@ class QSpinBox;
 namespace outbox::console {
 
 // The alert thresholds of one database (AlertThresholds, kept by
-// DatabaseSettings): every field has a label with an access key, Tab walks
-// them in reading order, Enter accepts and Escape cancels. Zero turns an
-// alert off.
+// DatabaseSettings). Every field has a label with an access key, Tab walks
+// them in reading order, Enter accepts and Escape cancels; zero turns an
+// alert off. `target` names the database in the title.
 class AlertSettingsDialog final : public QDialog {
     Q_OBJECT
-
-public:
-    // `target` names the database in the title ("orders on db1").
-    AlertSettingsDialog(const AlertThresholds &thresholds, const QString &target,
-                        QWidget *parent = nullptr);
     Q_DISABLE_COPY_MOVE(AlertSettingsDialog)
 
+public:
+    AlertSettingsDialog(const AlertThresholds &thresholds, const QString &target,
+                        QWidget *parent = nullptr);
+
+    // What was entered; what the dialog does not show is as given.
     AlertThresholds thresholds() const;
 
 private:
