@@ -7,6 +7,7 @@
 #include "console/model/alertmonitor.h"
 #include "console/model/databasesettings.h"
 #include "console/model/eventtablemodel.h"
+#include "console/model/statusnavmodel.h"
 #include "console/widgets/alertnotifier.h"
 #include "console/widgets/alertsettingsdialog.h"
 #include "console/widgets/filterbar.h"
@@ -18,6 +19,7 @@
 #include <QMenuBar>
 #include <QSpinBox>
 #include <QToolButton>
+#include <QTreeView>
 #include <QtTest>
 
 using namespace outbox;
@@ -34,6 +36,7 @@ private Q_SLOTS:
 
     void payloadFieldFilters();
     void thresholdsDialog();
+    void blockedRowListsTheBlocked();
 
 private:
     void activate() {
@@ -181,6 +184,39 @@ void TestSearchAndAlerts::thresholdsDialog() {
     QTRY_COMPARE_WITH_TIMEOUT(monitor()->thresholds(), console::AlertThresholds(), kWindowTimeout);
     m_window.reset();
     m_pg->dropDatabase(other);
+}
+
+// A dead event of invoice 42 holds the two after it: the navigator's
+// "Blocked (aggregate order)" row says 2, and a click lists those two.
+void TestSearchAndAlerts::blockedRowListsTheBlocked() {
+    QVERIFY(testing::sqlExec(
+        m_db, QStringLiteral("INSERT INTO outbox_events (id, namespace, topic, payload, status,"
+                             " attempts, created_at, aggregate_type, aggregate_id)"
+                             " SELECT outbox_uuid_v7(), 'billing', 'invoice.paid', '{}',"
+                             "  CASE WHEN g = 1 THEN 'dead' ELSE 'pending' END, 0,"
+                             "  now() - make_interval(secs => 100 - g), 'invoice',"
+                             "  CASE WHEN g <= 3 THEN '42' ELSE g::text END"
+                             " FROM generate_series(1, 5) g")));
+    openWindow();
+    auto *tree = part<QTreeView>(QStringLiteral("navigatorView"));
+    QVERIFY(tree);
+    auto *navigator = qobject_cast<console::StatusNavModel *>(tree->model());
+    QVERIFY(navigator);
+    const QString key = console::StatusNavModel::blockedKey();
+    QTRY_VERIFY_WITH_TIMEOUT(navigator->indexForKey(key).isValid(), kWindowTimeout);
+    const QModelIndex blocked = navigator->indexForKey(key);
+    QCOMPARE(blocked.data(console::StatusNavModel::CountRole).toLongLong(), 2);
+    tree->expandAll();
+    tree->scrollTo(blocked);
+    QTest::mouseClick(tree->viewport(), Qt::LeftButton, {}, tree->visualRect(blocked).center());
+    QCOMPARE(currentPage()->status(), core::Status::Pending);
+    QTRY_VERIFY_WITH_TIMEOUT(currentPage()->filter().aggregateBlocked, kWindowTimeout);
+    QTRY_COMPARE_WITH_TIMEOUT(currentPage()->model()->rowCount(), 2, kWindowTimeout);
+    // Back to Pending itself: all four.
+    const QModelIndex pending =
+        navigator->indexForKey(console::StatusNavModel::statusKey(core::Status::Pending));
+    QTest::mouseClick(tree->viewport(), Qt::LeftButton, {}, tree->visualRect(pending).center());
+    QTRY_COMPARE_WITH_TIMEOUT(currentPage()->model()->rowCount(), 4, kWindowTimeout);
 }
 
 QTEST_MAIN(TestSearchAndAlerts)

@@ -192,8 +192,8 @@ void FilterBar::validate() {
         m_ui->payloadFilter->setStyleSheet({});
         m_ui->payloadFilter->setToolTip(
             tr("Only events whose payload contains this JSON, e.g. {\"invoice_id\": 42} or "
-               "{\"customer\": {\"id\": 7}}. Fast on pending, processing and dead events; "
-               "among delivered ones the search is bounded in time."));
+               "{\"customer\": {\"id\": 7}}. Fast on the Pending and Dead pages; among "
+               "processing and delivered events the search is bounded in time."));
         m_ui->payloadProblem->clear();
     }
     m_ui->payloadProblem->setVisible(!payload.isEmpty());
