@@ -44,6 +44,19 @@ core::Result<void> readCreatedBefore(const CommandParser &parser, store::EventFi
     return {};
 }
 
+// --payload: a JSON object or array the payload must contain.
+core::Result<void> readPayload(const CommandParser &parser, store::EventFilter &filter) {
+    if (!parser.isSet(QStringLiteral("payload")))
+        return {};
+    filter.payloadContains = parser.value(QStringLiteral("payload")).trimmed();
+    if (filter.payloadContains.isEmpty())
+        return usage(QStringLiteral("--payload must not be empty"));
+    if (const QString problem = store::payloadFilterProblem(filter.payloadContains);
+        !problem.isEmpty())
+        return usage(QStringLiteral("--payload: ") + problem);
+    return {};
+}
+
 } // namespace
 
 OptionTable filterOptions(store::EventFilter &filter) {
@@ -68,6 +81,8 @@ OptionTable filterOptions(store::EventFilter &filter) {
                      readCreatedBefore),
         durationOption("older-than <duration>", "Last changed longer ago than this, e.g. 30m, 7d.",
                        filter.olderThan),
+        customOption("payload <json>", "Payload contains this JSON, e.g. '{\"invoice_id\": 42}'.",
+                     filter, readPayload),
     };
 }
 

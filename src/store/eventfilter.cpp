@@ -2,6 +2,8 @@
 
 #include "core/uuidtext.h"
 
+#include <QJsonDocument>
+#include <QJsonParseError>
 #include <QRegularExpression>
 #include <QStringList>
 
@@ -94,7 +96,8 @@ QString keyOf(const EventFilter &filter) {
     // The structured binding names every member: it stops compiling when a
     // field is added, until the field is written below as well.
     const auto &[status, retrying, nameSpace, topic, tenantId, dedupeKey, ids, errorContains,
-                 signature, text, createdFrom, createdTo, olderThan] = filter;
+                 signature, text, createdFrom, createdTo, olderThan, payloadContains,
+                 aggregateBlocked] = filter;
     QStringList parts;
     parts << (status ? core::statusName(*status) : QString())
           << (retrying ? QString::number(int(*retrying)) : QString()) << nameSpace << topic
@@ -104,7 +107,8 @@ QString keyOf(const EventFilter &filter) {
           // In UTC: QDateTime compares instants, so must the key.
           << createdFrom.toUTC().toString(Qt::ISODateWithMs)
           << createdTo.toUTC().toString(Qt::ISODateWithMs)
-          << (olderThan ? QString::number(olderThan->count()) : QString());
+          << (olderThan ? QString::number(olderThan->count()) : QString()) << payloadContains
+          << (aggregateBlocked ? QStringLiteral("blocked") : QString());
     for (const QUuid &id : ids) {
         parts << id.toString();
     }
@@ -123,7 +127,14 @@ bool EventFilter::isEmpty() const {
 }
 
 bool EventFilter::needsScan() const {
-    return !errorContains.isEmpty() || !errorSignature.isEmpty() || !text.isEmpty();
+    // Blocked events are found by a look at the aggregate of every pending one.
+    if (!errorContains.isEmpty() || !errorSignature.isEmpty() || !text.isEmpty() ||
+        aggregateBlocked)
+        return true;
+    // "Retrying" is pending; the payload index holds pending and dead events.
+    const bool indexedStatus =
+        retrying || status == core::Status::Pending || status == core::Status::Dead;
+    return !payloadContains.isEmpty() && !indexedStatus;
 }
 
 QString EventFilter::key() const {
@@ -168,6 +179,10 @@ QString EventFilter::describe() const {
         parts << QLatin1String("created<") + shownTime(createdTo);
     if (olderThan)
         parts << QLatin1String("older than ") + core::formatDuration(*olderThan);
+    if (!payloadContains.isEmpty())
+        parts << QLatin1String("payload@>") + quotedAlways(payloadContains);
+    if (aggregateBlocked)
+        parts << QStringLiteral("blocked by its aggregate");
     if (parts.isEmpty())
         return QStringLiteral("all events");
     return parts.join(QLatin1Char(' '));
@@ -255,6 +270,29 @@ SqlCondition toSqlCondition(const EventFilter &filter, const QString &alias) {
                           QLatin1String(" < now() - ?::bigint * interval '1 millisecond'");
         values << qint64(filter.olderThan->count());
     }
+    if (!filter.payloadContains.isEmpty()) {
+        // An operator the payload index (jsonb_path_ops) answers; the text is
+        // sent as it was typed: JSON numbers of any size stay exact.
+        conditions << col("payload") + QLatin1String(" @> ?::jsonb");
+        values << filter.payloadContains;
+    }
+    if (filter.aggregateBlocked) {
+        // The ordered claim's test (OutboxStore::Statement::Claim), one probe
+        // of outbox_events_aggregate_idx per pending event. The outer row's
+        // columns are always qualified: bare, they would name b's.
+        const QString outer = prefix.isEmpty() ? QStringLiteral("outbox_events.") : prefix;
+        const auto outerCol = [&outer](const char *name) -> QString {
+            return outer + QLatin1String(name);
+        };
+        conditions << outerCol("status") + QLatin1String(" = 'pending' AND EXISTS (SELECT 1 FROM") +
+                          QLatin1String(" outbox_events b WHERE b.aggregate_type = ") +
+                          outerCol("aggregate_type") + QLatin1String(" AND b.aggregate_id = ") +
+                          outerCol("aggregate_id") +
+                          QLatin1String(" AND b.status IN ('pending', 'processing', 'dead')"
+                                        " AND (b.created_at, b.id) < (") +
+                          outerCol("created_at") + QLatin1String(", ") + outerCol("id") +
+                          QLatin1String("))");
+    }
     if (conditions.isEmpty())
         return {QStringLiteral("TRUE"), {}};
     return {QLatin1Char('(') + conditions.join(QLatin1String(") AND (")) + QLatin1Char(')'),
@@ -276,6 +314,32 @@ QString errorSignature(const QString &error) {
     while (end > begin && signature.at(end - 1) == QLatin1Char(' '))
         --end;
     return signature.mid(begin, end - begin);
+}
+
+QString payloadFilterProblem(const QString &text) {
+    const QString trimmed = text.trimmed();
+    if (trimmed.isEmpty())
+        return {};
+    const QString example = QStringLiteral("{\"invoice_id\": 42}");
+    QJsonParseError error{};
+    const QJsonDocument document = QJsonDocument::fromJson(trimmed.toUtf8(), &error);
+    if (error.error != QJsonParseError::NoError) {
+        const bool scalar =
+            !trimmed.startsWith(QLatin1Char('{')) && !trimmed.startsWith(QLatin1Char('['));
+        if (scalar)
+            return QStringLiteral("the payload filter must be a JSON object or array, e.g. %1: "
+                                  "name the key whose value you look for")
+                .arg(example);
+        return QStringLiteral("the payload filter is not valid JSON (%1 at character %2); write "
+                              "a JSON object with keys and strings in double quotes, e.g. %3")
+            .arg(error.errorString())
+            .arg(error.offset + 1)
+            .arg(example);
+    }
+    if (!document.isObject() && !document.isArray())
+        return QStringLiteral("the payload filter must be a JSON object or array, e.g. %1")
+            .arg(example);
+    return {};
 }
 
 QString errorSignatureSql(const QString &column) {

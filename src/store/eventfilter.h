@@ -29,10 +29,20 @@ struct EventFilter {
     QDateTime createdFrom;  // inclusive
     QDateTime createdTo;    // exclusive
     std::optional<core::Millis> olderThan; // updated_at < now() - olderThan (purge by age)
+    // JSON object or array text: the payload contains it (`payload @> it`,
+    // jsonb containment). Check it with payloadFilterProblem() first.
+    QString payloadContains;
+    // Only pending events held back by an earlier unfinished (pending,
+    // processing or dead) event of their aggregate: what aggregate ordering
+    // does not claim yet (see AggregateBlocker).
+    bool aggregateBlocked = false;
 
     bool isEmpty() const;
     // True when an index cannot answer the filter (a text, error or payload
     // search): on a large set it reads many rows, so it should be bounded.
+    // A payload search is answered by an index on pending and dead events
+    // (sql/007_payload_search.sql), so it needs a scan only when it may
+    // reach processing or delivered ones.
     bool needsScan() const;
     // A short human description for confirmations and the audit log, e.g.
     // "status=dead namespace=billing error~'timeout' older than 7d".
@@ -60,6 +70,10 @@ SqlCondition toSqlCondition(const EventFilter &filter, const QString &alias = {}
 // folded; the same function exists in SQL (errorSignatureSql) so that
 // grouping happens in the database.
 QString errorSignature(const QString &error);
+
+// Why `text` cannot be EventFilter::payloadContains, with the fix; empty when
+// it can (a JSON object or array). An empty text is fine: no payload filter.
+QString payloadFilterProblem(const QString &text);
 QString errorSignatureSql(const QString &column);
 
 } // namespace outbox::store

@@ -1,6 +1,7 @@
 #include "store/livecounts.h"
 
 #include "store/database.h"
+#include "store/pausestore.h"
 
 #include <QSqlQuery>
 #include <QVariant>
@@ -31,6 +32,29 @@ core::Result<QList<TopicCount>> topicCounts(QSqlDatabase db, const QString &cont
                           row.value(2).toLongLong(), row.value(3).toLongLong(),
                           row.value(4).toLongLong()};
     });
+}
+
+core::Result<qint64> blockedCount(QSqlDatabase db, const QString &context) {
+    // Every pending event with an aggregate against the one before it in
+    // outbox_events_aggregate_idx: the same test as the ordered claim.
+    EventFilter blocked;
+    blocked.aggregateBlocked = true;
+    auto row = execOneRow(db,
+                          QLatin1String("SELECT count(*) FROM outbox_events e WHERE ") +
+                              toSqlCondition(blocked, QStringLiteral("e")).sql,
+                          {}, context);
+    if (!row)
+        return row.error();
+    return row->value(0).toLongLong();
+}
+
+QString oldestDueSql() {
+    // The head of outbox_events_pending_due_idx, skipping paused events: a
+    // read of a few index entries unless many paused events are due.
+    return QLatin1String("(SELECT e.next_attempt_at FROM outbox_events e"
+                         " WHERE e.status = 'pending' AND e.next_attempt_at <= now()") +
+           notPausedCondition(QStringLiteral("e")) +
+           QLatin1String(" ORDER BY e.next_attempt_at LIMIT 1)");
 }
 
 QString liveCountsSql() {
@@ -92,7 +116,8 @@ core::Result<StatusCounts> LiveCounts::refresh(QSqlDatabase db) {
                 "   FROM (SELECT to_regclass('outbox_events') AS oid) t), ") +
             epochMsSql(QStringLiteral("(SELECT min(created_at) FROM outbox_events"
                                       " WHERE status = 'pending')")) +
-            QLatin1String(", ") + epochMsSql(QStringLiteral("now()")),
+            QLatin1String(", ") + epochMsSql(QStringLiteral("now()")) + QLatin1String(", ") +
+            epochMsSql(oldestDueSql()),
         {cap + 1, cap + 1}, context);
     if (!totals)
         return totals.error();
@@ -101,6 +126,7 @@ core::Result<StatusCounts> LiveCounts::refresh(QSqlDatabase db) {
     const qint64 deadCapped = totals->value(4).toLongLong();
     counts.oldestPendingAt = timeFromEpochMs(totals->value(8));
     counts.serverTime = timeFromEpochMs(totals->value(9));
+    counts.oldestDueAt = timeFromEpochMs(totals->value(10));
     const Marker marker{totals->value(7).toLongLong(),
                         counts.pending,
                         counts.retrying,
@@ -119,8 +145,12 @@ core::Result<StatusCounts> LiveCounts::refresh(QSqlDatabase db) {
         auto topics = topicCounts(db, context);
         if (!topics)
             return topics.error();
-        next.tookMs = next.since.elapsed();
         next.topics = std::move(topics).value();
+        auto blocked = blockedCount(db, context);
+        if (!blocked)
+            return blocked.error();
+        next.blocked = blocked.value();
+        next.tookMs = next.since.elapsed();
         for (const TopicCount &topic : std::as_const(next.topics))
             next.dead += topic.dead;
         next.at = counts.serverTime;
@@ -130,6 +160,7 @@ core::Result<StatusCounts> LiveCounts::refresh(QSqlDatabase db) {
     counts.topics = m_breakdown->topics;
     counts.topicsAt = m_breakdown->at;
     counts.topicsEstimated = stale;
+    counts.blocked = m_breakdown->blocked;
     if (deadCapped > cap) {
         counts.dead = std::max(deadCapped, m_breakdown->dead);
         counts.deadEstimated = stale;

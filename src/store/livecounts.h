@@ -16,6 +16,10 @@ namespace outbox::store {
 // and dead row's entry in their partial indexes.
 core::Result<QList<TopicCount>> topicCounts(QSqlDatabase db, const QString &context);
 
+// Pending events held back by an earlier unfinished event of their
+// aggregate (StatusCounts::blocked): reads every pending event that has one.
+core::Result<qint64> blockedCount(QSqlDatabase db, const QString &context);
+
 // The status counts statement is written twice (EventQueries::counts exactly,
 // LiveCounts capped); these keep the columns they share in one place. The
 // first four columns are pending, retrying, processing and expired leases;
@@ -33,8 +37,9 @@ qint64 readStatusColumns(const QSqlQuery &row, qint64 cap, StatusCounts &counts)
 // Every refresh reads the cheap part exactly: pending, retrying, processing
 // and expired leases (small partial indexes), delivered and dead up to
 // `exactCap` rows each, and the table's change counter (inserted + updated +
-// deleted rows, pg_stat_get_tuples_*). The breakdown per namespace/topic, and
-// dead beyond the cap, read every live and dead row: they run again only when
+// deleted rows, pg_stat_get_tuples_*), and the oldest due event (the head of
+// the due index). The breakdown per namespace/topic, the events blocked by
+// their aggregate, and dead beyond the cap, read every live and dead row: they run again only when
 // something changed since their last run, and then no more than `dutyCycle`
 // of the wall time (a breakdown that took 2 s runs at most every 100 s at 2%).
 // In between the last breakdown is shown, marked estimated
@@ -75,6 +80,7 @@ private:
         Marker marker; // as seen right before the breakdown ran
         QList<TopicCount> topics;
         qint64 dead = 0;
+        qint64 blocked = 0;
         QDateTime at; // server time of the breakdown
         qint64 tookMs = 0;
         QElapsedTimer since;

@@ -36,6 +36,13 @@ struct StatusCounts {
     qint64 dead = 0;
     bool deadEstimated = false; // true when dead is from an older count (see LiveCounts)
     QDateTime oldestPendingAt;  // created_at of the oldest pending row (lag)
+    // next_attempt_at of the oldest due event: pending, next_attempt_at <=
+    // now, not paused; invalid when none is due (LiveCounts only).
+    QDateTime oldestDueAt;
+    // Pending events held back by an earlier unfinished event of their
+    // aggregate (aggregate ordering, see AggregateBlocker). Counted with
+    // `topics` (LiveCounts only), so estimated when topicsEstimated is.
+    qint64 blocked = 0;
     QDateTime serverTime;
     QList<TopicCount> topics; // live sets per namespace/topic
     // True when `topics` were counted at topicsAt and the table has changed

@@ -162,8 +162,8 @@ int main(int argc, char *argv[]) {
     // Alert when an event has waited a day: none of the seeded events has,
     // the one added for the last picture has.
     console::AlertThresholds thresholds;
-    thresholds.oldestPendingAge = std::chrono::hours(24);
-    thresholds.oldestPendingFor = std::chrono::seconds(0);
+    thresholds.oldestDueAge = std::chrono::hours(24);
+    thresholds.oldestDueFor = std::chrono::seconds(0);
     console::DatabaseSettings(&qsettings, console::DatabaseSettings::keyFor(
                                               core::ConnInfo::parse(pg.connInfo(dbName)).value()))
         .setAlertThresholds(thresholds);

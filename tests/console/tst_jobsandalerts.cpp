@@ -37,6 +37,7 @@ store::StatusCounts countsAt(qint64 seconds, qint64 pending, qint64 dead, qint64
     c.processing = processing;
     if (pending > 0) {
         c.oldestPendingAt = c.serverTime.addSecs(-oldestAgeSeconds);
+        c.oldestDueAt = c.oldestPendingAt; // every pending event is due
     }
     return c;
 }
@@ -132,7 +133,7 @@ void TestJobsAndAlerts::jobListStopsAndClears() {
 void TestJobsAndAlerts::alertsAreEdgeTriggered() {
     AlertMonitor monitor;
     console::AlertThresholds t;
-    t.oldestPendingAge = std::chrono::minutes(5);
+    t.oldestDueAge = std::chrono::minutes(5);
     t.deathsPerMinute = 0;
     t.unclaimedFor = std::chrono::seconds(0);
     monitor.setThresholds(t);
@@ -152,18 +153,18 @@ void TestJobsAndAlerts::alertsAreEdgeTriggered() {
     monitor.addCounts(countsAt(36, 10, 0, 0, 1, 430));
     QCOMPARE(raised.size(), 1);
     const auto alert = raised.at(0).at(0).value<console::Alert>();
-    QCOMPARE(alert.kind, AlertKind::OldestPending);
+    QCOMPARE(alert.kind, AlertKind::OldestDue);
     QCOMPARE(alert.view, std::optional(core::Status::Pending));
     QVERIFY2(alert.text.contains(QLatin1String("5 min")), qPrintable(alert.text));
     // No repeat while it holds.
     for (int i = 0; i < 10; ++i)
         monitor.addCounts(countsAt(38 + 2 * i, 10, 0, 0, 1, 432 + i));
     QCOMPARE(raised.size(), 1);
-    QVERIFY(monitor.isActive(AlertKind::OldestPending));
+    QVERIFY(monitor.isActive(AlertKind::OldestDue));
     // Cleared once it stops holding, and re-armed.
     monitor.addCounts(countsAt(60, 0, 0, 10));
     QCOMPARE(cleared.size(), 1);
-    QVERIFY(!monitor.isActive(AlertKind::OldestPending));
+    QVERIFY(!monitor.isActive(AlertKind::OldestDue));
     monitor.addCounts(countsAt(62, 0, 0, 10));
     QCOMPARE(cleared.size(), 1);
     monitor.addCounts(countsAt(64, 3, 0, 10, 0, 600));
@@ -171,7 +172,7 @@ void TestJobsAndAlerts::alertsAreEdgeTriggered() {
     QCOMPARE(raised.size(), 2);
 
     // Zero turns the alert off.
-    t.oldestPendingAge = std::chrono::seconds(0);
+    t.oldestDueAge = std::chrono::seconds(0);
     monitor.reset();
     monitor.setThresholds(t);
     monitor.addCounts(countsAt(0, 10, 0, 0, 1, 100000));
@@ -181,7 +182,7 @@ void TestJobsAndAlerts::alertsAreEdgeTriggered() {
 void TestJobsAndAlerts::alertOnDeathRate() {
     AlertMonitor monitor;
     console::AlertThresholds t;
-    t.oldestPendingAge = std::chrono::seconds(0);
+    t.oldestDueAge = std::chrono::seconds(0);
     t.unclaimedFor = std::chrono::seconds(0);
     t.deathsPerMinute = 10;
     monitor.setThresholds(t);
@@ -220,7 +221,7 @@ void TestJobsAndAlerts::alertOnDeathRate() {
 void TestJobsAndAlerts::alertWhenNothingClaims() {
     AlertMonitor monitor;
     console::AlertThresholds t;
-    t.oldestPendingAge = std::chrono::seconds(0);
+    t.oldestDueAge = std::chrono::seconds(0);
     t.deathsPerMinute = 0;
     t.unclaimedFor = std::chrono::minutes(2);
     monitor.setThresholds(t);
@@ -291,9 +292,9 @@ void TestJobsAndAlerts::settingsArePerDatabase() {
     QCOMPARE(DatabaseSettings(&qs, DatabaseSettings::keyFor(prod)).requeueRate(), 0.0);
 
     console::AlertThresholds t;
-    t.oldestPendingAge = std::chrono::seconds(90);
+    t.oldestDueAge = std::chrono::seconds(90);
     t.deathsPerMinute = 2.5;
-    t.oldestPendingFor = std::chrono::seconds(5);
+    t.oldestDueFor = std::chrono::seconds(5);
     t.unclaimedFor = std::chrono::seconds(0);
     t.connectionLost = false;
     DatabaseSettings(&qs, DatabaseSettings::keyFor(prod)).setAlertThresholds(t);

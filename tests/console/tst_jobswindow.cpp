@@ -275,8 +275,8 @@ void TestJobsWindow::alertShowsInTheWindow() {
     auto info = core::ConnInfo::parse(m_pg->connInfo(m_dbName));
     QVERIFY(info.ok());
     console::AlertThresholds thresholds;
-    thresholds.oldestPendingAge = std::chrono::seconds(60);
-    thresholds.oldestPendingFor = std::chrono::seconds(0);
+    thresholds.oldestDueAge = std::chrono::seconds(60);
+    thresholds.oldestDueFor = std::chrono::seconds(0);
     console::DatabaseSettings(m_qsettings.get(), console::DatabaseSettings::keyFor(info.value()))
         .setAlertThresholds(thresholds);
     QVERIFY(testing::sqlExec(
@@ -296,7 +296,7 @@ void TestJobsWindow::alertShowsInTheWindow() {
     QVERIFY2(marker->toolTip().contains(QLatin1String("1 h")), qPrintable(marker->toolTip()));
     QVERIFY(banner->isVisible());
     const QString text = banner->findChild<QLabel *>(QStringLiteral("alertText"))->text();
-    QVERIFY2(text.contains(QLatin1String("was created 1 h")), qPrintable(text));
+    QVERIFY2(text.contains(QLatin1String("has waited 1 h")), qPrintable(text));
     // "Show events" opens the page that shows them.
     QTest::mouseClick(banner->findChild<QPushButton *>(QStringLiteral("alertShowButton")),
                       Qt::LeftButton);

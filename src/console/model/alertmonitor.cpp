@@ -101,22 +101,22 @@ void AlertMonitor::addCounts(const store::StatusCounts &counts) {
     update(AlertKind::DeathRate, dying);
 
     std::optional<Alert> old;
-    const qint64 ageS =
-        counts.oldestPendingAt.isValid() && waiting > 0 ? counts.oldestPendingAt.secsTo(now) : -1;
+    const qint64 ageS = counts.oldestDueAt.isValid() ? counts.oldestDueAt.secsTo(now) : -1;
     const bool over =
-        m_thresholds.oldestPendingAge.count() > 0 && ageS >= m_thresholds.oldestPendingAge.count();
+        m_thresholds.oldestDueAge.count() > 0 && ageS >= m_thresholds.oldestDueAge.count();
     if (!over) {
         m_oldSince = {};
     } else if (!m_oldSince.isValid()) {
         m_oldSince = now;
     }
-    if (over && m_oldSince.secsTo(now) >= m_thresholds.oldestPendingFor.count()) {
-        old = Alert{AlertKind::OldestPending, tr("Events are waiting too long"),
-                    tr("The oldest pending event on %1 was created %2 ago (alert after %3).")
-                        .arg(m_target, span(ageS), span(m_thresholds.oldestPendingAge.count())),
+    if (over && m_oldSince.secsTo(now) >= m_thresholds.oldestDueFor.count()) {
+        old = Alert{AlertKind::OldestDue, tr("Events are waiting too long"),
+                    tr("The oldest due event on %1 has waited %2 since it was due (alert "
+                       "after %3).")
+                        .arg(m_target, span(ageS), span(m_thresholds.oldestDueAge.count())),
                     core::Status::Pending};
     }
-    update(AlertKind::OldestPending, old);
+    update(AlertKind::OldestDue, old);
 
     std::optional<Alert> unclaimed;
     const qint64 idleS = m_lastActivity.secsTo(now);

@@ -15,10 +15,10 @@
 
 namespace outbox::console {
 
-enum class AlertKind { OldestPending, DeathRate, Unclaimed, ConnectionLost };
+enum class AlertKind { OldestDue, DeathRate, Unclaimed, ConnectionLost };
 
 struct Alert {
-    AlertKind kind = AlertKind::OldestPending;
+    AlertKind kind = AlertKind::OldestDue;
     QString title; // one line, for a notification's title
     QString text;  // what is wrong, with the numbers and the threshold
     // The page that shows it; none for a lost connection.
@@ -27,11 +27,14 @@ struct Alert {
 
 // Decides when the console tells the operator first, from the counts the
 // live views fetch anyway (no query of its own) and the connection state:
-//   - the oldest pending event has waited longer than a threshold, for a
-//     while (a requeue of old dead events that are delivered at once is no
-//     alarm);
+//   - the oldest due event (pending, due, not paused: StatusCounts::
+//     oldestDueAt) has waited longer than a threshold since it became due,
+//     for a while (a requeue of old dead events that are delivered at once
+//     is no alarm). Events waiting for their next attempt or held by a pause
+//     are as intended and raise nothing;
 //   - more events died in the last minute than a threshold;
-//   - events wait and nothing was claimed, delivered or failed for a while;
+//   - due events wait and nothing was claimed, delivered or failed for a
+//     while;
 //   - the connection to the database was lost.
 // Edge-triggered: raised() once when a condition starts to hold, cleared()
 // when it stops, and only then may it be raised again. Times are the
@@ -74,7 +77,7 @@ private:
     std::deque<Sample> m_samples; // the last minute or so, oldest first
     std::optional<store::StatusCounts> m_last;
     QDateTime m_lastActivity; // server time of the last claim, delivery or death
-    QDateTime m_oldSince;     // since when the oldest pending event is over the threshold
+    QDateTime m_oldSince;     // since when the oldest due event is over the threshold
     bool m_wasConnected = false;
     QList<Alert> m_active;
 };

@@ -51,14 +51,15 @@ AlertThresholds DatabaseSettings::alertThresholds() const {
             m_settings->value(path(QLatin1String(name)), qint64(fallback.count())).toLongLong();
         return std::chrono::seconds(std::max<qint64>(0, v));
     };
-    t.oldestPendingAge = seconds("alerts/oldestPendingSeconds", t.oldestPendingAge);
-    t.oldestPendingFor = seconds("alerts/oldestPendingForSeconds", t.oldestPendingFor);
+    t.oldestDueAge = seconds("alerts/oldestDueSeconds", t.oldestDueAge);
+    t.oldestDueFor = seconds("alerts/oldestDueForSeconds", t.oldestDueFor);
     t.unclaimedFor = seconds("alerts/unclaimedSeconds", t.unclaimedFor);
     t.deathsPerMinute = std::max(
         0.0, m_settings->value(path(QStringLiteral("alerts/deathsPerMinute")), t.deathsPerMinute)
                  .toDouble());
     t.connectionLost =
         m_settings->value(path(QStringLiteral("alerts/connectionLost")), t.connectionLost).toBool();
+    t.notify = m_settings->value(path(QStringLiteral("alerts/notify")), t.notify).toBool();
     return t;
 }
 
@@ -66,15 +67,16 @@ void DatabaseSettings::setAlertThresholds(const AlertThresholds &t) {
     if (!m_settings || m_key.isEmpty()) {
         return;
     }
-    m_settings->setValue(path(QStringLiteral("alerts/oldestPendingSeconds")),
-                         qint64(t.oldestPendingAge.count()));
-    m_settings->setValue(path(QStringLiteral("alerts/oldestPendingForSeconds")),
-                         qint64(t.oldestPendingFor.count()));
+    m_settings->setValue(path(QStringLiteral("alerts/oldestDueSeconds")),
+                         qint64(t.oldestDueAge.count()));
+    m_settings->setValue(path(QStringLiteral("alerts/oldestDueForSeconds")),
+                         qint64(t.oldestDueFor.count()));
     m_settings->setValue(path(QStringLiteral("alerts/unclaimedSeconds")),
                          qint64(t.unclaimedFor.count()));
     m_settings->setValue(path(QStringLiteral("alerts/deathsPerMinute")),
                          std::max(0.0, t.deathsPerMinute));
     m_settings->setValue(path(QStringLiteral("alerts/connectionLost")), t.connectionLost);
+    m_settings->setValue(path(QStringLiteral("alerts/notify")), t.notify);
 }
 
 } // namespace outbox::console

@@ -13,17 +13,20 @@ namespace outbox::console {
 // When the console tells the operator first (AlertMonitor). A zero
 // threshold turns that alert off.
 struct AlertThresholds {
-    // The oldest pending event has waited this long.
-    std::chrono::seconds oldestPendingAge{std::chrono::minutes(5)};
+    // The oldest due event (pending, due, not paused: one a dispatcher could
+    // claim now) has waited this long since it became due.
+    std::chrono::seconds oldestDueAge{std::chrono::minutes(5)};
     // ... for at least this long: old dead events that are requeued and
     // delivered at once are no alarm.
-    std::chrono::seconds oldestPendingFor{30};
+    std::chrono::seconds oldestDueFor{30};
     // More events than this died per minute (over the last minute).
     double deathsPerMinute = 10;
     // Events are waiting and nothing was claimed, delivered or failed for
     // this long.
     std::chrono::seconds unclaimedFor{std::chrono::minutes(2)};
     bool connectionLost = true;
+    // Desktop notifications (system tray); the window shows alerts always.
+    bool notify = true;
     friend bool operator==(const AlertThresholds &, const AlertThresholds &) = default;
 };
 

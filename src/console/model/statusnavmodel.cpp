@@ -57,6 +57,10 @@ QString StatusNavModel::retryingKey() {
     return statusKey(core::Status::Pending) + kSep + QStringLiteral("retrying");
 }
 
+QString StatusNavModel::blockedKey() {
+    return statusKey(core::Status::Pending) + kSep + QStringLiteral("blocked");
+}
+
 QString StatusNavModel::namespaceKey(core::Status status, const QString &nameSpace) {
     return statusKey(status) + kSep + QStringLiteral("ns") + kSep + nameSpace;
 }
@@ -144,6 +148,23 @@ QList<StatusNavModel::Node> StatusNavModel::buildTree(const store::StatusCounts 
     retrying.filter.status = core::Status::Pending;
     retrying.filter.retrying = true;
     pending.children.append(retrying);
+    // Counted with the breakdown (store::LiveCounts): estimated like it.
+    // Shown only while there are some, where aggregates are in use.
+    Node blocked;
+    blocked.key = blockedKey();
+    blocked.kind = NodeKind::Blocked;
+    blocked.name = tr("Blocked (aggregate order)");
+    blocked.count = counts.blocked;
+    blocked.countText = formatCount(counts.blocked, counts.topicsEstimated);
+    blocked.toolTip =
+        tr("Pending events that wait for an earlier pending, processing or dead event of their "
+           "aggregate: dispatchers delivering in aggregate order do not claim them yet") +
+        (staleTip.isEmpty() ? QString() : QLatin1Char('\n') + staleTip);
+    blocked.filter.status = core::Status::Pending;
+    blocked.filter.aggregateBlocked = true;
+    if (blocked.count > 0) {
+        pending.children.append(blocked);
+    }
     pending.children.append(namespaceNodes(core::Status::Pending));
 
     Node processing = statusNode(core::Status::Processing, counts.processing);

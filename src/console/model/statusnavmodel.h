@@ -11,7 +11,8 @@
 
 namespace outbox::console {
 
-// The navigation tree: Pending (with Retrying as its first child),
+// The navigation tree: Pending (with Retrying and, while there are any,
+// "Blocked (aggregate order)" as its first children),
 // Processing (expired leases in the count text), Delivered ("~" when
 // estimated) and Dead, each with namespaces and their topics below. Column 0
 // is the name, column 1 the count. Each row's column-0 item carries the
@@ -29,7 +30,7 @@ public:
         CountRole,                  // qint64
         KindRole,                   // NodeKind as int
     };
-    enum class NodeKind { Status, Retrying, Namespace, Topic };
+    enum class NodeKind { Status, Retrying, Blocked, Namespace, Topic };
     enum Column { NameColumn, CountColumn, ColumnCount };
 
     explicit StatusNavModel(QObject *parent = nullptr);
@@ -44,6 +45,7 @@ public:
 
     static QString statusKey(core::Status status);
     static QString retryingKey();
+    static QString blockedKey();
     static QString namespaceKey(core::Status status, const QString &nameSpace);
     static QString topicKey(core::Status status, const QString &nameSpace, const QString &topic);
 

@@ -2,8 +2,10 @@
 
 #include "console/model/storeclient.h"
 #include "console/widgets/actions.h"
+#include "console/widgets/alertsettingsdialog.h"
 #include "console/widgets/eventview.h"
 
+#include <QAction>
 #include <QApplication>
 #include <QBoxLayout>
 #include <QLabel>
@@ -22,6 +24,7 @@ AlertNotifier::AlertNotifier(QMainWindow *window, ActionController *actions, QSe
     , m_window(window)
     , m_settings(settings)
     , m_monitor(new AlertMonitor(this))
+    , m_settingsAction(new QAction(tr("Alert &thresholds…"), window))
     , m_marker(new QToolButton)
     , m_banner(new QFrame)
     , m_bannerText(new QLabel) {
@@ -92,6 +95,10 @@ AlertNotifier::AlertNotifier(QMainWindow *window, ActionController *actions, QSe
         });
         m_tray->show();
     }
+    m_settingsAction->setObjectName(QStringLiteral("alertSettingsAction"));
+    m_settingsAction->setToolTip(tr("When this database's alerts are raised"));
+    m_settingsAction->setEnabled(false);
+    connect(m_settingsAction, &QAction::triggered, this, &AlertNotifier::editThresholds);
     connect(m_monitor, &AlertMonitor::raised, this, &AlertNotifier::onRaised);
     connect(m_monitor, &AlertMonitor::cleared, this, &AlertNotifier::updateBanner);
     connect(actions, &ActionController::clientChanged, this, &AlertNotifier::setClient);
@@ -107,6 +114,7 @@ void AlertNotifier::setClient(StoreClient *client) {
     m_client = client;
     m_monitor->reset();
     updateBanner();
+    m_settingsAction->setEnabled(client != nullptr);
     if (!client) {
         return;
     }
@@ -125,7 +133,7 @@ void AlertNotifier::setClient(StoreClient *client) {
 void AlertNotifier::onRaised(const Alert &alert) {
     m_lastShown = alert;
     m_dismissed = false; // a new alert shows again
-    if (m_tray) {
+    if (m_tray && m_monitor->thresholds().notify) {
         m_tray->showMessage(alert.title, alert.text, QSystemTrayIcon::Warning);
     }
     updateBanner();
@@ -162,6 +170,26 @@ void AlertNotifier::updateBanner() {
     }
     m_bannerText->setText(lines.join(QStringLiteral("<br>")));
     m_banner->setVisible(!lines.isEmpty() && !m_dismissed && m_banner->parentWidget() != nullptr);
+}
+
+void AlertNotifier::editThresholds() {
+    if (!m_client) {
+        return;
+    }
+    const QString key = DatabaseSettings::keyFor(m_client->connInfo());
+    auto *dialog = new AlertSettingsDialog(m_monitor->thresholds(),
+                                           m_client->connectionDescription(), m_window);
+    dialog->setAttribute(Qt::WA_DeleteOnClose);
+    connect(dialog, &QDialog::accepted, this, [this, dialog, key] {
+        const AlertThresholds thresholds = dialog->thresholds();
+        DatabaseSettings(m_settings, key).setAlertThresholds(thresholds);
+        // Still the database the dialog was opened for?
+        if (m_client && DatabaseSettings::keyFor(m_client->connInfo()) == key) {
+            m_monitor->setThresholds(thresholds);
+            updateBanner();
+        }
+    });
+    dialog->open();
 }
 
 void AlertNotifier::openView(const Alert &alert) {

@@ -5,6 +5,7 @@
 #include <QObject>
 #include <QPointer>
 
+class QAction;
 class QFrame;
 class QLabel;
 class QMainWindow;
@@ -26,6 +27,10 @@ class StoreClient;
 // brings the window up on the page that shows the problem. A lost
 // connection has its own banner (ConnectionBanner): only the status bar and
 // the tray tell it here.
+//
+// Its action "Alert thresholds…" (object name alertSettingsAction, a child
+// of the window, listed in the File menu) edits the thresholds of the
+// connected database (AlertSettingsDialog); the monitor uses them at once.
 class AlertNotifier final : public QObject {
     Q_OBJECT
 
@@ -38,6 +43,8 @@ public:
 
     // Raises the window on the alert's page.
     void openView(const Alert &alert);
+    // Opens the thresholds dialog for the connected database.
+    void editThresholds();
 
 private:
     void setClient(StoreClient *client);
@@ -49,6 +56,7 @@ private:
     QPointer<StoreClient> m_client;
     AlertMonitor *m_monitor;
     QSystemTrayIcon *m_tray = nullptr;
+    QAction *m_settingsAction;
     QToolButton *m_marker; // status bar
     QFrame *m_banner;      // above the tables
     QLabel *m_bannerText;

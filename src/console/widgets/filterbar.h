@@ -17,7 +17,9 @@ class FilterBar;
 namespace outbox::console {
 
 // The filter above the event tables: free text, namespace, topic, tenant,
-// a time range, and the error group picked in the error groups view. The
+// payload containment (JSON, checked as typed: an invalid one is named
+// beside the field and left out), a time range, and the error group picked
+// in the error groups view. The
 // status comes from the page; filter() leaves it empty. Typing is debounced,
 // so filterChanged() fires once per pause, not per key.
 class FilterBar final : public QWidget {
@@ -38,6 +40,7 @@ public:
     void setKnownTopics(const QList<store::TopicCount> &topics);
 
     void setText(const QString &text);
+    void setPayloadContains(const QString &json);
     void setNamespace(const QString &nameSpace);
     void setTopic(const QString &topic);
     void setErrorSignature(const QString &signature);

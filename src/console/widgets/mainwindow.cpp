@@ -226,6 +226,7 @@ store::EventFilter MainWindow::filterFor(const EventView *v) const {
     if (v->status() == core::Status::Pending && m_retryingOnly) {
         filter.retrying = true;
     }
+    filter.aggregateBlocked = v->status() == core::Status::Pending && m_blockedOnly;
     return filter;
 }
 
@@ -260,6 +261,7 @@ void MainWindow::onNavigatorClicked(const QModelIndex &index) {
         return;
     }
     m_retryingOnly = f.retrying.value_or(false);
+    m_blockedOnly = f.aggregateBlocked;
     const QSignalBlocker block(m_filterBar);
     m_filterBar->setNamespace(f.nameSpace);
     m_filterBar->setTopic(f.topic);

@@ -122,6 +122,7 @@ private:
     QTimer m_tick;
     bool m_live = true;
     bool m_retryingOnly = false;
+    bool m_blockedOnly = false; // "Blocked (aggregate order)" chosen in the navigator
     bool m_passwordAsked = false;
     DispatchActivity m_activity;
     std::optional<store::StatusCounts> m_lastCounts;

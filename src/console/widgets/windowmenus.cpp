@@ -20,6 +20,8 @@ QMenu *buildWindowMenus(QMainWindow *window, ActionController *actions, FilterBa
                     QKeySequence::Open, window, commands.connect);
     QAction *demo = file->addAction(QMainWindow::tr("Start &demo"), window, commands.startDemo);
     demo->setObjectName(QStringLiteral("startDemoAction"));
+    if (auto *alerts = window->findChild<QAction *>(QStringLiteral("alertSettingsAction")))
+        file->addAction(alerts); // AlertNotifier's
     file->addSeparator();
     file->addAction(QMainWindow::tr("&Quit"), QKeySequence::Quit, window, &QWidget::close);
 
