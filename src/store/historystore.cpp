@@ -60,15 +60,15 @@ core::Result<ThroughputHistory> HistoryStore::read(int minutes) {
         return history;
     }
     const QVariantList since{qMax(minutes, 1) - 1};
-    auto throughput = exec(
-        m_db,
-        QLatin1String("SELECT ") + msOf(QStringLiteral("minute")) +
-            QLatin1String(", sum(delivered)::bigint, sum(failed)::bigint, sum(dead)::bigint,"
-                          " count(*)::integer FROM outbox_throughput_history"
-                          " WHERE minute >= date_trunc('minute', now())"
-                          " - ?::integer * interval '1 minute'"
-                          " GROUP BY minute ORDER BY minute"),
-        since, QStringLiteral("reading the throughput history"));
+    auto throughput =
+        exec(m_db,
+             QLatin1String("SELECT ") + msOf(QStringLiteral("minute")) +
+                 QLatin1String(", sum(delivered)::bigint, sum(failed)::bigint, sum(dead)::bigint,"
+                               " count(*)::integer FROM outbox_throughput_history"
+                               " WHERE minute >= date_trunc('minute', now())"
+                               " - ?::integer * interval '1 minute'"
+                               " GROUP BY minute ORDER BY minute"),
+             since, QStringLiteral("reading the throughput history"));
     if (!throughput)
         return throughput.error();
     while (throughput->next()) {

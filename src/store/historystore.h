@@ -24,7 +24,7 @@ struct ThroughputMinute {
 
 // The backlog as one dispatcher read it during that minute.
 struct BacklogMinute {
-    QDateTime minute; // UTC, start of the minute
+    QDateTime minute;   // UTC, start of the minute
     qint64 pending = 0; // including retrying
     qint64 processing = 0;
     qint64 dead = 0;

@@ -153,9 +153,10 @@ private Q_SLOTS:
         QVERIFY(history->backlog.isEmpty());
 
         // Minutes outside the window read are not shown.
-        QVERIFY(sqlExec(m_db, QStringLiteral("INSERT INTO outbox_throughput_history (minute,"
-                                             " worker_id, delivered) VALUES (date_trunc('minute',"
-                                             " now()) - interval '2 hours', ?::uuid, 99)"),
+        QVERIFY(sqlExec(m_db,
+                        QStringLiteral("INSERT INTO outbox_throughput_history (minute,"
+                                       " worker_id, delivered) VALUES (date_trunc('minute',"
+                                       " now()) - interval '2 hours', ?::uuid, 99)"),
                         {a.id.toString(QUuid::WithoutBraces)}));
         history = store::HistoryStore(m_db).read(60);
         QVERIFY(history.ok());
@@ -170,15 +171,16 @@ private Q_SLOTS:
             dbs << connection();
             QVERIFY(registerWorker(dbs.constLast(), w));
         }
-        QVERIFY(sqlExec(m_db, QStringLiteral("INSERT INTO outbox_events (id, namespace, topic,"
-                                             " payload, status, next_attempt_at) SELECT"
-                                             " outbox_uuid_v7(), 'n', 't', '{}', 'pending', now()"
-                                             " - interval '90 seconds' FROM generate_series(1, 4)")));
+        QVERIFY(
+            sqlExec(m_db, QStringLiteral("INSERT INTO outbox_events (id, namespace, topic,"
+                                         " payload, status, next_attempt_at) SELECT"
+                                         " outbox_uuid_v7(), 'n', 't', '{}', 'pending', now()"
+                                         " - interval '90 seconds' FROM generate_series(1, 4)")));
         awayFromMinuteEnd();
         // Every dispatcher's beat finds the minute without a sample...
         for (int i = 0; i < kDispatchers; ++i) {
-            auto wanted = store::HistoryStore(dbs.at(i)).record(workers[i].id, workers[i].token,
-                                                                1, 0, 0);
+            auto wanted =
+                store::HistoryStore(dbs.at(i)).record(workers[i].id, workers[i].token, 1, 0, 0);
             QVERIFY2(wanted.ok(), qPrintable(wanted.errorMessage()));
             QVERIFY(wanted.value());
         }
@@ -208,10 +210,10 @@ private Q_SLOTS:
                     start.arrive_and_wait();
                     if (!db) {
                         ++failed;
-                    } else if (auto recorded = store::HistoryStore(db.value())
-                                                   .recordBacklog(workers[std::size_t(i)].id,
-                                                                  workers[std::size_t(i)].token,
-                                                                  gauges.at(i));
+                    } else if (auto recorded =
+                                   store::HistoryStore(db.value())
+                                       .recordBacklog(workers[std::size_t(i)].id,
+                                                      workers[std::size_t(i)].token, gauges.at(i));
                                !recorded) {
                         ++failed;
                     } else if (recorded.value()) {
@@ -227,8 +229,8 @@ private Q_SLOTS:
         QCOMPARE(won.load(), 1);
         QCOMPARE(count(QStringLiteral("outbox_backlog_history")), 1);
         // Later beats of the minute see the sample.
-        auto wanted = store::HistoryStore(dbs.constFirst()).record(workers[0].id, workers[0].token,
-                                                                   0, 0, 0);
+        auto wanted =
+            store::HistoryStore(dbs.constFirst()).record(workers[0].id, workers[0].token, 0, 0, 0);
         QVERIFY(wanted.ok());
         QVERIFY(!wanted.value());
 
@@ -249,12 +251,13 @@ private Q_SLOTS:
         QVERIFY(registerWorker(db, w));
         // 1500 minutes of one dispatcher three days ago, a day-old minute,
         // and old backlog samples.
-        QVERIFY(sqlExec(m_db, QStringLiteral("INSERT INTO outbox_throughput_history (minute,"
-                                             " worker_id, delivered) SELECT date_trunc('minute',"
-                                             " now()) - interval '3 days' - g * interval '1 minute',"
-                                             " gen_random_uuid(), 1 FROM generate_series(1, 1500) g"
-                                             " UNION ALL SELECT now() - interval '1 day',"
-                                             " gen_random_uuid(), 1")));
+        QVERIFY(
+            sqlExec(m_db, QStringLiteral("INSERT INTO outbox_throughput_history (minute,"
+                                         " worker_id, delivered) SELECT date_trunc('minute',"
+                                         " now()) - interval '3 days' - g * interval '1 minute',"
+                                         " gen_random_uuid(), 1 FROM generate_series(1, 1500) g"
+                                         " UNION ALL SELECT now() - interval '1 day',"
+                                         " gen_random_uuid(), 1")));
         QVERIFY(sqlExec(m_db, QStringLiteral("INSERT INTO outbox_backlog_history (minute, pending,"
                                              " processing, dead, due_now, oldest_due_age_s,"
                                              " recorded_by) SELECT date_trunc('minute', now()) -"

@@ -179,11 +179,11 @@ void HistoryCharts::plot(Line &line, const QList<QPointF> &points) {
     QList<QList<QPointF>> runs;
     for (const QPointF &p : points) {
         if (runs.isEmpty() || p.x() - runs.constLast().constLast().x() > double(kMinuteMs))
-            runs.append({});
+            runs.append(QList<QPointF>());
         runs.last().append(p);
     }
     if (runs.isEmpty())
-        runs.append({});
+        runs.append(QList<QPointF>());
     while (line.segments.size() < runs.size()) {
         QLineSeries *segment = makeSeries(line.chart, line.name, line.color);
         for (QAbstractAxis *axis : line.segments.constFirst()->attachedAxes())

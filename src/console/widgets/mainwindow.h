@@ -112,7 +112,7 @@ private:
     StatusIndicators *m_indicators;
     ConnectionBanner *m_banner;
     DispatcherPanel *m_dispatcher;
-    HistoryCharts *m_charts = nullptr; // the database's last hour, any connection
+    HistoryCharts *m_charts = nullptr;     // the database's last hour, any connection
     DispatchersView *m_registry = nullptr; // registry dock, navigator pause/resume
     WindowLayout *m_layout;
     KeyboardNavigation *m_keys = nullptr;
