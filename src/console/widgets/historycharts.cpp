@@ -74,7 +74,7 @@ HistoryCharts::HistoryCharts(QWidget *parent)
     row->setContentsMargins(0, 0, 0, 0);
     for (QChartView *view : {m_throughputView, m_backlogView, m_ageView}) {
         view->setRenderHint(QPainter::Antialiasing);
-        view->setMinimumSize(220, 140);
+        view->setMinimumSize(220, 190);
         row->addWidget(view);
     }
 
