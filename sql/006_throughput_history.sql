@@ -107,34 +107,40 @@ BEGIN
 END
 $$;
 
+-- As for the functions of 002 and 003: a pinned search path, and callable
+-- only by the roles granted them (below and in sql/roles.sql) or the owner.
 DO $$
 DECLARE
-    f text;
+    v_function regprocedure;
 BEGIN
-    FOREACH f IN ARRAY ARRAY[
-        'outbox_history_registered(uuid, text)',
-        'outbox_history_record(uuid, text, bigint, bigint, bigint)',
-        'outbox_history_backlog(uuid, text, bigint, bigint, bigint, bigint, double precision)']
+    FOR v_function IN
+        SELECT p.oid::regprocedure FROM pg_proc p
+         WHERE p.pronamespace = current_schema()::regnamespace
+           AND p.proname IN ('outbox_history_registered', 'outbox_history_record',
+                             'outbox_history_backlog')
     LOOP
-        EXECUTE format('ALTER FUNCTION %s SET search_path = %I, pg_temp', f, current_schema());
-        EXECUTE format('REVOKE ALL ON FUNCTION %s FROM PUBLIC', f);
+        EXECUTE format('ALTER FUNCTION %s SET search_path = %I, pg_temp',
+                       v_function, current_schema());
+        EXECUTE format('REVOKE ALL ON FUNCTION %s FROM PUBLIC', v_function);
     END LOOP;
 END
 $$;
 
--- Databases whose roles exist already get the grants now; sql/roles.sql
--- grants the same when applied (again) later.
+-- Databases whose roles exist already get the grants now, so that upgrading
+-- without --with-roles leaves the console's viewers able to read the history.
 DO $$
+DECLARE
+    v_role text;
 BEGIN
-    IF EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'outbox_dispatcher')
-       AND EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'outbox_operator')
-       AND EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'outbox_viewer') THEN
-        GRANT SELECT ON outbox_throughput_history, outbox_backlog_history
-            TO outbox_dispatcher, outbox_operator, outbox_viewer;
-        GRANT EXECUTE ON FUNCTION
-            outbox_history_record(uuid, text, bigint, bigint, bigint),
-            outbox_history_backlog(uuid, text, bigint, bigint, bigint, bigint, double precision)
-            TO outbox_dispatcher;
-    END IF;
+    FOREACH v_role IN ARRAY ARRAY['outbox_dispatcher', 'outbox_operator', 'outbox_viewer'] LOOP
+        CONTINUE WHEN NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = v_role);
+        EXECUTE format('GRANT SELECT ON outbox_throughput_history, outbox_backlog_history TO %I',
+                       v_role);
+        IF v_role = 'outbox_dispatcher' THEN
+            EXECUTE 'GRANT EXECUTE ON FUNCTION outbox_history_record(uuid, text, bigint, bigint,'
+                    ' bigint), outbox_history_backlog(uuid, text, bigint, bigint, bigint, bigint,'
+                    ' double precision) TO outbox_dispatcher';
+        END IF;
+    END LOOP;
 END
 $$;

@@ -36,40 +36,36 @@ private:
     std::unique_ptr<PgFixture> m_pg;
     QString m_dbName;
     QSqlDatabase m_db;
-    QStringList m_connections;
+    // Each dispatcher (and each role) has a session of its own.
+    std::vector<std::unique_ptr<store::Session>> m_sessions;
 
-    // A connection of its own (as `user` when given), like each dispatcher has.
     QSqlDatabase connection(const QString &user = {}) {
-        auto info = core::ConnInfo::parse(m_pg->connInfo(m_dbName));
-        if (!info)
-            return {};
+        auto info = core::ConnInfo::parse(m_pg->connInfo(m_dbName)).value();
         if (!user.isEmpty())
-            info->user = user;
-        const QString name = store::uniqueConnectionName(QStringLiteral("history"));
-        auto db = store::openDatabase(info.value(), name);
-        if (!db) {
-            qWarning().noquote() << db.errorMessage();
-            return {};
-        }
-        m_connections << name;
-        return db.value();
+            info.user = user;
+        auto &session = m_sessions.emplace_back(
+            std::make_unique<store::Session>(info, store::Session::Options{}));
+        if (auto opened = session->open(); !opened)
+            qWarning().noquote() << opened.errorMessage();
+        return session->database();
     }
 
+    // What `outbox_dispatcher_register` needs, through the registry store.
     static bool registerWorker(QSqlDatabase db, const Worker &w) {
-        store::DispatcherRegistration r;
-        r.workerId = w.id;
-        r.token = w.token;
-        r.host = QStringLiteral("test-host");
-        r.pid = 1;
-        r.version = QStringLiteral("test");
-        r.application = QStringLiteral("tst_history");
-        r.runnerUrl = QStringLiteral("http://127.0.0.1:1/");
-        r.concurrency = 1;
-        r.startedAt = QDateTime::currentDateTimeUtc();
-        const auto registered = store::RegistryStore(db).registerDispatcher(r);
-        if (!registered)
-            qWarning().noquote() << registered.errorMessage();
-        return registered.ok();
+        store::DispatcherRegistration registration;
+        registration.workerId = w.id;
+        registration.token = w.token;
+        registration.host = QStringLiteral("test-host");
+        registration.pid = 1;
+        registration.version = QStringLiteral("test");
+        registration.application = QStringLiteral("tst_history");
+        registration.runnerUrl = QStringLiteral("http://127.0.0.1:1/");
+        registration.concurrency = 1;
+        registration.startedAt = QDateTime::currentDateTimeUtc();
+        const auto done = store::RegistryStore(db).registerDispatcher(registration);
+        if (!done)
+            qWarning().noquote() << done.errorMessage();
+        return done.ok();
     }
 
     // Statements of one test must fall into one minute of the server's clock.
@@ -92,14 +88,17 @@ private Q_SLOTS:
         m_pg = std::make_unique<PgFixture>();
         OUTBOX_START_PG(*m_pg);
         m_pg->setTemplatePreparer(migrateSchemaWithRoles);
-        QString name;
-        QSqlDatabase admin = m_pg->openFreshMigrated(name);
-        QVERIFY(admin.isOpen());
-        for (const char *group : {"operator", "viewer", "dispatcher"})
-            QVERIFY(sqlExec(admin, QStringLiteral("CREATE ROLE tst_history_%1 LOGIN IN ROLE "
-                                                  "outbox_%1")
-                                       .arg(QLatin1String(group))));
-        m_pg->closeAndDrop(admin, name);
+        // Roles are cluster-wide: any database will do to create them.
+        m_dbName = m_pg->freshMigratedDatabase();
+        QVERIFY(!m_dbName.isEmpty());
+        QSqlDatabase db = connection();
+        QVERIFY(sqlExec(db, QStringLiteral("DO $$ DECLARE g text; BEGIN"
+                                           " FOREACH g IN ARRAY ARRAY['dispatcher', 'operator',"
+                                           " 'viewer'] LOOP EXECUTE format('CREATE ROLE %I LOGIN"
+                                           " IN ROLE %I', 'tst_history_' || g, 'outbox_' || g);"
+                                           " END LOOP; END $$")));
+        m_sessions.clear();
+        QVERIFY(m_pg->dropDatabase(m_dbName));
     }
 
     void init() {
@@ -108,9 +107,7 @@ private Q_SLOTS:
     }
 
     void cleanup() {
-        for (const QString &name : std::as_const(m_connections))
-            store::closeDatabase(name);
-        m_connections.clear();
+        m_sessions.clear();
         m_pg->closeAndDrop(m_db, m_dbName);
     }
 
