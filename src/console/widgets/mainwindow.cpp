@@ -478,6 +478,11 @@ void MainWindow::startDemo() {
         m_layout->setShownByDefault(dispatcherDock, true);
         dispatcherDock->show();
     }
+    // The demo's panel charts it live; the history waits in the View menu.
+    if (auto *chartsDock = findChild<QDockWidget *>(QStringLiteral("chartsDock"))) {
+        m_layout->setShownByDefault(chartsDock, false);
+        chartsDock->hide();
+    }
     connect(m_demo, &DemoEnvironment::progress, this, [this](const QString &step) {
         statusBar()->showMessage(tr("Demo: %1").arg(step));
         m_indicators->setTarget(tr("demo: %1").arg(step));
