@@ -52,7 +52,12 @@ HistoryCharts::HistoryCharts(QWidget *parent)
                line(backlog, tr("processing"), QColor(0x91, 0x41, 0xac)),
                line(backlog, tr("dead"), QColor(0x3d, 0x38, 0x46)),
                line(backlog, tr("due now"), QColor(0xe6, 0x61, 0x00)),
-               line(age, tr("oldest due"), QColor(0xc6, 0x46, 0x00))};
+               line(age, tr("oldest due"), QColor(0x1a, 0x5f, 0xb4))};
+    // Due now is most of pending while a backlog drains: dashed, so the
+    // line under it shows.
+    QPen dashed = m_lines[DueNow].segments.constFirst()->pen();
+    dashed.setStyle(Qt::DashLine);
+    m_lines[DueNow].segments.constFirst()->setPen(dashed);
     QDateTimeAxis *x = nullptr;
     // Whole minutes: HH:mm names each point.
     const QString minutes = QStringLiteral("HH:mm");
@@ -186,6 +191,7 @@ void HistoryCharts::plot(Line &line, const QList<QPointF> &points) {
         runs.append(QList<QPointF>());
     while (line.segments.size() < runs.size()) {
         QLineSeries *segment = makeSeries(line.chart, line.name, line.color);
+        segment->setPen(line.segments.constFirst()->pen());
         for (QAbstractAxis *axis : line.segments.constFirst()->attachedAxes())
             segment->attachAxis(axis);
         for (QLegendMarker *marker : line.chart->legend()->markers(segment))
