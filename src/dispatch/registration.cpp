@@ -165,15 +165,17 @@ void Registration::recordHistory() {
     const qint64 failedDelta = std::max<qint64>(failed - m_recordedFailed, 0);
     const qint64 dead = std::max<qint64>(m_stats.dead - m_recordedDead, 0);
     store::HistoryStore history(m_session);
-    const auto failing = [this](const QString &error) {
+    const auto failing = [this](const core::Error &error) {
         if (!m_historyFailing)
             qCWarning(lcDispatch).noquote()
-                << QLatin1String("event=history_failed error=\"") % error % u'"';
+                << QLatin1String("event=history_failed error=\"") % error.message % u'"';
         m_historyFailing = true;
+        if (error.kind == core::ErrorKind::Unavailable)
+            m_session.close(); // reopened at the next beat
     };
     auto recorded = history.record(m_workerId, m_token, delivered, failedDelta, dead);
     if (!recorded)
-        return failing(recorded.errorMessage());
+        return failing(recorded.error());
     m_recordedDelivered += delivered;
     m_recordedFailed += failedDelta;
     m_recordedDead += dead;
@@ -181,9 +183,9 @@ void Registration::recordHistory() {
         // This minute has no backlog sample yet: the gauges' bounded counts.
         auto gauges = store::readQueueGauges(m_session);
         if (!gauges)
-            return failing(gauges.errorMessage());
+            return failing(gauges.error());
         if (auto sampled = history.recordBacklog(m_workerId, m_token, gauges.value()); !sampled)
-            return failing(sampled.errorMessage());
+            return failing(sampled.error());
     }
     if (m_historyFailing)
         qCInfo(lcDispatch).noquote() << QLatin1String("event=history_recovered");
