@@ -10,6 +10,7 @@
 #include <QLabel>
 #include <QLegendMarker>
 #include <QLineSeries>
+#include <QResizeEvent>
 #include <QStackedWidget>
 #include <QValueAxis>
 
@@ -75,12 +76,12 @@ HistoryCharts::HistoryCharts(QWidget *parent)
     m_backlogView->setObjectName(QStringLiteral("historyBacklogChart"));
     m_ageView->setObjectName(QStringLiteral("historyAgeChart"));
     auto *charts = new QWidget;
-    auto *row = new QHBoxLayout(charts);
-    row->setContentsMargins(0, 0, 0, 0);
+    m_row = new QBoxLayout(QBoxLayout::LeftToRight, charts);
+    m_row->setContentsMargins(0, 0, 0, 0);
     for (QChartView *view : {m_throughputView, m_backlogView, m_ageView}) {
         view->setRenderHint(QPainter::Antialiasing);
         view->setMinimumSize(220, 190);
-        row->addWidget(view);
+        m_row->addWidget(view);
     }
 
     m_message->setObjectName(QStringLiteral("historyMessage"));
@@ -99,6 +100,14 @@ HistoryCharts::HistoryCharts(QWidget *parent)
 }
 
 HistoryCharts::~HistoryCharts() = default;
+
+void HistoryCharts::resizeEvent(QResizeEvent *event) {
+    // In a row in the (wide) bottom dock, stacked when moved to a tall one.
+    const QSize size = event->size();
+    m_row->setDirection(size.width() >= 2 * size.height() ? QBoxLayout::LeftToRight
+                                                          : QBoxLayout::TopToBottom);
+    QWidget::resizeEvent(event);
+}
 
 void HistoryCharts::setClient(StoreClient *client) {
     if (m_client)

@@ -12,6 +12,7 @@
 class QChart;
 class QChartView;
 class QDateTimeAxis;
+class QBoxLayout;
 class QLabel;
 class QLineSeries;
 class QStackedWidget;
@@ -46,6 +47,9 @@ public Q_SLOTS:
     void refresh();
     void showHistory(const outbox::store::ThroughputHistory &history);
 
+protected:
+    void resizeEvent(QResizeEvent *event) override;
+
 private:
     struct Line {
         QChart *chart;
@@ -61,6 +65,7 @@ private:
     RequestId m_requestId = 0;
     QTimer m_timer;
     QStackedWidget *m_stack = nullptr;
+    QBoxLayout *m_row = nullptr; // the three charts
     QLabel *m_message = nullptr;
     QChartView *m_throughputView = nullptr;
     QChartView *m_backlogView = nullptr;
