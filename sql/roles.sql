@@ -80,3 +80,12 @@ GRANT EXECUTE ON FUNCTION
 GRANT EXECUTE ON FUNCTION outbox_pause(text, text, text, text, text, text),
                           outbox_resume(text, text, text, text, text)
     TO outbox_operator;
+
+-- Throughput and backlog history (006_throughput_history.sql): dispatchers
+-- write it through the functions, everybody reads it.
+GRANT SELECT ON outbox_throughput_history, outbox_backlog_history
+    TO outbox_dispatcher, outbox_operator, outbox_viewer;
+GRANT EXECUTE ON FUNCTION
+    outbox_history_record(uuid, text, bigint, bigint, bigint),
+    outbox_history_backlog(uuid, text, bigint, bigint, bigint, bigint, double precision)
+    TO outbox_dispatcher;

@@ -1,6 +1,8 @@
 #include "dispatch/registration.h"
 
 #include "dispatch/logging.h"
+#include "store/historystore.h"
+#include "store/queuegauges.h"
 
 #include <QCoreApplication>
 #include <QSysInfo>
@@ -47,6 +49,10 @@ void Registration::onStarted(const QUuid &workerId) {
     m_registered = false;
     m_lastDelivered = 0;
     m_lastFailed = 0;
+    m_recordedDelivered = 0;
+    m_recordedFailed = 0;
+    m_recordedDead = 0;
+    m_historyFailing = false;
     m_stats = DispatcherStats();
     m_sinceLastBeat.start();
     beat();
@@ -68,6 +74,7 @@ void Registration::onStopped() {
     if (m_workerId.isNull())
         return;
     if (m_registered && ensureOpen()) {
+        recordHistory(); // the last few seconds' deliveries
         store::RegistryStore registry(m_session);
         if (auto removed = registry.unregister(m_workerId, m_token); !removed)
             qCWarning(lcDispatch).noquote() << QLatin1String("event=unregister_failed error=\"") %
@@ -144,8 +151,45 @@ void Registration::beat() {
         m_session.close();
         return;
     }
-    if (!beaten.value())
+    if (!beaten.value()) {
         registerNow(); // the row was removed meanwhile
+        return;
+    }
+    recordHistory();
+}
+
+void Registration::recordHistory() {
+    const qint64 failed = m_stats.retried + m_stats.dead;
+    // Counters restart with a new run (onStarted resets both sides).
+    const qint64 delivered = std::max<qint64>(m_stats.delivered - m_recordedDelivered, 0);
+    const qint64 failedDelta = std::max<qint64>(failed - m_recordedFailed, 0);
+    const qint64 dead = std::max<qint64>(m_stats.dead - m_recordedDead, 0);
+    store::HistoryStore history(m_session);
+    const auto failing = [this](const core::Error &error) {
+        if (!m_historyFailing)
+            qCWarning(lcDispatch).noquote()
+                << QLatin1String("event=history_failed error=\"") % error.message % u'"';
+        m_historyFailing = true;
+        if (error.kind == core::ErrorKind::Unavailable)
+            m_session.close(); // reopened at the next beat
+    };
+    auto recorded = history.record(m_workerId, m_token, delivered, failedDelta, dead);
+    if (!recorded)
+        return failing(recorded.error());
+    m_recordedDelivered += delivered;
+    m_recordedFailed += failedDelta;
+    m_recordedDead += dead;
+    if (recorded.value()) {
+        // This minute has no backlog sample yet: the gauges' bounded counts.
+        auto gauges = store::readQueueGauges(m_session);
+        if (!gauges)
+            return failing(gauges.error());
+        if (auto sampled = history.recordBacklog(m_workerId, m_token, gauges.value()); !sampled)
+            return failing(sampled.error());
+    }
+    if (m_historyFailing)
+        qCInfo(lcDispatch).noquote() << QLatin1String("event=history_recovered");
+    m_historyFailing = false;
 }
 
 } // namespace outbox::dispatch

@@ -21,6 +21,12 @@ namespace outbox::dispatch {
 // slow or lost database never holds up delivery, and delivery never holds up
 // the heartbeat. A failed statement is logged and tried again at the next
 // beat (registering again when the row is gone).
+//
+// After each heartbeat it adds what was delivered since the previous one to
+// the throughput history, and records the backlog when the minute has no
+// sample yet (store::HistoryStore); counts not written are kept for the next
+// beat. A history that cannot be written (a role without the grant, a schema
+// before version 6) never stops the heartbeat.
 class Registration final : public QObject {
     Q_OBJECT
 public:
@@ -43,6 +49,7 @@ private:
     bool ensureOpen();
     bool registerNow();
     store::DispatcherHeartbeat nextHeartbeat();
+    void recordHistory();
 
     core::DispatcherConfig m_config;
     QString m_application;
@@ -58,6 +65,11 @@ private:
     qint64 m_lastDelivered = 0;
     qint64 m_lastFailed = 0;
     QElapsedTimer m_sinceLastBeat;
+    // The counters as last written to the history.
+    qint64 m_recordedDelivered = 0;
+    qint64 m_recordedFailed = 0;
+    qint64 m_recordedDead = 0;
+    bool m_historyFailing = false; // logged once until it works again
 };
 
 } // namespace outbox::dispatch

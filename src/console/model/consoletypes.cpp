@@ -22,7 +22,7 @@ constexpr core::EnumName<RequestKind> kRequestKindNames[] = {
     {RequestKind::Counts, "counts"},         {RequestKind::Page, "page"},
     {RequestKind::Detail, "detail"},         {RequestKind::ErrorGroups, "error groups"},
     {RequestKind::Privileges, "privileges"}, {RequestKind::ServerInfo, "server info"},
-    {RequestKind::Bulk, "bulk action"}};
+    {RequestKind::Bulk, "bulk action"},      {RequestKind::History, "history"}};
 
 QString requestKindName(RequestKind kind) {
     return core::nameOf(kRequestKindNames, kind, "request");

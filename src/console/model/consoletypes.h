@@ -33,6 +33,7 @@ enum class RequestKind {
     Privileges,
     ServerInfo,
     Bulk,
+    History,
 };
 QString requestKindName(RequestKind kind); // "counts", "page", ...
 

@@ -62,6 +62,7 @@ void StoreClient::wireResults(StoreWorker *worker) {
     forward(worker, &StoreWorker::errorGroupsReady, &StoreClient::errorGroupsReady);
     forward(worker, &StoreWorker::privilegesReady, &StoreClient::privilegesReady);
     forward(worker, &StoreWorker::serverInfoReady, &StoreClient::serverInfoReady);
+    forward(worker, &StoreWorker::historyReady, &StoreClient::historyReady);
     connect(worker, &StoreWorker::requestFailed, this,
             [this](RequestId id, RequestKind kind, const core::Error &error) {
                 if (const auto as = settle(id)) {
@@ -235,6 +236,13 @@ RequestId StoreClient::requestPrivileges() {
 RequestId StoreClient::requestServerInfo() {
     return submit(RequestKind::ServerInfo, {},
                   [](StoreWorker *w, RequestId id) { w->serverInfo(id); });
+}
+
+RequestId StoreClient::requestHistory(int minutes, const QString &supersedeKey) {
+    return submit(
+        RequestKind::History, supersedeKey,
+        [minutes](StoreWorker *w, RequestId id) { w->history(id, minutes); },
+        QStringLiteral("history/%1").arg(minutes));
 }
 
 template <typename Job, typename Task> void StoreClient::startJob(Job *job, Task task) {

@@ -6,6 +6,7 @@
 #include "core/conninfo.h"
 #include "core/result.h"
 #include "store/eventfilter.h"
+#include "store/historystore.h"
 #include "store/operations.h"
 #include "store/queries.h"
 
@@ -72,6 +73,8 @@ public:
                                  const QString &supersedeKey = {});
     RequestId requestPrivileges();
     RequestId requestServerInfo();
+    // The dispatchers' throughput and backlog history of the last `minutes`.
+    RequestId requestHistory(int minutes = 60, const QString &supersedeKey = {});
 
     // Starts an operator action on a pool thread. The returned job is
     // parented to this client; connect to its signals right away (they are
@@ -98,6 +101,8 @@ Q_SIGNALS:
     void privilegesReady(outbox::console::RequestId id,
                          const outbox::store::Privileges &privileges);
     void serverInfoReady(outbox::console::RequestId id, const outbox::store::ServerInfo &info);
+    void historyReady(outbox::console::RequestId id,
+                      const outbox::store::ThroughputHistory &history);
     void requestFailed(outbox::console::RequestId id, outbox::console::RequestKind kind,
                        const outbox::core::Error &error);
 

@@ -214,4 +214,13 @@ void StoreWorker::serverInfo(RequestId id) {
         &StoreWorker::serverInfoReady);
 }
 
+void StoreWorker::history(RequestId id, int minutes) {
+    answer(
+        id, RequestKind::History,
+        [&](store::EventQueries &) {
+            return store::HistoryStore(m_keeper.session()).read(minutes);
+        },
+        &StoreWorker::historyReady);
+}
+
 } // namespace outbox::console

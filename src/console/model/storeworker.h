@@ -4,6 +4,7 @@
 #include "core/conninfo.h"
 #include "core/result.h"
 #include "store/eventfilter.h"
+#include "store/historystore.h"
 #include "store/livecounts.h"
 #include "store/queries.h"
 #include "store/sessionkeeper.h"
@@ -44,6 +45,7 @@ public:
     void errorGroups(RequestId id, const store::EventFilter &filter, int limit);
     void privileges(RequestId id);
     void serverInfo(RequestId id);
+    void history(RequestId id, int minutes);
 
 Q_SIGNALS:
     void connectionStateChanged(outbox::console::ConnectionState state, const QString &message);
@@ -56,6 +58,8 @@ Q_SIGNALS:
     void privilegesReady(outbox::console::RequestId id,
                          const outbox::store::Privileges &privileges);
     void serverInfoReady(outbox::console::RequestId id, const outbox::store::ServerInfo &info);
+    void historyReady(outbox::console::RequestId id,
+                      const outbox::store::ThroughputHistory &history);
     void requestFailed(outbox::console::RequestId id, outbox::console::RequestKind kind,
                        const outbox::core::Error &error);
 

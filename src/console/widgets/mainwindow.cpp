@@ -15,6 +15,7 @@
 #include "console/widgets/errorgroupsview.h"
 #include "console/widgets/eventview.h"
 #include "console/widgets/filterbar.h"
+#include "console/widgets/historycharts.h"
 #include "console/widgets/keyboard.h"
 #include "console/widgets/operatoraids.h"
 #include "console/widgets/statusindicators.h"
@@ -159,6 +160,7 @@ void MainWindow::releaseClient() {
     m_errors->setClient(nullptr);
     m_detail->setClient(nullptr);
     m_actions->setClient(nullptr);
+    m_charts->setClient(nullptr);
     m_client.reset();
 }
 
@@ -187,6 +189,9 @@ void MainWindow::buildDocks() {
     // (View menu) and in demo mode.
     m_layout->addDock(tr("Dispatcher"), QStringLiteral("dispatcherDock"), m_dispatcher,
                       Qt::BottomDockWidgetArea, false);
+    m_charts = new HistoryCharts;
+    m_layout->addDock(tr("Charts"), QStringLiteral("chartsDock"), m_charts,
+                      Qt::BottomDockWidgetArea);
     m_registry = new DispatchersView(this, m_navView, &m_activity, m_detail); // its own dock
     m_layout->applyDefaults();
 }
@@ -290,6 +295,7 @@ void MainWindow::connectTo(const core::ConnInfo &info, const QString &profileNam
     m_errors->setClient(m_client.get());
     m_detail->setClient(m_client.get());
     m_actions->setClient(m_client.get());
+    m_charts->setClient(m_client.get());
     m_dispatcher->setConnInfo(m_options.readOnly ? store::readOnlySession(info) : info);
     m_registry->setConnInfo(info);
     m_indicators->setTarget(m_client->connectionDescription());
@@ -473,6 +479,11 @@ void MainWindow::startDemo() {
     if (auto *dispatcherDock = findChild<QDockWidget *>(QStringLiteral("dispatcherDock"))) {
         m_layout->setShownByDefault(dispatcherDock, true);
         dispatcherDock->show();
+    }
+    // The demo's panel charts it live; the history waits in the View menu.
+    if (auto *chartsDock = findChild<QDockWidget *>(QStringLiteral("chartsDock"))) {
+        m_layout->setShownByDefault(chartsDock, false);
+        chartsDock->hide();
     }
     connect(m_demo, &DemoEnvironment::progress, this, [this](const QString &step) {
         statusBar()->showMessage(tr("Demo: %1").arg(step));

@@ -32,6 +32,7 @@ class DispatchersView;
 class ErrorGroupsView;
 class EventView;
 class FilterBar;
+class HistoryCharts;
 class KeyboardNavigation;
 class StatusIndicators;
 class StatusNavModel;
@@ -111,6 +112,7 @@ private:
     StatusIndicators *m_indicators;
     ConnectionBanner *m_banner;
     DispatcherPanel *m_dispatcher;
+    HistoryCharts *m_charts = nullptr;     // the database's last hour, any connection
     DispatchersView *m_registry = nullptr; // registry dock, navigator pause/resume
     WindowLayout *m_layout;
     KeyboardNavigation *m_keys = nullptr;

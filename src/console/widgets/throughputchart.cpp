@@ -1,12 +1,12 @@
 #include "console/widgets/throughputchart.h"
 
+#include "console/widgets/chartstyle.h"
 #include "store/queries.h"
 
 #include <QBoxLayout>
 #include <QChart>
 #include <QChartView>
 #include <QDateTimeAxis>
-#include <QGraphicsLayout>
 #include <QLegendMarker>
 #include <QLineSeries>
 #include <QResizeEvent>
@@ -19,46 +19,7 @@ namespace outbox::console {
 
 namespace {
 
-QLineSeries *makeSeries(QChart *chart, const QString &name, const QColor &color) {
-    auto *series = new QLineSeries(chart);
-    series->setName(name);
-    QPen pen(color);
-    pen.setWidthF(1.8);
-    series->setPen(pen);
-    chart->addSeries(series);
-    return series;
-}
-
-QChart *makeChart(const QString &title) {
-    auto *chart = new QChart;
-    chart->setTitle(title);
-    chart->setAnimationOptions(QChart::NoAnimation); // samples arrive every ~0.5 s
-    chart->legend()->setAlignment(Qt::AlignBottom);
-    chart->setMargins(QMargins(4, 4, 4, 4));
-    chart->layout()->setContentsMargins(0, 0, 0, 0);
-    chart->setBackgroundRoundness(0);
-    QFont titleFont = chart->titleFont();
-    titleFont.setPointSizeF(titleFont.pointSizeF() * 0.9);
-    chart->setTitleFont(titleFont);
-    QFont legendFont = chart->legend()->font();
-    legendFont.setPointSizeF(legendFont.pointSizeF() * 0.85);
-    chart->legend()->setFont(legendFont);
-    return chart;
-}
-
 constexpr qint64 kMinimumGapMs = 10'000;
-
-// A round upper bound so the axis does not twitch with every sample.
-double niceCeiling(double value) {
-    if (value <= 0.0)
-        return 1.0;
-    const double magnitude = std::pow(10.0, std::floor(std::log10(value)));
-    for (const double step : {1.0, 2.0, 2.5, 5.0, 10.0}) {
-        if (value <= step * magnitude)
-            return step * magnitude;
-    }
-    return 10.0 * magnitude;
-}
 
 } // namespace
 
@@ -74,34 +35,11 @@ ThroughputChart::ThroughputChart(QWidget *parent)
     m_processing = makeSeries(backlog, tr("processing"), QColor(0x91, 0x41, 0xac));
     m_dead = makeSeries(backlog, tr("dead"), QColor(0x3d, 0x38, 0x46));
 
-    const auto setupAxes = [](QChart *chart, QDateTimeAxis *&x, QValueAxis *&y,
-                              const QString &labelFormat) {
-        x = new QDateTimeAxis(chart);
-        // Ticks are spread over the window, not on whole minutes, so the
-        // labels carry seconds (HH:mm alone would misname them); four fit a
-        // narrow dock.
-        x->setFormat(QStringLiteral("HH:mm:ss"));
-        x->setTickCount(4);
-        y = new QValueAxis(chart);
-        y->setLabelFormat(labelFormat);
-        y->setRange(0, 1);
-        // Three ticks: five need more height than the dock usually gives and
-        // Qt Charts then elides every label to "...".
-        y->setTickCount(3);
-        QFont small = y->labelsFont();
-        small.setPointSizeF(small.pointSizeF() * 0.85);
-        x->setLabelsFont(small);
-        y->setLabelsFont(small);
-        chart->addAxis(x, Qt::AlignBottom);
-        chart->addAxis(y, Qt::AlignLeft);
-        const auto all = chart->series();
-        for (QAbstractSeries *series : all) {
-            series->attachAxis(x);
-            series->attachAxis(y);
-        }
-    };
-    setupAxes(throughput, m_throughputX, m_throughputY, QStringLiteral("%g"));
-    setupAxes(backlog, m_backlogX, m_backlogY, QStringLiteral("%.0f")); // whole rows
+    // Ticks are spread over the window, not on whole minutes, so the labels
+    // carry seconds (HH:mm alone would misname them).
+    const QString timeFormat = QStringLiteral("HH:mm:ss");
+    addTimeAxes(throughput, m_throughputX, m_throughputY, timeFormat, QStringLiteral("%g"));
+    addTimeAxes(backlog, m_backlogX, m_backlogY, timeFormat, QStringLiteral("%.0f")); // whole rows
 
     m_throughputView = new QChartView(throughput, this);
     m_backlogView = new QChartView(backlog, this);
