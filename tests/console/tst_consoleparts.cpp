@@ -5,6 +5,7 @@
 #include "console/model/commandline.h"
 #include "console/model/consolesettings.h"
 #include "console/model/eventexplanation.h"
+#include "console/model/exportjob.h"
 #include "console/widgets/actions.h"
 #include "console/widgets/application.h"
 #include "console/widgets/jsonhighlighter.h"
@@ -208,7 +209,7 @@ void TestConsoleParts::jsonLineKeepsPayloadExactly() {
     e.payload = QByteArray(R"({"big": 12345678901234567890, "s": "x\ny"})");
     e.dedupeKey = QStringLiteral("inv-1");
     e.lastError = QStringLiteral("HTTP 503");
-    const QByteArray line = console::ActionController::toJsonLine(e);
+    const QByteArray line = console::eventJsonLine(e);
     QVERIFY(!line.contains('\n'));
     QVERIFY2(line.contains(R"("payload":{"big": 12345678901234567890)"), line.constData());
     QJsonParseError error;
@@ -223,7 +224,7 @@ void TestConsoleParts::jsonLineKeepsPayloadExactly() {
              QStringLiteral("x\ny"));
 
     e.payload = QByteArray("42");
-    const QJsonDocument scalar = QJsonDocument::fromJson(console::ActionController::toJsonLine(e));
+    const QJsonDocument scalar = QJsonDocument::fromJson(console::eventJsonLine(e));
     QCOMPARE(scalar.object().value(QStringLiteral("payload")).toString(), QStringLiteral("42"));
 }
 

@@ -255,7 +255,7 @@ void TestJobsWindow::stoppedExportLeavesNoFile() {
     store::EventFilter filter;
     filter.status = core::Status::Dead;
     // One row a page, stopped at the first progress report.
-    console::ExportJob *job = client.startExport(filter, path, &ActionController::toJsonLine, 1);
+    console::ExportJob *job = client.startExport(filter, path, &console::eventJsonLine, 1);
     const int id = jobs.addExport(job, QStringLiteral("stopped export"));
     connect(job, &console::ExportJob::progress, job, [&jobs, id](qint64 done) {
         if (done > 0)

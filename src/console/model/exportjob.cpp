@@ -1,10 +1,70 @@
 #include "console/model/exportjob.h"
 
+#include "core/uuidtext.h"
 #include "store/session.h"
 
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QJsonValue>
 #include <QSaveFile>
 
 namespace outbox::console {
+
+namespace {
+
+QJsonValue optionalText(const std::optional<QString> &value) {
+    return value ? QJsonValue(*value) : QJsonValue(QJsonValue::Null);
+}
+
+QJsonValue optionalId(const std::optional<QUuid> &value) {
+    return value ? QJsonValue(core::uuidText(*value)) : QJsonValue(QJsonValue::Null);
+}
+
+QJsonValue timeValue(const QDateTime &time) {
+    return time.isValid() ? QJsonValue(time.toUTC().toString(Qt::ISODateWithMs))
+                          : QJsonValue(QJsonValue::Null);
+}
+
+} // namespace
+
+QByteArray eventJsonLine(const core::OutboxEvent &e) {
+    QJsonObject o;
+    o.insert(QStringLiteral("id"), core::uuidText(e.id));
+    o.insert(QStringLiteral("namespace"), e.nameSpace);
+    o.insert(QStringLiteral("topic"), e.topic);
+    o.insert(QStringLiteral("aggregate_type"), optionalText(e.aggregateType));
+    o.insert(QStringLiteral("aggregate_id"), optionalText(e.aggregateId));
+    o.insert(QStringLiteral("tenant_id"), optionalId(e.tenantId));
+    o.insert(QStringLiteral("dedupe_key"), optionalText(e.dedupeKey));
+    o.insert(QStringLiteral("status"), core::statusName(e.status));
+    o.insert(QStringLiteral("attempts"), e.attempts);
+    o.insert(QStringLiteral("next_attempt_at"), timeValue(e.nextAttemptAt));
+    o.insert(QStringLiteral("locked_by"), optionalId(e.lockedBy));
+    o.insert(QStringLiteral("locked_until"), timeValue(e.lockedUntil));
+    o.insert(QStringLiteral("last_error"), optionalText(e.lastError));
+    o.insert(QStringLiteral("delivered_at"), timeValue(e.deliveredAt));
+    o.insert(QStringLiteral("created_at"), timeValue(e.createdAt));
+    o.insert(QStringLiteral("updated_at"), timeValue(e.updatedAt));
+    o.insert(QStringLiteral("replay_of"), optionalId(e.replayOf));
+    QByteArray line = QJsonDocument(o).toJson(QJsonDocument::Compact);
+    // The payload goes in as stored, so large numbers keep every digit.
+    const QByteArray payload = e.payload.trimmed();
+    const bool splice =
+        !payload.isEmpty() && !payload.contains('\n') && !QJsonDocument::fromJson(payload).isNull();
+    line.chop(1); // the closing brace
+    line += ",\"payload\":";
+    if (splice) {
+        line += payload;
+    } else {
+        // Scalars (and anything odd) go through a JSON string.
+        QJsonObject wrap;
+        wrap.insert(QStringLiteral("v"), QString::fromUtf8(payload));
+        const QByteArray w = QJsonDocument(wrap).toJson(QJsonDocument::Compact);
+        line += w.mid(5, w.size() - 6); // {"v":<value>}
+    }
+    line += '}';
+    return line;
+}
 
 ExportJob::ExportJob(store::EventFilter filter, QString path, QObject *parent)
     : BackgroundJob(parent)

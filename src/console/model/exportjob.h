@@ -42,6 +42,12 @@ private:
     QString m_path;
 };
 
+// One event as one line of JSON (no newline): every column, the payload
+// spliced in as stored so that large numbers keep every digit (a payload that
+// is not a JSON object or array goes in as a JSON string). The format of the
+// console's exports, of a whole filter and of selected rows alike.
+QByteArray eventJsonLine(const core::OutboxEvent &event);
+
 // The body of an export, run on a pool thread.
 struct ExportTask {
     core::ConnInfo connInfo;

@@ -4,6 +4,7 @@
 #include "console/model/consolesettings.h"
 #include "console/model/consoletypes.h"
 #include "console/model/databasesettings.h"
+#include "console/model/exportjob.h"
 #include "console/model/storeclient.h"
 #include "console/widgets/bulkdialog.h"
 #include "console/widgets/jsonhighlighter.h"
@@ -120,19 +121,6 @@ bool isSelectionChange(int kind) {
 
 bool isMatchingChange(int kind) {
     return kind >= ActionController::RetryMatching && kind <= ActionController::PurgeOld;
-}
-
-QJsonValue optionalText(const std::optional<QString> &value) {
-    return value ? QJsonValue(*value) : QJsonValue(QJsonValue::Null);
-}
-
-QJsonValue optionalId(const std::optional<QUuid> &value) {
-    return value ? QJsonValue(core::uuidText(*value)) : QJsonValue(QJsonValue::Null);
-}
-
-QJsonValue timeValue(const QDateTime &time) {
-    return time.isValid() ? QJsonValue(time.toUTC().toString(Qt::ISODateWithMs))
-                          : QJsonValue(QJsonValue::Null);
 }
 
 // A tooltip that names the action's shortcut, as its menu entry does.
@@ -539,45 +527,6 @@ void ActionController::copyPayloads() {
                                         : tr("Copied %1 payloads.").arg(selected.size()));
 }
 
-QByteArray ActionController::toJsonLine(const core::OutboxEvent &e) {
-    QJsonObject o;
-    o.insert(QStringLiteral("id"), core::uuidText(e.id));
-    o.insert(QStringLiteral("namespace"), e.nameSpace);
-    o.insert(QStringLiteral("topic"), e.topic);
-    o.insert(QStringLiteral("aggregate_type"), optionalText(e.aggregateType));
-    o.insert(QStringLiteral("aggregate_id"), optionalText(e.aggregateId));
-    o.insert(QStringLiteral("tenant_id"), optionalId(e.tenantId));
-    o.insert(QStringLiteral("dedupe_key"), optionalText(e.dedupeKey));
-    o.insert(QStringLiteral("status"), core::statusName(e.status));
-    o.insert(QStringLiteral("attempts"), e.attempts);
-    o.insert(QStringLiteral("next_attempt_at"), timeValue(e.nextAttemptAt));
-    o.insert(QStringLiteral("locked_by"), optionalId(e.lockedBy));
-    o.insert(QStringLiteral("locked_until"), timeValue(e.lockedUntil));
-    o.insert(QStringLiteral("last_error"), optionalText(e.lastError));
-    o.insert(QStringLiteral("delivered_at"), timeValue(e.deliveredAt));
-    o.insert(QStringLiteral("created_at"), timeValue(e.createdAt));
-    o.insert(QStringLiteral("updated_at"), timeValue(e.updatedAt));
-    o.insert(QStringLiteral("replay_of"), optionalId(e.replayOf));
-    QByteArray line = QJsonDocument(o).toJson(QJsonDocument::Compact);
-    // The payload goes in as stored, so large numbers keep every digit.
-    const QByteArray payload = e.payload.trimmed();
-    const bool splice =
-        !payload.isEmpty() && !payload.contains('\n') && !QJsonDocument::fromJson(payload).isNull();
-    line.chop(1); // the closing brace
-    line += ",\"payload\":";
-    if (splice) {
-        line += payload;
-    } else {
-        // Scalars (and anything odd) go through a JSON string.
-        QJsonObject wrap;
-        wrap.insert(QStringLiteral("v"), QString::fromUtf8(payload));
-        const QByteArray w = QJsonDocument(wrap).toJson(QJsonDocument::Compact);
-        line += w.mid(5, w.size() - 6); // {"v":<value>}
-    }
-    line += '}';
-    return line;
-}
-
 void ActionController::exportJsonLines() {
     const QList<core::OutboxEvent> selected = selection();
     if (selected.isEmpty()) {
@@ -596,7 +545,7 @@ void ActionController::exportJsonLines() {
         return;
     }
     for (const auto &e : selected) {
-        file.write(toJsonLine(e));
+        file.write(eventJsonLine(e));
         file.write("\n");
     }
     if (!file.commit()) {

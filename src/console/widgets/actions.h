@@ -88,9 +88,6 @@ public:
     // Re-evaluates what the selection allows; call on selection changes.
     void updateState();
 
-    // JSON object for one event (export and copy): metadata + parsed payload.
-    static QByteArray toJsonLine(const core::OutboxEvent &event);
-
 Q_SIGNALS:
     void message(const QString &text);
     // An action changed (or may have changed) events: views should refresh.

@@ -102,7 +102,7 @@ void JobsController::startExport(const QString &path) {
         return;
     }
     const store::EventFilter filter = m_actions->currentFilter();
-    ExportJob *job = m_client->startExport(filter, path, &ActionController::toJsonLine);
+    ExportJob *job = m_client->startExport(filter, path, &eventJsonLine);
     const QString described = filter.describe();
     QString title = tr("Export to %1").arg(path);
     if (!described.isEmpty()) {
