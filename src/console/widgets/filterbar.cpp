@@ -14,7 +14,7 @@ constexpr int kTypingDelayMs = 300;
 // The error chip's width is bounded and its text elided, and it keeps its
 // place while hidden: choosing or removing an error group never changes what
 // the filter bar needs, so the panes beside it never move.
-constexpr int kChipMinimumWidth = 80;
+constexpr int kChipMinimumWidth = 64;
 constexpr int kChipMaximumWidth = 260;
 
 QString comboValue(const QComboBox *combo) {
