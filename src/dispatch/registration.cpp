@@ -109,8 +109,9 @@ bool Registration::registerNow() {
     r.concurrency = m_config.concurrency;
     r.heartbeatInterval = m_interval;
     r.startedAt = m_startedAt;
-    store::RegistryStore registry(m_session);
-    if (auto registered = registry.registerDispatcher(r); !registered) {
+    // Store handles are temporaries: none may still hold the connection
+    // when a failure closes the session (Qt warns "still in use").
+    if (auto registered = store::RegistryStore(m_session).registerDispatcher(r); !registered) {
         qCWarning(lcDispatch).noquote()
             << QLatin1String("event=register_failed error=\"") % registered.errorMessage() % u'"';
         m_session.close(); // reopened and registered again at the next beat
@@ -143,8 +144,7 @@ void Registration::beat() {
         registerNow();
         return;
     }
-    store::RegistryStore registry(m_session);
-    auto beaten = registry.heartbeat(m_workerId, m_token, nextHeartbeat());
+    auto beaten = store::RegistryStore(m_session).heartbeat(m_workerId, m_token, nextHeartbeat());
     if (!beaten) {
         qCWarning(lcDispatch).noquote()
             << QLatin1String("event=heartbeat_failed error=\"") % beaten.errorMessage() % u'"';
@@ -159,37 +159,45 @@ void Registration::beat() {
 }
 
 void Registration::recordHistory() {
+    // The history store is gone when writeHistory() returns, so the session
+    // may be closed here.
+    auto written = writeHistory();
+    if (!written) {
+        if (!m_historyFailing)
+            qCWarning(lcDispatch).noquote()
+                << QLatin1String("event=history_failed error=\"") % written.errorMessage() % u'"';
+        m_historyFailing = true;
+        if (written.error().kind == core::ErrorKind::Unavailable)
+            m_session.close(); // reopened at the next beat
+        return;
+    }
+    if (m_historyFailing)
+        qCInfo(lcDispatch).noquote() << QLatin1String("event=history_recovered");
+    m_historyFailing = false;
+}
+
+core::Result<void> Registration::writeHistory() {
     const qint64 failed = m_stats.retried + m_stats.dead;
     // Counters restart with a new run (onStarted resets both sides).
     const qint64 delivered = std::max<qint64>(m_stats.delivered - m_recordedDelivered, 0);
     const qint64 failedDelta = std::max<qint64>(failed - m_recordedFailed, 0);
     const qint64 dead = std::max<qint64>(m_stats.dead - m_recordedDead, 0);
     store::HistoryStore history(m_session);
-    const auto failing = [this](const core::Error &error) {
-        if (!m_historyFailing)
-            qCWarning(lcDispatch).noquote()
-                << QLatin1String("event=history_failed error=\"") % error.message % u'"';
-        m_historyFailing = true;
-        if (error.kind == core::ErrorKind::Unavailable)
-            m_session.close(); // reopened at the next beat
-    };
     auto recorded = history.record(m_workerId, m_token, delivered, failedDelta, dead);
     if (!recorded)
-        return failing(recorded.error());
+        return recorded.error();
     m_recordedDelivered += delivered;
     m_recordedFailed += failedDelta;
     m_recordedDead += dead;
-    if (recorded.value()) {
-        // This minute has no backlog sample yet: the gauges' bounded counts.
-        auto gauges = store::readQueueGauges(m_session);
-        if (!gauges)
-            return failing(gauges.error());
-        if (auto sampled = history.recordBacklog(m_workerId, m_token, gauges.value()); !sampled)
-            return failing(sampled.error());
-    }
-    if (m_historyFailing)
-        qCInfo(lcDispatch).noquote() << QLatin1String("event=history_recovered");
-    m_historyFailing = false;
+    if (!recorded.value())
+        return {};
+    // This minute has no backlog sample yet: the gauges' bounded counts.
+    auto gauges = store::readQueueGauges(m_session);
+    if (!gauges)
+        return gauges.error();
+    if (auto sampled = history.recordBacklog(m_workerId, m_token, gauges.value()); !sampled)
+        return sampled.error();
+    return {};
 }
 
 } // namespace outbox::dispatch

@@ -50,6 +50,7 @@ private:
     bool registerNow();
     store::DispatcherHeartbeat nextHeartbeat();
     void recordHistory();
+    core::Result<void> writeHistory();
 
     core::DispatcherConfig m_config;
     QString m_application;
