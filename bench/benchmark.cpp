@@ -5,6 +5,7 @@
 #include "core/uuidv7.h"
 #include "devtools/httpsinks.h"
 #include "devtools/inprocesspublisher.h"
+#include "store/migrator.h"
 #include "store/outboxstore.h"
 
 #include <QElapsedTimer>
@@ -32,20 +33,15 @@ template <typename T> core::Result<T> in(const QString &phase, core::Result<T> r
 
 // Delivered count at `seconds`, interpolated between samples.
 double deliveredAt(const QList<DeliverySample> &samples, double seconds) {
-    if (samples.isEmpty())
-        return 0.0;
-    if (seconds <= samples.first().seconds)
-        return double(samples.first().delivered);
     for (qsizetype i = 1; i < samples.size(); ++i) {
-        const DeliverySample &a = samples.at(i - 1);
-        const DeliverySample &b = samples.at(i);
+        const DeliverySample &a = samples.at(i - 1), &b = samples.at(i);
         if (seconds <= b.seconds) {
             const double span = b.seconds - a.seconds;
-            const double f = span > 0 ? (seconds - a.seconds) / span : 1.0;
+            const double f = span > 0 ? std::clamp((seconds - a.seconds) / span, 0.0, 1.0) : 1.0;
             return double(a.delivered) + f * double(b.delivered - a.delivered);
         }
     }
-    return double(samples.last().delivered);
+    return samples.isEmpty() ? 0.0 : double(samples.last().delivered);
 }
 
 double rate(qint64 events, double seconds) {
@@ -346,8 +342,9 @@ core::Result<QJsonObject> Benchmark::retention() {
 // A burst into statistics taken while nothing was pending (3 x burst
 // delivered rows, VACUUM ANALYZE, the dispatcher started in that quiet
 // state), against the same burst followed by ANALYZE; then `burst` events
-// over burst / 10 aggregates, unordered and in aggregate order. Database
-// only; a burst commits in one transaction, and its rate counts from there.
+// over burst / 10 aggregates, unordered without and with the index of
+// aggregate order (`migrate --aggregate-order`), then in aggregate order.
+// Database only; a burst commits in one transaction, its rate counts from there.
 core::Result<QJsonObject> Benchmark::claimPath() {
     store::BenchQueries &sql = database.sql();
     const auto insert = [&](bool delivered, int aggregates, qint64 events) {
@@ -356,16 +353,20 @@ core::Result<QJsonObject> Benchmark::claimPath() {
                 {events, kThroughputTopic, o.payloadBytes, delivered, aggregates});
         });
     };
-    enum class Load { Burst, BurstThenAnalyze, Aggregates };
+    enum class Load { Burst, BurstThenAnalyze, Aggregates, AggregatesIndexed };
     QJsonObject out;
     for (const auto &[key, load, ordering] :
          {std::tuple{"stale_statistics_events_per_s", Load::Burst, core::Ordering::None},
           {"fresh_statistics_events_per_s", Load::BurstThenAnalyze, core::Ordering::None},
           {"unordered_events_per_s", Load::Aggregates, core::Ordering::None},
-          {"aggregate_order_events_per_s", Load::Aggregates, core::Ordering::Aggregate}}) {
+          {"unordered_indexed_events_per_s", Load::AggregatesIndexed, core::Ordering::None},
+          {"aggregate_order_events_per_s", Load::AggregatesIndexed, core::Ordering::Aggregate}}) {
         progress(
             QStringLiteral("claim path: %1 events, %2...").arg(o.burst).arg(QLatin1String(key)));
-        const bool burst = load != Load::Aggregates;
+        const bool burst = load == Load::Burst || load == Load::BurstThenAnalyze;
+        if (load == Load::AggregatesIndexed)
+            if (auto on = store::Migrator(sql.database()).enableAggregateOrder(); !on)
+                return on.error();
         auto loaded = sql.truncate();
         if (loaded)
             loaded = burst ? insert(true, 0, 3 * qint64(o.burst))
@@ -393,16 +394,18 @@ core::Result<QJsonObject> Benchmark::claimPath() {
             return ran ? inserted.error() : ran.error();
         out.insert(QLatin1String(key), rounded(rate(o.burst, ran->seconds - insertSeconds), 0));
     }
-    const auto ratio = [&out](const char *a, const char *b) {
+    for (const auto &[key, a, b] :
+         {std::tuple{"stale_ratio", "stale_statistics_events_per_s",
+                     "fresh_statistics_events_per_s"},
+          {"aggregate_order_ratio", "aggregate_order_events_per_s", "unordered_events_per_s"},
+          {"index_off_ratio", "unordered_events_per_s", "unordered_indexed_events_per_s"}}) {
         const double below = out.value(QLatin1String(b)).toDouble();
-        return rounded(below > 0 ? out.value(QLatin1String(a)).toDouble() / below : 0.0, 3);
-    };
-    out.insert(QStringLiteral("stale_ratio"),
-               ratio("stale_statistics_events_per_s", "fresh_statistics_events_per_s"));
-    out.insert(QStringLiteral("aggregate_order_ratio"),
-               ratio("aggregate_order_events_per_s", "unordered_events_per_s"));
+        out.insert(QLatin1String(key),
+                   rounded(below > 0 ? out.value(QLatin1String(a)).toDouble() / below : 0.0, 3));
+    }
     out.insert(QStringLiteral("events"), o.burst);
-    return out;
+    auto off = sql.exec(QStringLiteral("DROP INDEX outbox_events_aggregate_idx"), QString());
+    return off ? core::Result<QJsonObject>(out) : off.error();
 }
 
 QJsonObject Benchmark::environment() const {

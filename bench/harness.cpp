@@ -51,9 +51,7 @@ QString loadAverage() {
     QFile file(QStringLiteral("/proc/loadavg"));
     if (!file.open(QIODevice::ReadOnly))
         return {};
-    const QList<QByteArray> parts = file.readAll().split(' ');
-    return parts.size() >= 3 ? QString::fromLatin1(parts[0] + ' ' + parts[1] + ' ' + parts[2])
-                             : QString();
+    return QString::fromLatin1(file.readAll()).section(QLatin1Char(' '), 0, 2);
 }
 
 QString cpuModel() {

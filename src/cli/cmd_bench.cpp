@@ -1,5 +1,6 @@
 #include "bench/benchmark.h"
 #include "bench/harness.h"
+#include "bench/report.h"
 #include "cli/commands.h"
 #include "cli/output.h"
 
@@ -133,6 +134,11 @@ void printHuman(QTextStream &out, const bench::BenchResults &r) {
                             .arg(std::max<qint64>(burst / 10, 1)),
                         c("aggregate_order_events_per_s") + QStringLiteral(" / ") +
                             c("unordered_events_per_s")});
+        figures.addRow({QStringLiteral("unordered, aggregate-order index off / on (%1)")
+                            .arg(bench::percent(
+                                r.claimPath.value(QLatin1String("index_off_ratio")).toDouble())),
+                        c("unordered_events_per_s") + QStringLiteral(" / ") +
+                            c("unordered_indexed_events_per_s")});
     }
     figures.print(out);
     out << '\n';

@@ -6,7 +6,6 @@
 #include "dispatch/dispatcherhost.h"
 #include "dispatch/metricsserver.h"
 #include "dispatch/storeconnection.h"
-#include "store/migrator.h"
 #include "store/session.h"
 
 #include <QElapsedTimer>
@@ -133,7 +132,7 @@ QString statsLine(const dispatch::DispatcherStats &stats, const Interval &interv
 // One connection before the dispatcher starts, to tell "wrong password,
 // missing schema" (will not fix itself: exit now) from "server not reachable
 // yet" (a daemon waits for it).
-int preflight(CommandParser &parser, const core::ConnInfo &info) {
+int preflight(CommandParser &parser, const core::ConnInfo &info, core::Ordering ordering) {
     store::Session session(info, {.applicationName = QStringLiteral("outbox-dispatch-check")});
     if (const auto opened = session.open(); !opened) {
         if (opened.errorKind() != core::ErrorKind::Unavailable)
@@ -150,10 +149,8 @@ int preflight(CommandParser &parser, const core::ConnInfo &info) {
                                ? core::Error{core::ErrorKind::Invalid, error.message}
                                : error);
     };
-    if (const auto allowed = dispatch::checkDispatchPrivileges(session); !allowed)
-        return setupError(allowed.error());
-    if (const auto current = store::Migrator(session).checkCurrent(); !current)
-        return setupError(current.error());
+    if (const auto ready = dispatch::checkDispatchSetup(session, ordering); !ready)
+        return setupError(ready.error());
     return ExitOk;
 }
 
@@ -412,7 +409,8 @@ int runDispatch(CommandContext &context) {
         return parser.fail(connInfo.error());
 
     installServiceLogging(parser.isSet(QStringLiteral("verbose")));
-    if (const int code = preflight(parser, connInfo.value()); code != ExitOk)
+    if (const int code = preflight(parser, connInfo.value(), options.config.ordering);
+        code != ExitOk)
         return code;
     return serve(parser, connInfo.value(), options);
 }

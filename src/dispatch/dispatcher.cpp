@@ -20,7 +20,7 @@ Dispatcher::Dispatcher(core::ConnInfo connInfo, core::DispatcherConfig config,
     , m_factory(std::move(publisherFactory))
     , m_options(std::move(options))
     , m_rng(QRandomGenerator::securelySeeded())
-    , m_connection(m_connInfo, m_options.applicationName)
+    , m_connection(m_connInfo, m_options.applicationName, m_config.ordering)
     // Parented so that moveToThread() takes the timers along.
     , m_claimTimer(this)
     , m_watchdogTimer(this)

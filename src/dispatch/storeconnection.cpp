@@ -30,12 +30,28 @@ core::Result<void> checkDispatchPrivileges(store::Session &session) {
                                       "`outboxctl migrate --with-roles`)")};
 }
 
-StoreConnection::StoreConnection(core::ConnInfo connInfo, const QString &applicationName)
-    : m_session(std::move(connInfo), [&applicationName] {
-        auto options = dispatcherSessionOptions(applicationName);
-        options.genericPlans = true;
-        return options;
-    }()) {}
+core::Result<void> checkDispatchSetup(store::Session &session, core::Ordering ordering) {
+    // Privileges first: without them the schema check itself would fail
+    // with a bare "permission denied".
+    if (const auto allowed = checkDispatchPrivileges(session); !allowed)
+        return allowed;
+    const store::Migrator migrator(session);
+    if (const auto current = migrator.checkCurrent(); !current)
+        return current;
+    if (ordering == core::Ordering::Aggregate)
+        return migrator.checkAggregateOrder();
+    return {};
+}
+
+StoreConnection::StoreConnection(core::ConnInfo connInfo, const QString &applicationName,
+                                 core::Ordering ordering)
+    : m_session(std::move(connInfo),
+                [&applicationName] {
+                    auto options = dispatcherSessionOptions(applicationName);
+                    options.genericPlans = true;
+                    return options;
+                }())
+    , m_ordering(ordering) {}
 
 StoreConnection::~StoreConnection() {
     close();
@@ -46,15 +62,9 @@ core::Result<void> StoreConnection::open(bool checkSchema) {
     if (auto opened = m_session.open(); !opened)
         return opened;
     if (checkSchema) {
-        // Privileges first: without them the schema check itself would fail
-        // with a bare "permission denied".
-        if (const auto allowed = checkDispatchPrivileges(m_session); !allowed) {
+        if (const auto ready = checkDispatchSetup(m_session, m_ordering); !ready) {
             m_session.close();
-            return allowed.error();
-        }
-        if (const auto current = store::Migrator(m_session).checkCurrent(); !current) {
-            m_session.close();
-            return current.error();
+            return ready;
         }
     }
     m_store = std::make_unique<store::OutboxStore>(m_session);

@@ -26,20 +26,24 @@ store::Session::Options dispatcherSessionOptions(const QString &applicationName)
 // statement would otherwise fail the same way forever.
 core::Result<void> checkDispatchPrivileges(store::Session &session);
 
+// Everything a dispatcher needs of the database, checked before it starts:
+// the privileges (above), the schema this binary knows, and with aggregate
+// order the index it needs. The errors name the fix.
+core::Result<void> checkDispatchSetup(store::Session &session, core::Ordering ordering);
+
 // The dispatcher's own database session (with OutboxStore's planner
 // settings) and the OutboxStore on it. Opened and used in one thread;
 // reopened after a loss. Dispatcher-internal.
 class StoreConnection final {
 public:
     // `applicationName` is used unless the ConnInfo names one.
-    StoreConnection(core::ConnInfo connInfo, const QString &applicationName);
+    StoreConnection(core::ConnInfo connInfo, const QString &applicationName,
+                    core::Ordering ordering);
     ~StoreConnection();
     Q_DISABLE_COPY_MOVE(StoreConnection)
 
     // Closes any previous connection first. With `checkSchema` a database
-    // whose schema this binary does not know is refused (the error says to
-    // run `outboxctl migrate`), and so is a login without the dispatcher's
-    // privileges (checkDispatchPrivileges).
+    // that checkDispatchSetup() refuses is refused.
     core::Result<void> open(bool checkSchema);
     void close();
 
@@ -49,6 +53,7 @@ public:
 
 private:
     store::Session m_session;
+    core::Ordering m_ordering;
     std::unique_ptr<store::OutboxStore> m_store;
 };
 

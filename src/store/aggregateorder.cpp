@@ -11,7 +11,7 @@ namespace outbox::store {
 core::Result<std::optional<AggregateBlocker>> readAggregateBlocker(QSqlDatabase db, const QUuid &id,
                                                                    const QString &context) {
     // The same test as the ordered claim (OutboxStore::Statement::Claim), read
-    // through outbox_events_aggregate_idx.
+    // through outbox_events_aggregate_idx; none while aggregate order is off.
     auto query = exec(db,
                       QStringLiteral("SELECT p.id::text, p.status, count(*) OVER ()"
                                      " FROM outbox_events e"
@@ -21,6 +21,7 @@ core::Result<std::optional<AggregateBlocker>> readAggregateBlocker(QSqlDatabase 
                                      "  AND p.status IN ('pending', 'processing', 'dead')"
                                      "  AND (p.created_at, p.id) < (e.created_at, e.id)"
                                      " WHERE e.id = ?::uuid AND e.status <> 'delivered'"
+                                     "   AND outbox_aggregate_order_on()"
                                      " ORDER BY p.created_at, p.id LIMIT 1"),
                       {core::uuidText(id)}, context);
     if (!query)

@@ -23,7 +23,8 @@ struct AggregateBlocker {
 };
 
 // The blocker of the event `id`; nullopt when it has none (no aggregate,
-// delivered, or first in line). Runs in the caller's transaction.
+// delivered, first in line, or aggregate order off for the database). Runs in
+// the caller's transaction.
 core::Result<std::optional<AggregateBlocker>> readAggregateBlocker(QSqlDatabase db, const QUuid &id,
                                                                    const QString &context);
 

@@ -245,10 +245,11 @@ core::Result<qint64> BenchQueries::autovacuumCount() {
 }
 
 core::Result<void> BenchQueries::forceGenericPlans(bool on) {
-    return exec(on ? OutboxStore::sessionSettings()
-                   : QStringLiteral("SELECT set_config(name, reset_val, false) FROM pg_settings"
-                                    " WHERE name = 'plan_cache_mode' OR name LIKE 'enable\\_%'"),
-                QStringLiteral("the dispatcher's planner settings"));
+    return exec(
+        on ? OutboxStore::sessionSettings()
+           : QStringLiteral("SELECT set_config(name, reset_val, false) FROM pg_settings"
+                            " WHERE name IN ('plan_cache_mode', 'jit') OR name LIKE 'enable\\_%'"),
+        QStringLiteral("the dispatcher's planner settings"));
 }
 
 core::Result<QList<ProducedEvent>> BenchQueries::produce(const ProduceBatch &batch, qint64 tick) {

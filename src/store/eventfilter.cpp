@@ -284,7 +284,10 @@ SqlCondition toSqlCondition(const EventFilter &filter, const QString &alias) {
         const auto outerCol = [&outer](const char *name) -> QString {
             return outer + QLatin1String(name);
         };
-        conditions << outerCol("status") + QLatin1String(" = 'pending' AND EXISTS (SELECT 1 FROM") +
+        // Nothing is blocked while aggregate order is off (and without its
+        // index each probe would read the table): a test made once.
+        conditions << QLatin1String("outbox_aggregate_order_on() AND ") + outerCol("status") +
+                          QLatin1String(" = 'pending' AND EXISTS (SELECT 1 FROM") +
                           QLatin1String(" outbox_events b WHERE b.aggregate_type = ") +
                           outerCol("aggregate_type") + QLatin1String(" AND b.aggregate_id = ") +
                           outerCol("aggregate_id") +

@@ -28,6 +28,7 @@ constexpr qint64 kLockKey = 0x6F7574626F78;
 
 const QString kResourceDir = QStringLiteral(":/sql");
 const QString kRolesFile = QStringLiteral("roles.sql");
+const QString kAggregateOrderFile = QStringLiteral("aggregate_order.sql");
 
 struct Migration {
     int version = 0;
@@ -297,6 +298,66 @@ core::Result<void> Migrator::checkCurrent() const {
                        "%2: run `outboxctl migrate`")
             .arg(current.value())
             .arg(latest)};
+}
+
+core::Result<bool> Migrator::aggregateOrderOn() const {
+    auto on = execOneRow(m_db, QStringLiteral("SELECT outbox_aggregate_order_on()"), {},
+                         QStringLiteral("reading whether delivery in aggregate order is on"));
+    if (!on)
+        return on.error();
+    return on->value(0).toBool();
+}
+
+core::Result<void> Migrator::checkAggregateOrder() const {
+    const auto on = aggregateOrderOn();
+    if (!on)
+        return on.error();
+    if (on.value())
+        return {};
+    return core::Error{
+        ErrorKind::Invalid,
+        QStringLiteral("delivery in aggregate order is off for this database (it has no valid "
+                       "index outbox_events_aggregate_idx): run `outboxctl migrate "
+                       "--aggregate-order` as the schema's owner, which builds it without "
+                       "blocking producers, or deliver without aggregate order")};
+}
+
+core::Result<bool> Migrator::enableAggregateOrder() {
+    const auto current = checkCurrent();
+    if (!current)
+        return current.error();
+    const auto on = aggregateOrderOn();
+    if (!on || on.value())
+        return on ? core::Result<bool>(false) : core::Result<bool>(on.error());
+    const auto sql = readResource(kAggregateOrderFile);
+    if (!sql)
+        return sql.error();
+    const QString context = QStringLiteral("building outbox_events_aggregate_idx");
+    // No statement limit: the build reads the whole table, and waits for the
+    // transactions that were running when it started.
+    auto leftover = execOneRow(
+        m_db, QStringLiteral("SELECT to_regclass('outbox_events_aggregate_idx') IS NOT NULL"), {},
+        context);
+    if (!leftover)
+        return leftover.error();
+    QStringList statements{QStringLiteral("SELECT set_config('statement_timeout', '0', false)")};
+    if (leftover->value(0).toBool())
+        statements << QStringLiteral("DROP INDEX CONCURRENTLY outbox_events_aggregate_idx");
+    statements << sql.value();
+    for (const QString &statement : std::as_const(statements)) {
+        if (const auto ran = exec(m_db, statement, {}, context); !ran)
+            return ran.error();
+    }
+    const auto built = aggregateOrderOn();
+    if (!built)
+        return built.error();
+    if (!built.value())
+        return core::Error{ErrorKind::Failed,
+                           context + QStringLiteral(": the index was built but is not valid — "
+                                                    "run `outboxctl migrate --aggregate-order` "
+                                                    "again")};
+    qCInfo(lcStore) << "built outbox_events_aggregate_idx";
+    return true;
 }
 
 } // namespace outbox::store

@@ -33,6 +33,16 @@ public:
     // says to run `outboxctl migrate` (older) or to upgrade (newer).
     core::Result<void> checkCurrent() const;
 
+    // Delivery in aggregate order is on while outbox_events_aggregate_idx
+    // exists and is valid (sql/009_aggregate_order_opt_in.sql).
+    core::Result<bool> aggregateOrderOn() const;
+    // Ok when it is on; otherwise an Invalid error naming the fix.
+    core::Result<void> checkAggregateOrder() const;
+    // Builds the index with CREATE INDEX CONCURRENTLY (producers and
+    // dispatchers keep writing; it waits for transactions already running),
+    // first dropping what an interrupted build left. False when it was on.
+    core::Result<bool> enableAggregateOrder();
+
 private:
     QSqlDatabase m_db;
 };

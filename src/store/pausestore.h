@@ -26,8 +26,8 @@ struct Pause {
     QDateTime pausedAt;
 };
 
-// " AND NOT EXISTS (...)": the claim's and the due time's condition that an
-// event of `table` (a table name or alias of outbox_events) is not paused.
+// " AND (...)": the claim's and the due time's condition that an event of
+// `table` (a table name or alias of outbox_events) is not paused.
 QString notPausedCondition(const QString &table);
 
 // Pause and resume through outbox_pause()/outbox_resume() (sql/003), which

@@ -381,6 +381,41 @@ private Q_SLOTS:
         CTL_VERIFY_EXIT(result, 0);
     }
 
+    // Off after a migration; `migrate --aggregate-order` turns it on, and a
+    // dispatcher asked for aggregate order refuses to start before that.
+    void migrateAggregateOrder() {
+        const QString name = m_pg->freshDatabase();
+        QVERIFY(!name.isEmpty());
+        const QString db = m_pg->connInfo(name);
+        CtlResult result = runCtl({QStringLiteral("migrate"), QStringLiteral("--db"), db});
+        CTL_VERIFY_EXIT(result, 0);
+        QVERIFY2(result.out.contains(QLatin1String("delivery in aggregate order is off")),
+                 qPrintable(result.out));
+
+        result = runCtl({QStringLiteral("dispatch"), QStringLiteral("--ordering"),
+                         QStringLiteral("aggregate"), QStringLiteral("--runner-url"),
+                         QStringLiteral("http://127.0.0.1:9/events"), QStringLiteral("--db"), db});
+        CTL_VERIFY_EXIT(result, 2);
+        QVERIFY2(result.err.contains(QLatin1String("`outboxctl migrate --aggregate-order`")),
+                 qPrintable(result.err));
+
+        result = runCtl({QStringLiteral("migrate"), QStringLiteral("--aggregate-order"),
+                         QStringLiteral("--db"), db});
+        CTL_VERIFY_EXIT(result, 0);
+        QVERIFY2(result.out.contains(QLatin1String("built outbox_events_aggregate_idx")),
+                 qPrintable(result.out));
+        QSqlDatabase check = m_pg->open(name);
+        QCOMPARE(sqlScalar(check, QStringLiteral("SELECT outbox_aggregate_order_on()")),
+                 QStringLiteral("true"));
+
+        result = runCtl({QStringLiteral("migrate"), QStringLiteral("--aggregate-order"),
+                         QStringLiteral("--json"), QStringLiteral("--db"), db});
+        CTL_VERIFY_EXIT(result, 0);
+        const QJsonObject json = parseObject(result.out);
+        QCOMPARE(json.value(QLatin1String("aggregate_order")).toBool(false), true);
+        QCOMPARE(json.value(QLatin1String("aggregate_order_built")).toBool(true), false);
+    }
+
     void migrateWithRoles() {
         const QString name = m_pg->freshDatabase();
         QVERIFY(!name.isEmpty());

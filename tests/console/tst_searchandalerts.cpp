@@ -11,6 +11,7 @@
 #include "console/widgets/alertnotifier.h"
 #include "console/widgets/alertsettingsdialog.h"
 #include "console/widgets/filterbar.h"
+#include "store/migrator.h"
 #include "windowtestbase.h"
 
 #include <QLabel>
@@ -197,6 +198,7 @@ void TestSearchAndAlerts::blockedRowListsTheBlocked() {
                              "  now() - make_interval(secs => 100 - g), 'invoice',"
                              "  CASE WHEN g <= 3 THEN '42' ELSE g::text END"
                              " FROM generate_series(1, 5) g")));
+    QCOMPARE(store::Migrator(m_db).enableAggregateOrder().value(), true);
     openWindow();
     auto *tree = part<QTreeView>(QStringLiteral("navigatorView"));
     QVERIFY(tree);

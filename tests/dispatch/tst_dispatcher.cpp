@@ -54,6 +54,7 @@ private Q_SLOTS:
     void inProcessPublisherAndDeadSweep();
     void namespaceFilter();
     void refusesUnmigratedDatabase();
+    void refusesAggregateOrderWithoutItsIndex();
     void refusesInvalidConfiguration();
     void hostDestructionReleasesLeases();
     void restartAfterStop();
@@ -500,6 +501,23 @@ void TestDispatcher::refusesUnmigratedDatabase() {
     const QString message = failed.first().first().toString();
     QVERIFY2(message.contains(QLatin1String("migrate")), qPrintable(message));
     QCOMPARE(host.lastStats().state, DispatcherState::Failed);
+}
+
+// The embedded dispatcher (the console's) as `outboxctl dispatch`: aggregate
+// order on a database where it is off stops at start, naming the fix.
+void TestDispatcher::refusesAggregateOrderWithoutItsIndex() {
+    auto config = baseConfig(QUrl(QStringLiteral("http://127.0.0.1:9/")));
+    config.ordering = core::Ordering::Aggregate;
+    auto host = makeHost(config);
+    QSignalSpy failed(host.get(), &DispatcherHost::failed);
+    QSignalSpy stopped(host.get(), &DispatcherHost::stopped);
+    host->start();
+    QTRY_COMPARE_WITH_TIMEOUT(stopped.size(), 1, 20000);
+    QCOMPARE(failed.size(), 1);
+    QVERIFY2(failed.first().first().toString().contains(
+                 QLatin1String("`outboxctl migrate --aggregate-order`")),
+             qPrintable(failed.first().first().toString()));
+    QCOMPARE(host->lastStats().state, DispatcherState::Failed);
 }
 
 void TestDispatcher::refusesInvalidConfiguration() {

@@ -54,8 +54,9 @@ private Q_SLOTS:
         QCOMPARE(json.value(QStringLiteral("burn_down_events")).toInt(), 50000);
         const QJsonObject claimPath = json.value(QStringLiteral("claim_path")).toObject();
         for (const char *key : {"stale_statistics_events_per_s", "fresh_statistics_events_per_s",
-                                "unordered_events_per_s", "aggregate_order_events_per_s",
-                                "stale_ratio", "aggregate_order_ratio"})
+                                "unordered_events_per_s", "unordered_indexed_events_per_s",
+                                "aggregate_order_events_per_s", "stale_ratio",
+                                "aggregate_order_ratio", "index_off_ratio"})
             QVERIFY2(claimPath.value(QLatin1String(key)).toDouble() > 0.0, key);
         QCOMPARE(claimPath.value(QStringLiteral("events")).toInt(), 5000);
 

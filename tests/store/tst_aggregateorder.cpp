@@ -89,7 +89,7 @@ private Q_SLOTS:
     void initTestCase() {
         m_pg = std::make_unique<PgFixture>();
         OUTBOX_START_PG(*m_pg);
-        m_pg->setTemplatePreparer(outbox::testing::migrateSchema);
+        m_pg->setTemplatePreparer(outbox::testing::migrateSchemaWithAggregateOrder);
     }
     void cleanupTestCase() { m_pg.reset(); }
     void init() {

@@ -41,15 +41,17 @@ bool insertBacklog(QSqlDatabase db, int processing) {
                    {kWorker, processing});
 }
 
-// EXPLAIN of `sql` ('?' placeholders) as a generic plan, run with `args`.
-QString explain(QSqlDatabase db, QString sql, const QString &args) {
+// EXPLAIN of `sql` ('?' placeholders) as a generic plan, run with `args`;
+// `options` such as "(ANALYZE)" run it.
+QString explain(QSqlDatabase db, QString sql, const QString &args,
+                const QString &options = QString()) {
     for (int n = 1; sql.contains(QLatin1Char('?')); ++n)
         sql.replace(sql.indexOf(QLatin1Char('?')), 1, QStringLiteral("$%1").arg(n));
     if (!sqlExec(db, QStringLiteral("PREPARE s AS %1").arg(sql)))
         return QStringLiteral("PREPARE failed");
     QSqlQuery query(db);
     QStringList lines;
-    if (!query.exec(QStringLiteral("EXPLAIN EXECUTE s%1").arg(args)))
+    if (!query.exec(QStringLiteral("EXPLAIN %1 EXECUTE s%2").arg(options, args)))
         lines << query.lastError().text();
     while (query.next())
         lines << query.value(0).toString();
@@ -141,7 +143,7 @@ private Q_SLOTS:
     void initTestCase() {
         m_pg = std::make_unique<PgFixture>();
         OUTBOX_START_PG(*m_pg);
-        m_pg->setTemplatePreparer(outbox::testing::migrateSchema);
+        m_pg->setTemplatePreparer(outbox::testing::migrateSchemaWithAggregateOrder);
     }
     void cleanupTestCase() { m_pg.reset(); }
 
@@ -174,6 +176,61 @@ private Q_SLOTS:
         QVERIFY(sqlExec(m_db, QStringLiteral("ANALYZE outbox_events")));
         QVERIFY(insertBacklog(m_db, 5000));
         checkHotPath();
+    }
+
+    // While nothing is paused, the claim asks outbox_pauses once per
+    // statement, not once per row it picks; a pause makes every row ask again,
+    // and the paused namespace is not claimed.
+    void pauseProbePerRowOnlyWhileSomethingIsPaused() {
+        QVERIFY(insertBacklog(m_db, 0));
+        QVERIFY(sqlExec(m_db, store::OutboxStore::sessionSettings()));
+        const QString claim =
+            store::OutboxStore::statement(Statement::Claim, false, core::Ordering::None);
+        const auto run = [&] {
+            sqlExec(m_db, QStringLiteral("BEGIN"));
+            const QString plan = explain(
+                m_db, claim, QStringLiteral("(10, '-infinity', 100, '%1', 30000)").arg(kWorker),
+                QStringLiteral("(ANALYZE, COSTS OFF, TIMING OFF)"));
+            sqlExec(m_db, QStringLiteral("ROLLBACK"));
+            return plan;
+        };
+        const QString idle = run();
+        QVERIFY2(idle.contains(QLatin1String("Update on outbox_events e (actual rows=100 ")),
+                 qPrintable(idle));
+        QVERIFY2(idle.contains(QLatin1String("Index Scan using outbox_pauses_scope_idx on "
+                                             "outbox_pauses p (never executed)")),
+                 qPrintable(idle));
+
+        QVERIFY(sqlExec(m_db, QStringLiteral("INSERT INTO outbox_pauses (namespace, reason,"
+                                             " paused_by) VALUES ('other', 'test', 'test')")));
+        const QString other = run();
+        QVERIFY2(other.contains(QLatin1String("Update on outbox_events e (actual rows=100 ")),
+                 qPrintable(other));
+        QVERIFY2(other.contains(QLatin1String("loops=100)")), qPrintable(other));
+
+        QVERIFY(sqlExec(m_db, QStringLiteral("INSERT INTO outbox_pauses (namespace, reason,"
+                                             " paused_by) VALUES ('ns', 'test', 'test')")));
+        const QString paused = run();
+        QVERIFY2(paused.contains(QLatin1String("Update on outbox_events e (actual rows=0 ")),
+                 qPrintable(paused));
+    }
+
+    // Whether JIT compiles is decided by the estimated cost, which a generic
+    // plan over a large backlog can push past the threshold; the dispatcher's
+    // session never compiles.
+    void hotPathNeverCompiles() {
+        if (sqlScalar(m_db, QStringLiteral("SELECT pg_jit_available()")) != QLatin1String("true"))
+            QSKIP("this server has no JIT");
+        QVERIFY(insertBacklog(m_db, 0));
+        QVERIFY(sqlExec(m_db, QStringLiteral("SET jit_above_cost = 0")));
+        const QString claim =
+            store::OutboxStore::statement(Statement::Claim, false, core::Ordering::None);
+        const QString args = QStringLiteral("(10, '-infinity', 100, '%1', 30000)").arg(kWorker);
+        const QString compiled = explain(m_db, claim, args);
+        QVERIFY2(compiled.contains(QLatin1String("JIT:")), qPrintable(compiled));
+        QVERIFY(sqlExec(m_db, store::OutboxStore::sessionSettings()));
+        const QString plain = explain(m_db, claim, args);
+        QVERIFY2(!plain.contains(QLatin1String("JIT")), qPrintable(plain));
     }
 
     // The acknowledging statements find rows by lease without naming the

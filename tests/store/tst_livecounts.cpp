@@ -7,6 +7,7 @@
 
 #include "store/database.h"
 #include "store/livecounts.h"
+#include "store/migrator.h"
 #include "store/pausestore.h"
 #include "store/queries.h"
 #include "support/pgfixture.h"
@@ -283,6 +284,10 @@ private Q_SLOTS:
             m_db, ns, pending, QStringLiteral("1 minute"), now, QStringLiteral("3"));
         QVERIFY(!dead.isEmpty() && !b1.isEmpty() && !b2.isEmpty() && !head.isEmpty() &&
                 !loose.isEmpty() && !afterDelivered.isEmpty());
+
+        // Aggregate order off (the default): nothing waits for its aggregate.
+        QCOMPARE(LiveCounts().refresh(m_db)->blocked, 0);
+        QCOMPARE(store::Migrator(m_db).enableAggregateOrder().value(), true);
 
         LiveCounts live;
         auto counts = live.refresh(m_db);

@@ -163,6 +163,66 @@ private Q_SLOTS:
         QCOMPARE(sqlScalar(db, kVersionRows), before);
     }
 
+    // Delivery in aggregate order is off after a migration, and on exactly
+    // while its index exists and is valid; a build that was cut off (left
+    // invalid) is built again.
+    void aggregateOrderIsOptIn() {
+        QSqlDatabase db = m_pg->open(m_pg->freshDatabase());
+        store::Migrator migrator(db);
+        QVERIFY(migrator.migrate().ok());
+        const QString indexed =
+            QStringLiteral("SELECT to_regclass('outbox_events_aggregate_idx') IS NOT NULL");
+        QCOMPARE(sqlScalar(db, indexed), QStringLiteral("false"));
+        QCOMPARE(migrator.aggregateOrderOn().value(), false);
+        const auto refused = migrator.checkAggregateOrder();
+        QCOMPARE(refused.errorKind(), core::ErrorKind::Invalid);
+        QVERIFY2(refused.errorMessage().contains(QLatin1String("outboxctl migrate "
+                                                               "--aggregate-order")),
+                 qPrintable(refused.errorMessage()));
+
+        QCOMPARE(migrator.enableAggregateOrder().value(), true);
+        QCOMPARE(migrator.aggregateOrderOn().value(), true);
+        QVERIFY(migrator.checkAggregateOrder().ok());
+        QCOMPARE(migrator.enableAggregateOrder().value(), false); // on already
+
+        QVERIFY(
+            sqlExec(db, QStringLiteral("UPDATE pg_index SET indisvalid = false WHERE "
+                                       "indexrelid = 'outbox_events_aggregate_idx'::regclass")));
+        QCOMPARE(migrator.aggregateOrderOn().value(), false);
+        QCOMPARE(migrator.enableAggregateOrder().value(), true);
+        QCOMPARE(migrator.aggregateOrderOn().value(), true);
+    }
+
+    // The migration that made it opt-in keeps the index of a database whose
+    // dispatchers are registered (one of them may deliver in aggregate
+    // order) and drops it where none is.
+    void optInMigrationKeepsTheIndexOfRegisteredDispatchers() {
+        QSqlDatabase db = m_pg->open(m_pg->freshDatabase());
+        store::Migrator migrator(db);
+        QVERIFY(migrator.migrate().ok());
+        const int latest = store::Migrator::latestVersion();
+        const auto replayOptIn = [&] {
+            QVERIFY(sqlExec(db, QStringLiteral("DELETE FROM outbox_schema_version WHERE version "
+                                               ">= 9")));
+            QVERIFY(sqlExec(db, QStringLiteral("DROP FUNCTION outbox_aggregate_order_on()")));
+            const auto report = migrator.migrate();
+            QVERIFY2(report.ok(), qPrintable(report.errorMessage()));
+            QCOMPARE(report->toVersion, latest);
+        };
+        QVERIFY(migrator.enableAggregateOrder().value());
+        QVERIFY(sqlExec(
+            db, QStringLiteral("INSERT INTO outbox_dispatchers (worker_id, host, pid, version,"
+                               " application, runner_url, concurrency, heartbeat_interval,"
+                               " started_at, token_sha256) VALUES (gen_random_uuid(), 'h', 1,"
+                               " '1', 'a', 'http://r', 1, '5 s', now(), '\\x00')")));
+        replayOptIn();
+        QCOMPARE(migrator.aggregateOrderOn().value(), true);
+
+        QVERIFY(sqlExec(db, QStringLiteral("DELETE FROM outbox_dispatchers")));
+        replayOptIn();
+        QCOMPARE(migrator.aggregateOrderOn().value(), false);
+    }
+
     // Several processes running `outboxctl migrate` at once: exactly one
     // applies each migration, the others wait and find nothing to do.
     void concurrentMigrateIsSafe() {

@@ -190,7 +190,8 @@ bool sqlExec(QSqlDatabase db, const QString &sql, const QVariantList &values) {
 
 namespace {
 
-core::Result<void> migrateWith(const QString &connInfo, bool withRoles) {
+core::Result<void> migrateWith(const QString &connInfo, bool withRoles,
+                               bool aggregateOrder = false) {
     const auto info = core::ConnInfo::parse(connInfo);
     if (!info)
         return info.error();
@@ -200,8 +201,13 @@ core::Result<void> migrateWith(const QString &connInfo, bool withRoles) {
         auto db = store::openDatabase(info.value(), name);
         if (!db)
             return db.error();
-        if (auto migrated = store::Migrator(db.value()).migrate(withRoles); !migrated)
+        store::Migrator migrator(db.value());
+        if (auto migrated = migrator.migrate(withRoles); !migrated)
             outcome = migrated.error();
+        else if (auto ordered =
+                     aggregateOrder ? migrator.enableAggregateOrder() : core::Result<bool>(false);
+                 !ordered)
+            outcome = ordered.error();
     }
     store::closeDatabase(name);
     return outcome;
@@ -215,6 +221,10 @@ core::Result<void> migrateSchema(const QString &connInfo) {
 
 core::Result<void> migrateSchemaWithRoles(const QString &connInfo) {
     return migrateWith(connInfo, true);
+}
+
+core::Result<void> migrateSchemaWithAggregateOrder(const QString &connInfo) {
+    return migrateWith(connInfo, false, true);
 }
 
 QSqlDatabase PgFixture::openFreshMigrated(QString &dbName) {

@@ -83,9 +83,11 @@ private:
 QString sqlScalar(QSqlDatabase db, const QString &sql, const QVariantList &values = {});
 
 // Template preparers (PgFixture::setTemplatePreparer): the outbox schema
-// applied by the store's Migrator, and the same with the four roles.
+// applied by the store's Migrator, the same with the four roles, and the
+// same with delivery in aggregate order on (`migrate --aggregate-order`).
 core::Result<void> migrateSchema(const QString &connInfo);
 core::Result<void> migrateSchemaWithRoles(const QString &connInfo);
+core::Result<void> migrateSchemaWithAggregateOrder(const QString &connInfo);
 // Runs one statement; false (with a qWarning) on failure.
 bool sqlExec(QSqlDatabase db, const QString &sql, const QVariantList &values = {});
 
