@@ -73,7 +73,8 @@ DispatcherSettingsForm::DispatcherSettingsForm(QSettings *settings, QWidget *par
     m_aggregateOrder->setToolTip(
         tr("Events with the same aggregate type and id are delivered one at a time in the "
            "order they were created; an event waits while an earlier one of its aggregate is "
-           "pending, processing or dead (outboxctl dispatch --ordering aggregate)."));
+           "pending, processing or dead (outboxctl dispatch --ordering aggregate). The "
+           "database needs it turned on once: outboxctl migrate --aggregate-order."));
     m_fields = {
         {Field::RunnerUrl, m_runnerUrl},
         {Field::Secret, m_secret},
