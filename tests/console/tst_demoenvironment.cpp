@@ -150,6 +150,9 @@ void TestDemoEnvironment::flowDeliverRetryDieStop() {
         QCOMPARE(testing::sqlScalar(db.db(), QStringLiteral("SELECT count(DISTINCT namespace) "
                                                             "FROM outbox_events")),
                  QStringLiteral("3"));
+        // The panel's Ordering can be tried in the demo.
+        QCOMPARE(testing::sqlScalar(db.db(), QStringLiteral("SELECT outbox_aggregate_order_on()")),
+                 QStringLiteral("true"));
 
         dispatch::DispatcherHost host(demo.connInfo(), config, demo.publisherFactory());
         QSignalSpy hostStopped(&host, &dispatch::DispatcherHost::stopped);
