@@ -21,9 +21,11 @@ QJsonObject statsJson(const store::StatusCounts &counts) {
             {QStringLiteral("dead"), topic.dead},
         });
     }
-    QJsonValue oldestAge = QJsonValue::Null;
-    if (counts.oldestPendingAt.isValid() && counts.serverTime.isValid())
-        oldestAge = counts.oldestPendingAt.msecsTo(counts.serverTime);
+    const auto ageMs = [&counts](const QDateTime &at) {
+        return at.isValid() && counts.serverTime.isValid()
+                   ? QJsonValue(at.msecsTo(counts.serverTime))
+                   : QJsonValue(QJsonValue::Null);
+    };
     return QJsonObject{
         {QStringLiteral("pending"), counts.pending},
         {QStringLiteral("retrying"), counts.retrying},
@@ -33,7 +35,10 @@ QJsonObject statsJson(const store::StatusCounts &counts) {
         {QStringLiteral("delivered_estimated"), counts.deliveredEstimated},
         {QStringLiteral("dead"), counts.dead},
         {QStringLiteral("oldest_pending_at"), jsonTime(counts.oldestPendingAt)},
-        {QStringLiteral("oldest_pending_age_ms"), oldestAge},
+        {QStringLiteral("oldest_pending_age_ms"), ageMs(counts.oldestPendingAt)},
+        {QStringLiteral("oldest_due_at"), jsonTime(counts.oldestDueAt)},
+        {QStringLiteral("oldest_due_age_ms"), ageMs(counts.oldestDueAt)},
+        {QStringLiteral("blocked"), counts.blocked},
         {QStringLiteral("server_time"), jsonTime(counts.serverTime)},
         {QStringLiteral("topics"), topics},
     };
@@ -66,6 +71,16 @@ void printStats(QTextStream &out, const store::StatusCounts &counts) {
     } else {
         out << "Oldest pending event: none\n";
     }
+    // Due and not claimed: the age that says whether anything is delivering.
+    if (counts.oldestDueAt.isValid())
+        out << "Oldest due event:     due since " << isoTime(counts.oldestDueAt) << " ("
+            << relativeTime(counts.oldestDueAt, counts.serverTime) << ", not paused)\n";
+    else
+        out << "Oldest due event:     none (nothing is due, or only paused events)\n";
+    if (counts.blocked > 0)
+        out << "Blocked:              " << counts.blocked
+            << " pending event(s) wait for an earlier event of their aggregate (aggregate "
+               "order; outboxctl show <id> names it)\n";
     if (counts.topics.isEmpty())
         return;
     out << '\n';
@@ -120,7 +135,8 @@ int runStats(CommandContext &context) {
     parser.setEpilog(
         QStringLiteral("JSON keys: pending, retrying, processing, expired_leases, delivered,\n"
                        "delivered_estimated, dead, oldest_pending_at, oldest_pending_age_ms,\n"
-                       "server_time, topics[{namespace, topic, pending, processing, dead}].\n"
+                       "oldest_due_at, oldest_due_age_ms, blocked, server_time,\n"
+                       "topics[{namespace, topic, pending, processing, dead}].\n"
                        "Times are ISO 8601 UTC; null when there is none."));
     if (auto exit = parser.parseAndRead())
         return *exit;

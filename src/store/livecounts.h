@@ -20,6 +20,10 @@ core::Result<QList<TopicCount>> topicCounts(QSqlDatabase db, const QString &cont
 // aggregate (StatusCounts::blocked): reads every pending event that has one.
 core::Result<qint64> blockedCount(QSqlDatabase db, const QString &context);
 
+// The next_attempt_at of the oldest due event that is not paused, as a
+// scalar subquery (StatusCounts::oldestDueAt): the head of the due index.
+QString oldestDueSql();
+
 // The status counts statement is written twice (EventQueries::counts exactly,
 // LiveCounts capped); these keep the columns they share in one place. The
 // first four columns are pending, retrying, processing and expired leases;

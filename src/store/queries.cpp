@@ -237,7 +237,8 @@ core::Result<StatusCounts> EventQueries::counts(qint64 exactDeliveredCap) {
                 cappedDeliveredSql() +
                 msOf(QStringLiteral("(SELECT min(created_at) FROM outbox_events"
                                     " WHERE status = 'pending')")) +
-                QLatin1String(", ") + msOf(QStringLiteral("now()")),
+                QLatin1String(", ") + msOf(QStringLiteral("now()")) + QLatin1String(", ") +
+                msOf(oldestDueSql()),
             {exactDeliveredCap + 1}, context);
         if (!totals)
             return totals.error();
@@ -246,11 +247,16 @@ core::Result<StatusCounts> EventQueries::counts(qint64 exactDeliveredCap) {
         counts.dead = totals->value(4).toLongLong();
         counts.oldestPendingAt = timeFrom(totals->value(7));
         counts.serverTime = timeFrom(totals->value(8));
+        counts.oldestDueAt = timeFrom(totals->value(9));
 
         auto topics = topicCounts(m_db, context);
         if (!topics)
             return topics.error();
         counts.topics = std::move(topics).value();
+        auto blocked = blockedCount(m_db, context);
+        if (!blocked)
+            return blocked.error();
+        counts.blocked = blocked.value();
         return counts;
     });
 }

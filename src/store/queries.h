@@ -37,11 +37,12 @@ struct StatusCounts {
     bool deadEstimated = false; // true when dead is from an older count (see LiveCounts)
     QDateTime oldestPendingAt;  // created_at of the oldest pending row (lag)
     // next_attempt_at of the oldest due event: pending, next_attempt_at <=
-    // now, not paused; invalid when none is due (LiveCounts only).
+    // now, not paused; invalid when none is due.
     QDateTime oldestDueAt;
     // Pending events held back by an earlier unfinished event of their
-    // aggregate (aggregate ordering, see AggregateBlocker). Counted with
-    // `topics` (LiveCounts only), so estimated when topicsEstimated is.
+    // aggregate (aggregate ordering, see AggregateBlocker); 0 while aggregate
+    // order is off. Counted with `topics`, so in LiveCounts estimated when
+    // topicsEstimated is.
     qint64 blocked = 0;
     QDateTime serverTime;
     QList<TopicCount> topics; // live sets per namespace/topic

@@ -2,6 +2,7 @@
 // checked against what is in the database.
 
 #include "ctl.h"
+#include "store/migrator.h"
 
 #include <QJsonArray>
 #include <QRegularExpression>
@@ -155,6 +156,18 @@ private Q_SLOTS:
                      .toLongLong());
         const qint64 age = json.value(QLatin1String("oldest_pending_age_ms")).toInteger();
         QVERIFY2(age >= 10 * 60 * 1000, qPrintable(QString::number(age)));
+        // Due now: the 3 first attempts (the 2 retries wait an hour).
+        const QDateTime due = QDateTime::fromString(
+            json.value(QLatin1String("oldest_due_at")).toString(), Qt::ISODateWithMs);
+        QVERIFY(due.isValid());
+        QCOMPARE(
+            due.toMSecsSinceEpoch(),
+            sqlScalar(db, QStringLiteral("SELECT floor(extract(epoch FROM min(next_attempt_at))"
+                                         " * 1000)::bigint FROM outbox_events WHERE status ="
+                                         " 'pending' AND next_attempt_at <= now()"))
+                .toLongLong());
+        QVERIFY(json.value(QLatin1String("oldest_due_age_ms")).toInteger() >= 0);
+        QCOMPARE(json.value(QLatin1String("blocked")).toInteger(-1), 0);
 
         const QJsonArray topics = json.value(QLatin1String("topics")).toArray();
         QCOMPARE(topics.size(), 3);
@@ -180,6 +193,32 @@ private Q_SLOTS:
                  qPrintable(result.out));
         QVERIFY(result.out.contains(QLatin1String("1 with an expired lease")));
         QVERIFY(result.out.contains(QLatin1String("Oldest pending event: created")));
+        QVERIFY(result.out.contains(QLatin1String("Oldest due event:     due since")));
+        QVERIFY(!result.out.contains(QLatin1String("Blocked:")));
+
+        // A dead event ahead of a pending one of its aggregate blocks it, once
+        // aggregate order is on for the database.
+        QVERIFY(
+            sqlExec(db, QStringLiteral("UPDATE outbox_events SET aggregate_type = 'invoice',"
+                                       " aggregate_id = '7', created_at = now() - interval '1 hour'"
+                                       " WHERE id = (SELECT id FROM outbox_events"
+                                       "             WHERE status = 'dead' ORDER BY id LIMIT 1)")));
+        QVERIFY(sqlExec(db, QStringLiteral("UPDATE outbox_events SET aggregate_type = 'invoice',"
+                                           " aggregate_id = '7' WHERE id = (SELECT id FROM"
+                                           " outbox_events WHERE status = 'pending'"
+                                           " ORDER BY id LIMIT 1)")));
+        const auto blocked = [&] {
+            const CtlResult stats = runCtl({QStringLiteral("stats"), QStringLiteral("--json"),
+                                            QStringLiteral("--db"), connInfo});
+            return parseObject(stats.out).value(QLatin1String("blocked")).toInteger(-1);
+        };
+        QCOMPARE(blocked(), 0);
+        QCOMPARE(outbox::store::Migrator(db).enableAggregateOrder().value(), true);
+        QCOMPARE(blocked(), 1);
+        result = runCtl({QStringLiteral("stats"), QStringLiteral("--db"), connInfo});
+        CTL_VERIFY_EXIT(result, 0);
+        QVERIFY2(result.out.contains(QLatin1String("Blocked:              1 pending event(s)")),
+                 qPrintable(result.out));
     }
 
     void statsWatch() {
