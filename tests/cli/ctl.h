@@ -2,7 +2,7 @@
 
 #include "core/conninfo.h"
 #include "store/database.h"
-#include "support/pgfixture.h"
+#include "support/pgtestcase.h"
 
 #include <QJsonDocument>
 #include <QJsonObject>

@@ -16,12 +16,10 @@
 
 using namespace outbox::testing;
 
-class TestOutboxctl final : public QObject {
+class TestOutboxctl final : public QObject, protected outbox::testing::PgTestCase {
     Q_OBJECT
 
 private:
-    std::unique_ptr<PgFixture> m_pg;
-
     QString migratedDb() {
         const QString name = m_pg->freshMigratedDatabase();
         if (name.isEmpty())
@@ -39,13 +37,9 @@ private:
     }
 
 private Q_SLOTS:
-    void initTestCase() {
-        m_pg = std::make_unique<PgFixture>();
-        OUTBOX_START_PG(*m_pg);
-        m_pg->setTemplatePreparer(outbox::testing::migrateSchema);
-    }
+    void initTestCase() { startPg(outbox::testing::migrateSchema); }
 
-    void cleanupTestCase() { m_pg.reset(); }
+    void cleanupTestCase() { stopPg(); }
 
     void generalHelp_data() {
         QTest::addColumn<QStringList>("arguments");

@@ -13,12 +13,10 @@
 
 using namespace outbox::testing;
 
-class TestOutboxctlViews final : public QObject {
+class TestOutboxctlViews final : public QObject, protected outbox::testing::PgTestCase {
     Q_OBJECT
 
 private:
-    std::unique_ptr<PgFixture> m_pg;
-
     static QStringList column(QSqlDatabase db, const QString &sql) {
         QStringList values;
         QSqlQuery query(db);
@@ -76,13 +74,9 @@ private:
     }
 
 private Q_SLOTS:
-    void initTestCase() {
-        m_pg = std::make_unique<PgFixture>();
-        OUTBOX_START_PG(*m_pg);
-        m_pg->setTemplatePreparer(outbox::testing::migrateSchema);
-    }
+    void initTestCase() { startPg(outbox::testing::migrateSchema); }
 
-    void cleanupTestCase() { m_pg.reset(); }
+    void cleanupTestCase() { stopPg(); }
 
     void stats() {
         const QString name = m_pg->freshMigratedDatabase();

@@ -7,7 +7,7 @@
 #include "console/model/consoletypes.h"
 #include "console/model/statusnavmodel.h"
 #include "store/livecounts.h"
-#include "support/pgfixture.h"
+#include "support/pgtestcase.h"
 
 #include <QAbstractItemModelTester>
 #include <QSignalSpy>
@@ -19,7 +19,6 @@ using namespace outbox;
 using console::AlertKind;
 using console::AlertMonitor;
 using console::StatusNavModel;
-using outbox::testing::PgFixture;
 using outbox::testing::sqlExec;
 using outbox::testing::sqlScalar;
 
@@ -39,20 +38,13 @@ QString insertEvent(QSqlDatabase db, const QString &status, int ago, const QStri
 
 } // namespace
 
-class TestBlockedNav final : public QObject {
+class TestBlockedNav final : public QObject, protected outbox::testing::PgTestCase {
     Q_OBJECT
 
-private:
-    std::unique_ptr<PgFixture> m_pg;
-
 private Q_SLOTS:
-    void initTestCase() {
-        m_pg = std::make_unique<PgFixture>();
-        OUTBOX_START_PG(*m_pg);
-        m_pg->setTemplatePreparer(outbox::testing::migrateSchemaWithAggregateOrder);
-    }
+    void initTestCase() { startPg(outbox::testing::migrateSchemaWithAggregateOrder); }
 
-    void cleanupTestCase() { m_pg.reset(); }
+    void cleanupTestCase() { stopPg(); }
 
     void deadEventBlocksTwo() {
         const QString name = m_pg->freshMigratedDatabase();

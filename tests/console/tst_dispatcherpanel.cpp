@@ -10,7 +10,7 @@
 #include "store/database.h"
 #include "store/outboxstore.h"
 #include "store/queries.h"
-#include "support/pgfixture.h"
+#include "support/pgtestcase.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -54,12 +54,12 @@ core::DispatcherConfig validConfig() {
 
 } // namespace
 
-class TestDispatcherPanel : public QObject {
+class TestDispatcherPanel : public QObject, protected outbox::testing::PgTestCase {
     Q_OBJECT
 
 private Q_SLOTS:
-    void initTestCase();
-    void cleanupTestCase();
+    void initTestCase() { startPg(outbox::testing::migrateSchema); }
+    void cleanupTestCase() { stopPg(); }
 
     void validation_data();
     void validation();
@@ -76,20 +76,7 @@ private Q_SLOTS:
     void runAgainstDatabase();
     void startFailureIsShown();
     void destroyWhileRunning();
-
-private:
-    std::unique_ptr<testing::PgFixture> m_pg;
 };
-
-void TestDispatcherPanel::initTestCase() {
-    m_pg = std::make_unique<testing::PgFixture>();
-    OUTBOX_START_PG(*m_pg);
-    m_pg->setTemplatePreparer(outbox::testing::migrateSchema);
-}
-
-void TestDispatcherPanel::cleanupTestCase() {
-    m_pg.reset();
-}
 
 void TestDispatcherPanel::validation_data() {
     QTest::addColumn<QString>("field");    // object name of the edited widget

@@ -43,11 +43,6 @@ class TestJobsWindow : public testing::WindowTestBase {
     Q_OBJECT
 
 private Q_SLOTS:
-    void initTestCase() { startCluster(); }
-    void init() { setUpDatabase(); }
-    void cleanup() { tearDownDatabase(); }
-    void cleanupTestCase() { stopCluster(); }
-
     void redriveRunsInTheBackground();
     void closingWithAJobRunningAsks();
     void exportAllMatching();

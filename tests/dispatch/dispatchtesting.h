@@ -1,21 +1,28 @@
 #pragma once
 
-// Helpers shared by the dispatcher tests: a migrated template for the
-// fixture, bulk enqueue, status counts, a baseline configuration.
+// Helpers shared by the dispatcher tests: bulk enqueue, status counts, a baseline configuration.
 
 #include "core/conninfo.h"
 #include "core/dispatcherconfig.h"
+#include "dispatch/dispatcherstats.h"
 #include "store/database.h"
-#include "support/pgfixture.h"
+#include "support/pgtestcase.h"
 
 #include <QSqlDatabase>
 #include <QUrl>
 
 namespace outbox::testing {
 
-inline void useMigratedTemplate(PgFixture &fixture) {
-    fixture.setTemplatePreparer(migrateSchema);
-}
+// The dispatcher suites' fixture: the migrated template, and the types
+// their signal spies carry registered.
+class DispatchTestCase : protected PgTestCase {
+protected:
+    bool startDispatchPg() {
+        qRegisterMetaType<dispatch::DispatcherStats>();
+        qRegisterMetaType<dispatch::DispatcherState>();
+        return startPg(migrateSchema);
+    }
+};
 
 inline core::ConnInfo connInfoFor(const PgFixture &fixture, const QString &dbName) {
     return core::ConnInfo::parse(fixture.connInfo(dbName)).value();

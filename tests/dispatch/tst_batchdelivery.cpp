@@ -37,14 +37,14 @@ core::DispatcherConfig batchConfig(const QUrl &url) {
 
 } // namespace
 
-class TestBatchDelivery : public QObject {
+class TestBatchDelivery : public QObject, protected outbox::testing::DispatchTestCase {
     Q_OBJECT
 
 private Q_SLOTS:
-    void initTestCase();
-    void cleanupTestCase();
-    void init();
-    void cleanup();
+    void initTestCase() { startDispatchPg(); }
+    void cleanupTestCase() { stopPg(); }
+    void init() { openFreshDb(); }
+    void cleanup() { dropFreshDb(); }
 
     void deliversSignedBatchesWithinTheirBounds();
     void partialFailuresAreRetriedByThePolicy();
@@ -57,34 +57,7 @@ private:
     std::unique_ptr<DispatcherHost> startHost(const core::DispatcherConfig &config);
     bool stopHost(DispatcherHost &host);
     int scalar(const QString &sql) { return sqlScalar(m_db, sql).toInt(); }
-
-    std::unique_ptr<testing::PgFixture> m_pg;
-    QString m_dbName;
-    QSqlDatabase m_db;
 };
-
-void TestBatchDelivery::initTestCase() {
-    qRegisterMetaType<dispatch::DispatcherStats>();
-    m_pg = std::make_unique<testing::PgFixture>();
-    OUTBOX_START_PG(*m_pg);
-    testing::useMigratedTemplate(*m_pg);
-}
-
-void TestBatchDelivery::cleanupTestCase() {
-    m_db = QSqlDatabase();
-    m_pg.reset();
-}
-
-void TestBatchDelivery::init() {
-    m_dbName = m_pg->freshMigratedDatabase();
-    QVERIFY(!m_dbName.isEmpty());
-    m_db = m_pg->open(m_dbName);
-    QVERIFY(m_db.isOpen());
-}
-
-void TestBatchDelivery::cleanup() {
-    m_db = QSqlDatabase();
-}
 
 std::unique_ptr<DispatcherHost> TestBatchDelivery::startHost(const core::DispatcherConfig &config) {
     auto host = std::make_unique<DispatcherHost>(testing::connInfoFor(*m_pg, m_dbName), config);

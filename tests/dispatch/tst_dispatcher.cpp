@@ -31,14 +31,14 @@ const QString kSecret = QStringLiteral("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw")
 
 } // namespace
 
-class TestDispatcher : public QObject {
+class TestDispatcher : public QObject, protected outbox::testing::DispatchTestCase {
     Q_OBJECT
 
 private Q_SLOTS:
-    void initTestCase();
-    void cleanupTestCase();
-    void init();
-    void cleanup();
+    void initTestCase() { startDispatchPg(); }
+    void cleanupTestCase() { stopPg(); }
+    void init() { openFreshDb(); }
+    void cleanup() { dropFreshDb(); }
 
     void deliversEventsEnqueuedBeforeAndAfterStart();
     void notifyWakesBeforeThePoll();
@@ -71,35 +71,7 @@ private:
     // reach a runner that never answers: stopping it cuts them off.
     std::unique_ptr<DispatcherHost> startWithHangingRequests(DevRunner &runner, int events,
                                                              int maxAttempts);
-
-    std::unique_ptr<testing::PgFixture> m_pg;
-    QString m_dbName;
-    QSqlDatabase m_db; // the test's own connection (producer and checks)
 };
-
-void TestDispatcher::initTestCase() {
-    qRegisterMetaType<dispatch::DispatcherStats>();
-    qRegisterMetaType<DispatcherState>();
-    m_pg = std::make_unique<testing::PgFixture>();
-    OUTBOX_START_PG(*m_pg);
-    testing::useMigratedTemplate(*m_pg);
-}
-
-void TestDispatcher::cleanupTestCase() {
-    m_db = QSqlDatabase();
-    m_pg.reset();
-}
-
-void TestDispatcher::init() {
-    m_dbName = m_pg->freshMigratedDatabase();
-    QVERIFY(!m_dbName.isEmpty());
-    m_db = m_pg->open(m_dbName);
-    QVERIFY(m_db.isOpen());
-}
-
-void TestDispatcher::cleanup() {
-    m_db = QSqlDatabase();
-}
 
 std::unique_ptr<DispatcherHost> TestDispatcher::makeHost(const core::DispatcherConfig &config,
                                                          dispatch::PublisherFactory factory,

@@ -22,14 +22,18 @@ using testing::enqueueMany;
 using testing::sqlExec;
 using testing::sqlScalar;
 
-class TestDispatcherFaults : public QObject {
+class TestDispatcherFaults : public QObject, protected outbox::testing::DispatchTestCase {
     Q_OBJECT
 
 private Q_SLOTS:
-    void initTestCase();
-    void cleanupTestCase();
-    void init();
-    void cleanup();
+    void initTestCase() { startDispatchPg(); }
+    void cleanupTestCase() { stopPg(); }
+    void init() {
+        m_dbName = m_pg->freshMigratedDatabase();
+        QVERIFY(!m_dbName.isEmpty());
+        QVERIFY(reopen());
+    }
+    void cleanup() { dropFreshDb(); }
 
     void dispatcherConnectionKilled();
     void listenerKilledWatchdogStillDelivers();
@@ -46,34 +50,7 @@ private:
     bool reopen();
     bool terminateBackends(const QString &applicationName);
     QString backendPid(const QString &applicationName);
-
-    std::unique_ptr<testing::PgFixture> m_pg;
-    QString m_dbName;
-    QSqlDatabase m_db;
 };
-
-void TestDispatcherFaults::initTestCase() {
-    qRegisterMetaType<dispatch::DispatcherStats>();
-    qRegisterMetaType<DispatcherState>();
-    m_pg = std::make_unique<testing::PgFixture>();
-    OUTBOX_START_PG(*m_pg);
-    testing::useMigratedTemplate(*m_pg);
-}
-
-void TestDispatcherFaults::cleanupTestCase() {
-    m_db = QSqlDatabase();
-    m_pg.reset();
-}
-
-void TestDispatcherFaults::init() {
-    m_dbName = m_pg->freshMigratedDatabase();
-    QVERIFY(!m_dbName.isEmpty());
-    QVERIFY(reopen());
-}
-
-void TestDispatcherFaults::cleanup() {
-    m_db = QSqlDatabase();
-}
 
 bool TestDispatcherFaults::reopen() {
     m_db = m_pg->open(m_dbName, QStringLiteral("faults-test"));

@@ -15,24 +15,17 @@ using dispatch::Notifier;
 using testing::enqueueMany;
 using testing::sqlScalar;
 
-class TestNotifier : public QObject {
+class TestNotifier : public QObject, protected outbox::testing::DispatchTestCase {
     Q_OBJECT
 
 private Q_SLOTS:
-    void initTestCase() {
-        m_pg = std::make_unique<testing::PgFixture>();
-        OUTBOX_START_PG(*m_pg);
-        testing::useMigratedTemplate(*m_pg);
-    }
+    void initTestCase() { startDispatchPg(); }
 
-    void init() {
-        m_db = m_pg->openFreshMigrated(m_dbName);
-        QVERIFY(m_db.isOpen());
-    }
+    void init() { openFreshDb(); }
 
-    void cleanup() { m_pg->closeAndDrop(m_db, m_dbName); }
+    void cleanup() { dropFreshDb(); }
 
-    void cleanupTestCase() { m_pg.reset(); }
+    void cleanupTestCase() { stopPg(); }
 
     void hintsOnSubscribingAndOncePerBurst() {
         Notifier::Options options;
@@ -102,10 +95,6 @@ private:
                                         "AND datname = ?::text"),
                          {m_dbName});
     }
-
-    std::unique_ptr<testing::PgFixture> m_pg;
-    QString m_dbName;
-    QSqlDatabase m_db;
 };
 
 QTEST_GUILESS_MAIN(TestNotifier)

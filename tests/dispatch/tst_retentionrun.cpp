@@ -26,17 +26,12 @@ using testing::countStatus;
 using testing::sqlExec;
 using testing::sqlScalar;
 
-class TestRetentionRun : public QObject {
+class TestRetentionRun : public QObject, protected outbox::testing::DispatchTestCase {
     Q_OBJECT
 
 private Q_SLOTS:
-    void initTestCase() {
-        qRegisterMetaType<dispatch::DispatcherStats>();
-        m_pg = std::make_unique<testing::PgFixture>();
-        OUTBOX_START_PG(*m_pg);
-        testing::useMigratedTemplate(*m_pg);
-    }
-    void cleanupTestCase() { m_pg.reset(); }
+    void initTestCase() { startDispatchPg(); }
+    void cleanupTestCase() { stopPg(); }
 
     void deliveredRowsLevelOffDuringALongRun() {
         const QString dbName = m_pg->freshMigratedDatabase();
@@ -133,9 +128,6 @@ private Q_SLOTS:
         QCOMPARE(runner.stats().duplicates, qint64(0));
         QCOMPARE(runner.stats().uniqueIds, qint64(produced));
     }
-
-private:
-    std::unique_ptr<testing::PgFixture> m_pg;
 };
 
 QTEST_GUILESS_MAIN(TestRetentionRun)

@@ -2,7 +2,7 @@
 
 #include "core/conninfo.h"
 #include "store/database.h"
-#include "support/pgfixture.h"
+#include "support/pgtestcase.h"
 
 #include <QEventLoop>
 #include <QFile>
@@ -198,6 +198,20 @@ inline bool insertEvents(QSqlDatabase db, int count,
                                   "        jsonb_build_object('n', g)"
                                   "   FROM generate_series(1, ?::integer) AS g"),
                    {nameSpace, count});
+}
+
+// The first column of `sql`'s first row as a number; -1 when there is none.
+inline qint64 scalar(QSqlDatabase db, const QString &sql) {
+    const QString value = sqlScalar(db, sql);
+    return value.isNull() ? -1 : value.toLongLong();
+}
+
+// `outboxctl --db <connInfo> dispatch --runner-url <url>` and `options`.
+inline QStringList dispatchCommand(const QString &connInfo, const QString &url,
+                                   const QStringList &options) {
+    return QStringList{QStringLiteral("--db"), connInfo, QStringLiteral("dispatch"),
+                       QStringLiteral("--runner-url"), url} +
+           options;
 }
 
 inline qint64 countWhere(QSqlDatabase db, const QString &where) {

@@ -51,19 +51,12 @@ QStringList orderedDispatch(const QString &connInfo, const QUrl &url) {
 
 } // namespace
 
-class TestE2eOrdering final : public QObject {
+class TestE2eOrdering final : public QObject, protected outbox::testing::PgTestCase {
     Q_OBJECT
 
-private:
-    std::unique_ptr<PgFixture> m_pg;
-
 private Q_SLOTS:
-    void initTestCase() {
-        m_pg = std::make_unique<PgFixture>();
-        OUTBOX_START_PG(*m_pg);
-        m_pg->setTemplatePreparer(outbox::testing::migrateSchemaWithAggregateOrder);
-    }
-    void cleanupTestCase() { m_pg.reset(); }
+    void initTestCase() { startPg(outbox::testing::migrateSchemaWithAggregateOrder); }
+    void cleanupTestCase() { stopPg(); }
 
     void killsAndFailuresKeepEachAggregateInOrder() {
         QString dbName;
