@@ -16,8 +16,12 @@
 
 using namespace outbox::testing;
 
-class TestOutboxctl final : public QObject, protected outbox::testing::PgTestCase {
+class TestOutboxctl final : public outbox::testing::PgTestSuite {
     Q_OBJECT
+
+public:
+    TestOutboxctl()
+        : PgTestSuite(outbox::testing::migrateSchema, PerTest::Nothing) {}
 
 private:
     QString migratedDb() {
@@ -37,10 +41,6 @@ private:
     }
 
 private Q_SLOTS:
-    void initTestCase() { startPg(outbox::testing::migrateSchema); }
-
-    void cleanupTestCase() { stopPg(); }
-
     void generalHelp_data() {
         QTest::addColumn<QStringList>("arguments");
         QTest::newRow("--help") << QStringList{QStringLiteral("--help")};

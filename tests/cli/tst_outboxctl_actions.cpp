@@ -14,7 +14,7 @@
 
 using namespace outbox::testing;
 
-class TestOutboxctlActions final : public QObject, protected outbox::testing::PgTestCase {
+class TestOutboxctlActions final : public outbox::testing::PgTestSuite {
     Q_OBJECT
 
 private:
@@ -63,17 +63,11 @@ private:
     }
 
 private Q_SLOTS:
-    void initTestCase() { startPg(outbox::testing::migrateSchema); }
-
     void init() {
         if (!openFreshDb())
             return;
         seedMix();
     }
-
-    void cleanup() { dropFreshDb(); }
-
-    void cleanupTestCase() { stopPg(); }
 
     void dryRun_data() {
         QTest::addColumn<QStringList>("arguments");

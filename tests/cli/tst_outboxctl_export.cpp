@@ -38,9 +38,7 @@ private:
 
 private Q_SLOTS:
     void initTestCase() {
-        if (!startPg(outbox::testing::migrateSchema))
-            return;
-        if (!openFreshDb())
+        if (!startPg(outbox::testing::migrateSchema) || !openFreshDb())
             return;
         QVERIFY(sqlExec(
             m_db,

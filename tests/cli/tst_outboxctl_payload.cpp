@@ -17,8 +17,12 @@ using outbox::testing::runCtl;
 using outbox::testing::Seed;
 using outbox::testing::seedEvent;
 
-class TestOutboxctlPayload final : public QObject, protected outbox::testing::PgTestCase {
+class TestOutboxctlPayload final : public outbox::testing::PgTestSuite {
     Q_OBJECT
+
+public:
+    TestOutboxctlPayload()
+        : PgTestSuite(outbox::testing::migrateSchema, PerTest::Nothing) {}
 
 private:
     static QSet<QString> listedIds(const QString &jsonl) {
@@ -29,10 +33,6 @@ private:
     }
 
 private Q_SLOTS:
-    void initTestCase() { startPg(outbox::testing::migrateSchema); }
-
-    void cleanupTestCase() { stopPg(); }
-
     void listAndActByPayload() {
         const QString name = m_pg->freshMigratedDatabase();
         QVERIFY(!name.isEmpty());

@@ -13,8 +13,12 @@
 
 using namespace outbox::testing;
 
-class TestOutboxctlViews final : public QObject, protected outbox::testing::PgTestCase {
+class TestOutboxctlViews final : public outbox::testing::PgTestSuite {
     Q_OBJECT
+
+public:
+    TestOutboxctlViews()
+        : PgTestSuite(outbox::testing::migrateSchema, PerTest::Nothing) {}
 
 private:
     static QStringList column(QSqlDatabase db, const QString &sql) {
@@ -74,10 +78,6 @@ private:
     }
 
 private Q_SLOTS:
-    void initTestCase() { startPg(outbox::testing::migrateSchema); }
-
-    void cleanupTestCase() { stopPg(); }
-
     void stats() {
         const QString name = m_pg->freshMigratedDatabase();
         QVERIFY(!name.isEmpty());

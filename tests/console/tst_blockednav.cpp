@@ -38,14 +38,14 @@ QString insertEvent(QSqlDatabase db, const QString &status, int ago, const QStri
 
 } // namespace
 
-class TestBlockedNav final : public QObject, protected outbox::testing::PgTestCase {
+class TestBlockedNav final : public outbox::testing::PgTestSuite {
     Q_OBJECT
 
+public:
+    TestBlockedNav()
+        : PgTestSuite(outbox::testing::migrateSchemaWithAggregateOrder, PerTest::Nothing) {}
+
 private Q_SLOTS:
-    void initTestCase() { startPg(outbox::testing::migrateSchemaWithAggregateOrder); }
-
-    void cleanupTestCase() { stopPg(); }
-
     void deadEventBlocksTwo() {
         const QString name = m_pg->freshMigratedDatabase();
         QVERIFY(!name.isEmpty());

@@ -54,13 +54,14 @@ core::DispatcherConfig validConfig() {
 
 } // namespace
 
-class TestDispatcherPanel : public QObject, protected outbox::testing::PgTestCase {
+class TestDispatcherPanel : public outbox::testing::PgTestSuite {
     Q_OBJECT
 
-private Q_SLOTS:
-    void initTestCase() { startPg(outbox::testing::migrateSchema); }
-    void cleanupTestCase() { stopPg(); }
+public:
+    TestDispatcherPanel()
+        : PgTestSuite(outbox::testing::migrateSchema, PerTest::Nothing) {}
 
+private Q_SLOTS:
     void validation_data();
     void validation();
     void validFormEnablesStart();

@@ -41,11 +41,10 @@ int rowsIn(const QSignalSpy &spy) {
 
 } // namespace
 
-class TestLiveEventModel : public QObject, protected outbox::testing::PgTestCase {
+class TestLiveEventModel : public outbox::testing::PgTestSuite {
     Q_OBJECT
 
 private Q_SLOTS:
-    void initTestCase() { startPg(outbox::testing::migrateSchema); }
     void init() {
         if (!openFreshDb())
             return;
@@ -59,7 +58,6 @@ private Q_SLOTS:
         m_client.reset();
         dropFreshDb();
     }
-    void cleanupTestCase() { stopPg(); }
 
     void fetchMorePagesThroughEveryRowOnce_data();
     void fetchMorePagesThroughEveryRowOnce();

@@ -51,15 +51,10 @@ Answer<T, Signal> await(StoreClient *client, Signal signal, RequestId id, int ti
 
 } // namespace
 
-class TestStoreClient : public QObject, protected outbox::testing::PgTestCase {
+class TestStoreClient : public outbox::testing::PgTestSuite {
     Q_OBJECT
 
 private Q_SLOTS:
-    void initTestCase() { startPg(outbox::testing::migrateSchema); }
-    void init() { openFreshDb(); }
-    void cleanup() { dropFreshDb(); }
-    void cleanupTestCase() { stopPg(); }
-
     void roundTrip();
     void detailOfMissingEventIsNotFound();
     void supersededAnswersAreDropped();

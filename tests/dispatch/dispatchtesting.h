@@ -4,10 +4,12 @@
 
 #include "core/conninfo.h"
 #include "core/dispatcherconfig.h"
+#include "dispatch/dispatcherhost.h"
 #include "dispatch/dispatcherstats.h"
 #include "store/database.h"
 #include "support/pgtestcase.h"
 
+#include <QSignalSpy>
 #include <QSqlDatabase>
 #include <QUrl>
 
@@ -23,6 +25,29 @@ protected:
         return startPg(migrateSchema);
     }
 };
+
+// DispatchTestCase as the whole fixture of a suite (see PgTestSuite).
+class DispatchTestSuite : public PgTestSuite {
+protected:
+    explicit DispatchTestSuite(PerTest perTest = PerTest::FreshDatabase)
+        : PgTestSuite(migrateSchema, perTest) {
+        qRegisterMetaType<dispatch::DispatcherStats>();
+        qRegisterMetaType<dispatch::DispatcherState>();
+    }
+};
+
+// Starts (stops) `host` and waits for its started (stopped) signal.
+inline bool startHost(dispatch::DispatcherHost &host, int timeoutMs = 30000) {
+    QSignalSpy started(&host, &dispatch::DispatcherHost::started);
+    host.start();
+    return started.wait(timeoutMs) || started.size() == 1;
+}
+
+inline bool stopHost(dispatch::DispatcherHost &host) {
+    QSignalSpy stopped(&host, &dispatch::DispatcherHost::stopped);
+    host.stop();
+    return stopped.wait(30000) || stopped.size() == 1;
+}
 
 inline core::ConnInfo connInfoFor(const PgFixture &fixture, const QString &dbName) {
     return core::ConnInfo::parse(fixture.connInfo(dbName)).value();

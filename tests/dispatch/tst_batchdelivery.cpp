@@ -21,6 +21,7 @@ using testing::countStatus;
 using testing::enqueueMany;
 using testing::sqlExec;
 using testing::sqlScalar;
+using testing::stopHost;
 
 namespace {
 
@@ -37,15 +38,10 @@ core::DispatcherConfig batchConfig(const QUrl &url) {
 
 } // namespace
 
-class TestBatchDelivery : public QObject, protected outbox::testing::DispatchTestCase {
+class TestBatchDelivery : public outbox::testing::DispatchTestSuite {
     Q_OBJECT
 
 private Q_SLOTS:
-    void initTestCase() { startDispatchPg(); }
-    void cleanupTestCase() { stopPg(); }
-    void init() { openFreshDb(); }
-    void cleanup() { dropFreshDb(); }
-
     void deliversSignedBatchesWithinTheirBounds();
     void partialFailuresAreRetriedByThePolicy();
     void permanentFailuresAreDeadAtOnce();
@@ -55,7 +51,6 @@ private Q_SLOTS:
 
 private:
     std::unique_ptr<DispatcherHost> startHost(const core::DispatcherConfig &config);
-    bool stopHost(DispatcherHost &host);
     int scalar(const QString &sql) { return sqlScalar(m_db, sql).toInt(); }
 };
 
@@ -66,12 +61,6 @@ std::unique_ptr<DispatcherHost> TestBatchDelivery::startHost(const core::Dispatc
     if (!started.wait(20000) && started.isEmpty())
         return {};
     return host;
-}
-
-bool TestBatchDelivery::stopHost(DispatcherHost &host) {
-    QSignalSpy stopped(&host, &DispatcherHost::stopped);
-    host.stop();
-    return stopped.wait(30000) || stopped.size() == 1;
 }
 
 void TestBatchDelivery::deliversSignedBatchesWithinTheirBounds() {

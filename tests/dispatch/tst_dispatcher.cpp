@@ -24,6 +24,7 @@ using testing::countStatus;
 using testing::enqueueMany;
 using testing::sqlExec;
 using testing::sqlScalar;
+using testing::stopHost;
 
 namespace {
 
@@ -31,15 +32,10 @@ const QString kSecret = QStringLiteral("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw")
 
 } // namespace
 
-class TestDispatcher : public QObject, protected outbox::testing::DispatchTestCase {
+class TestDispatcher : public outbox::testing::DispatchTestSuite {
     Q_OBJECT
 
 private Q_SLOTS:
-    void initTestCase() { startDispatchPg(); }
-    void cleanupTestCase() { stopPg(); }
-    void init() { openFreshDb(); }
-    void cleanup() { dropFreshDb(); }
-
     void deliversEventsEnqueuedBeforeAndAfterStart();
     void notifyWakesBeforeThePoll();
     void retriesWithBackoffThenDead();
@@ -65,8 +61,7 @@ private:
     std::unique_ptr<DispatcherHost> makeHost(const core::DispatcherConfig &config,
                                              dispatch::PublisherFactory factory = {},
                                              DispatcherOptions options = {});
-    bool startHost(DispatcherHost &host);
-    bool stopHost(DispatcherHost &host);
+    static bool startHost(DispatcherHost &host) { return testing::startHost(host, 20000); }
     // Starts a dispatcher with a short grace period whose `events` requests
     // reach a runner that never answers: stopping it cuts them off.
     std::unique_ptr<DispatcherHost> startWithHangingRequests(DevRunner &runner, int events,
@@ -95,18 +90,6 @@ TestDispatcher::startWithHangingRequests(DevRunner &runner, int events, int maxA
         !QTest::qWaitFor([&] { return runner.stats().received == events; }, 10000))
         return {};
     return host;
-}
-
-bool TestDispatcher::startHost(DispatcherHost &host) {
-    QSignalSpy started(&host, &DispatcherHost::started);
-    host.start();
-    return started.wait(20000) || started.size() == 1;
-}
-
-bool TestDispatcher::stopHost(DispatcherHost &host) {
-    QSignalSpy stopped(&host, &DispatcherHost::stopped);
-    host.stop();
-    return stopped.wait(30000) || stopped.size() == 1;
 }
 
 void TestDispatcher::deliversEventsEnqueuedBeforeAndAfterStart() {

@@ -20,12 +20,14 @@ using testing::baseConfig;
 using testing::countStatus;
 using testing::enqueueMany;
 
-class TestDispatcherDbDown : public QObject, protected outbox::testing::DispatchTestCase {
+class TestDispatcherDbDown : public outbox::testing::DispatchTestSuite {
     Q_OBJECT
 
+public:
+    TestDispatcherDbDown()
+        : DispatchTestSuite(PerTest::Nothing) {}
+
 private Q_SLOTS:
-    void initTestCase() { startDispatchPg(); }
-    void cleanupTestCase() { stopPg(); }
     void databaseDownAtStart();
     void stopWhileDatabaseDown();
 };

@@ -21,19 +21,18 @@ using testing::countStatus;
 using testing::enqueueMany;
 using testing::sqlExec;
 using testing::sqlScalar;
+using testing::startHost;
+using testing::stopHost;
 
-class TestDispatcherFaults : public QObject, protected outbox::testing::DispatchTestCase {
+class TestDispatcherFaults : public outbox::testing::DispatchTestSuite {
     Q_OBJECT
 
 private Q_SLOTS:
-    void initTestCase() { startDispatchPg(); }
-    void cleanupTestCase() { stopPg(); }
     void init() {
         m_dbName = m_pg->freshMigratedDatabase();
         QVERIFY(!m_dbName.isEmpty());
         QVERIFY(reopen());
     }
-    void cleanup() { dropFreshDb(); }
 
     void dispatcherConnectionKilled();
     void listenerKilledWatchdogStillDelivers();
@@ -44,8 +43,6 @@ private Q_SLOTS:
 private:
     std::unique_ptr<DispatcherHost> makeHost(const core::DispatcherConfig &config,
                                              DispatcherOptions options = {});
-    bool startHost(DispatcherHost &host);
-    bool stopHost(DispatcherHost &host);
     // Reopens the test's connection after a server restart.
     bool reopen();
     bool terminateBackends(const QString &applicationName);
@@ -61,18 +58,6 @@ std::unique_ptr<DispatcherHost> TestDispatcherFaults::makeHost(const core::Dispa
                                                                DispatcherOptions options) {
     return std::make_unique<DispatcherHost>(testing::connInfoFor(*m_pg, m_dbName), config,
                                             dispatch::PublisherFactory{}, std::move(options));
-}
-
-bool TestDispatcherFaults::startHost(DispatcherHost &host) {
-    QSignalSpy started(&host, &DispatcherHost::started);
-    host.start();
-    return started.wait(30000) || started.size() == 1;
-}
-
-bool TestDispatcherFaults::stopHost(DispatcherHost &host) {
-    QSignalSpy stopped(&host, &DispatcherHost::stopped);
-    host.stop();
-    return stopped.wait(30000) || stopped.size() == 1;
 }
 
 bool TestDispatcherFaults::terminateBackends(const QString &applicationName) {

@@ -15,18 +15,10 @@ using dispatch::Notifier;
 using testing::enqueueMany;
 using testing::sqlScalar;
 
-class TestNotifier : public QObject, protected outbox::testing::DispatchTestCase {
+class TestNotifier : public outbox::testing::DispatchTestSuite {
     Q_OBJECT
 
 private Q_SLOTS:
-    void initTestCase() { startDispatchPg(); }
-
-    void init() { openFreshDb(); }
-
-    void cleanup() { dropFreshDb(); }
-
-    void cleanupTestCase() { stopPg(); }
-
     void hintsOnSubscribingAndOncePerBurst() {
         Notifier::Options options;
         options.debounce = core::Millis(1000);

@@ -26,13 +26,14 @@ using testing::countStatus;
 using testing::sqlExec;
 using testing::sqlScalar;
 
-class TestRetentionRun : public QObject, protected outbox::testing::DispatchTestCase {
+class TestRetentionRun : public outbox::testing::DispatchTestSuite {
     Q_OBJECT
 
-private Q_SLOTS:
-    void initTestCase() { startDispatchPg(); }
-    void cleanupTestCase() { stopPg(); }
+public:
+    TestRetentionRun()
+        : DispatchTestSuite(PerTest::Nothing) {}
 
+private Q_SLOTS:
     void deliveredRowsLevelOffDuringALongRun() {
         const QString dbName = m_pg->freshMigratedDatabase();
         QSqlDatabase db = m_pg->open(dbName, QStringLiteral("retention-run"));

@@ -149,14 +149,14 @@ QStringList dispatchArguments(const QString &connInfo, const QString &url,
 
 } // namespace
 
-class TestE2eDbFaults final : public QObject, protected outbox::testing::PgTestCase {
+class TestE2eDbFaults final : public outbox::testing::PgTestSuite {
     Q_OBJECT
 
+public:
+    TestE2eDbFaults()
+        : PgTestSuite(outbox::testing::migrateSchema, PerTest::Nothing) {}
+
 private Q_SLOTS:
-    void initTestCase() { startPg(outbox::testing::migrateSchema); }
-
-    void cleanupTestCase() { stopPg(); }
-
     void sigtermWhileTheServerIsFrozen() {
         const QString dbName = m_pg->freshMigratedDatabase();
         QSqlDatabase db = m_pg->open(dbName);

@@ -30,8 +30,12 @@ QString uuidText(const QUuid &id) {
 
 } // namespace
 
-class TestE2eDispatch final : public QObject, protected outbox::testing::PgTestCase {
+class TestE2eDispatch final : public outbox::testing::PgTestSuite {
     Q_OBJECT
+
+public:
+    TestE2eDispatch()
+        : PgTestSuite(outbox::testing::migrateSchema, PerTest::Nothing) {}
 
 private:
     void verifyNoSecrets(const QString &output) {
@@ -41,10 +45,6 @@ private:
     }
 
 private Q_SLOTS:
-    void initTestCase() { startPg(outbox::testing::migrateSchema); }
-
-    void cleanupTestCase() { stopPg(); }
-
     // Three dispatchers on one database: each event is delivered exactly
     // once (the runner counts no duplicate) and acknowledged by one of them.
     void severalDispatchersDeliverEachEventOnce() {

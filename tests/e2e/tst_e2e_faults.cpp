@@ -25,14 +25,14 @@ QString runnerUrl(int port) {
 
 } // namespace
 
-class TestE2eFaults final : public QObject, protected outbox::testing::PgTestCase {
+class TestE2eFaults final : public outbox::testing::PgTestSuite {
     Q_OBJECT
 
+public:
+    TestE2eFaults()
+        : PgTestSuite(outbox::testing::migrateSchema, PerTest::Nothing) {}
+
 private Q_SLOTS:
-    void initTestCase() { startPg(outbox::testing::migrateSchema); }
-
-    void cleanupTestCase() { stopPg(); }
-
     // Connection refused for a while: every failure is recorded, retries
     // wait at least the backoff, nothing dies; once the runner listens,
     // everything is delivered exactly once.

@@ -71,14 +71,14 @@ int linesUntilStopped(CtlProcess &process, const QString &readyMarker) {
 
 } // namespace
 
-class TestE2eHardening final : public QObject, protected outbox::testing::PgTestCase {
+class TestE2eHardening final : public outbox::testing::PgTestSuite {
     Q_OBJECT
 
+public:
+    TestE2eHardening()
+        : PgTestSuite(outbox::testing::migrateSchemaWithRoles, PerTest::Nothing) {}
+
 private Q_SLOTS:
-    void initTestCase() { startPg(outbox::testing::migrateSchemaWithRoles); }
-
-    void cleanupTestCase() { stopPg(); }
-
     void durationsBeyondWhatTheCodeHolds_data() {
         QTest::addColumn<QStringList>("options");
         QTest::addColumn<QString>("named");

@@ -51,13 +51,14 @@ QStringList orderedDispatch(const QString &connInfo, const QUrl &url) {
 
 } // namespace
 
-class TestE2eOrdering final : public QObject, protected outbox::testing::PgTestCase {
+class TestE2eOrdering final : public outbox::testing::PgTestSuite {
     Q_OBJECT
 
-private Q_SLOTS:
-    void initTestCase() { startPg(outbox::testing::migrateSchemaWithAggregateOrder); }
-    void cleanupTestCase() { stopPg(); }
+public:
+    TestE2eOrdering()
+        : PgTestSuite(outbox::testing::migrateSchemaWithAggregateOrder, PerTest::Nothing) {}
 
+private Q_SLOTS:
     void killsAndFailuresKeepEachAggregateInOrder() {
         QString dbName;
         QSqlDatabase db = m_pg->openFreshMigrated(dbName);

@@ -18,8 +18,12 @@ using namespace std::chrono_literals;
 using outbox::testing::sqlExec;
 using outbox::testing::sqlScalar;
 
-class TestAggregateOrder final : public QObject, protected outbox::testing::PgTestCase {
+class TestAggregateOrder final : public outbox::testing::PgTestSuite {
     Q_OBJECT
+
+public:
+    TestAggregateOrder()
+        : PgTestSuite(outbox::testing::migrateSchemaWithAggregateOrder) {}
 
 private:
     const QUuid m_worker = QUuid::createUuid();
@@ -82,11 +86,6 @@ private:
     }
 
 private Q_SLOTS:
-    void initTestCase() { startPg(outbox::testing::migrateSchemaWithAggregateOrder); }
-    void cleanupTestCase() { stopPg(); }
-    void init() { openFreshDb(); }
-    void cleanup() { dropFreshDb(); }
-
     void oneAtATimeOldestFirst() {
         const QUuid a1 = add("invoice", "1"), a2 = add("invoice", "1"), a3 = add("invoice", "1");
         const QUuid b1 = add("invoice", "2"), b2 = add("invoice", "2");

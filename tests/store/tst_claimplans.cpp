@@ -68,8 +68,12 @@ QString pickingPart(const QString &plan) {
 
 } // namespace
 
-class TestClaimPlans final : public QObject, protected outbox::testing::PgTestCase {
+class TestClaimPlans final : public outbox::testing::PgTestSuite {
     Q_OBJECT
+
+public:
+    TestClaimPlans()
+        : PgTestSuite(outbox::testing::migrateSchemaWithAggregateOrder) {}
 
 private:
     // Every statement of the dispatcher's hot path on the current data.
@@ -135,9 +139,6 @@ private:
     }
 
 private Q_SLOTS:
-    void initTestCase() { startPg(outbox::testing::migrateSchemaWithAggregateOrder); }
-    void cleanupTestCase() { stopPg(); }
-
     void init() {
         if (!openFreshDb())
             return;
@@ -145,7 +146,6 @@ private Q_SLOTS:
         QVERIFY(sqlExec(m_db, QStringLiteral("ALTER TABLE outbox_events"
                                              " SET (autovacuum_enabled = false)")));
     }
-    void cleanup() { dropFreshDb(); }
 
     // A backlog that arrived before any ANALYZE.
     void unanalyzedBacklog() {

@@ -16,11 +16,10 @@ using namespace outbox;
 using outbox::testing::sqlExec;
 using outbox::testing::sqlScalar;
 
-class TestEventExport final : public QObject, protected outbox::testing::PgTestCase {
+class TestEventExport final : public outbox::testing::PgTestSuite {
     Q_OBJECT
 
 private Q_SLOTS:
-    void initTestCase() { startPg(outbox::testing::migrateSchema); }
     void init() {
         if (!openFreshDb())
             return;
@@ -43,8 +42,6 @@ private Q_SLOTS:
                 "   + (g % 40) * interval '1 microsecond', now() "
                 "FROM generate_series(1, 1000) AS g")));
     }
-    void cleanup() { dropFreshDb(); }
-    void cleanupTestCase() { stopPg(); }
 
     void exportsEveryMatchingRowOnce();
     void stopsAfterAPage();

@@ -105,8 +105,12 @@ EventFilter withStatus(core::Status status) {
 
 } // namespace
 
-class TestEventFilter final : public QObject, protected outbox::testing::PgTestCase {
+class TestEventFilter final : public outbox::testing::PgTestSuite {
     Q_OBJECT
+
+public:
+    TestEventFilter()
+        : PgTestSuite(outbox::testing::migrateSchemaWithRoles) {}
 
 private:
     bool insertRows() {
@@ -165,14 +169,6 @@ private:
     }
 
 private Q_SLOTS:
-    void initTestCase() { startPg(outbox::testing::migrateSchemaWithRoles); }
-
-    void init() { openFreshDb(); }
-
-    void cleanup() { dropFreshDb(); }
-
-    void cleanupTestCase() { stopPg(); }
-
     void filterSelectsExactly_data() {
         QTest::addColumn<EventFilter>("filter");
         QTest::addColumn<QString>("expected");

@@ -69,7 +69,7 @@ qint64 minutesAgo(const store::StatusCounts &counts, const QDateTime &at) {
 
 } // namespace
 
-class TestLiveCounts final : public QObject, protected outbox::testing::PgTestCase {
+class TestLiveCounts final : public outbox::testing::PgTestSuite {
     Q_OBJECT
 
 private:
@@ -87,13 +87,6 @@ private:
     }
 
 private Q_SLOTS:
-    void initTestCase() { startPg(outbox::testing::migrateSchema); }
-
-    void init() { openFreshDb(); }
-
-    void cleanup() { dropFreshDb(); }
-    void cleanupTestCase() { stopPg(); }
-
     void breakdownIsReusedUntilSomethingChanges() {
         QVERIFY(insertEvents(m_db, 2, QStringLiteral("pending"), QStringLiteral("a")));
         QVERIFY(insertEvents(m_db, 6, QStringLiteral("dead"), QStringLiteral("a")));

@@ -91,8 +91,12 @@ qint64 number(QSqlDatabase db, const QString &sql, const QVariantList &values = 
 
 } // namespace
 
-class TestOperations final : public QObject, protected outbox::testing::PgTestCase {
+class TestOperations final : public outbox::testing::PgTestSuite {
     Q_OBJECT
+
+public:
+    TestOperations()
+        : PgTestSuite(outbox::testing::migrateSchemaWithRoles) {}
 
 private:
     QStringList m_extra;
@@ -105,18 +109,12 @@ private:
     }
 
 private Q_SLOTS:
-    void initTestCase() { startPg(outbox::testing::migrateSchemaWithRoles); }
-
-    void init() { openFreshDb(); }
-
     void cleanup() {
         for (const QString &name : std::as_const(m_extra))
             m_pg->close(name);
         m_extra.clear();
         dropFreshDb();
     }
-
-    void cleanupTestCase() { stopPg(); }
 
     void actorFromEnvironment() {
         qputenv("USER", "operator-x");

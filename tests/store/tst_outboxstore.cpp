@@ -114,7 +114,7 @@ struct ClaimerOutcome {
 
 } // namespace
 
-class TestOutboxStore final : public QObject, protected outbox::testing::PgTestCase {
+class TestOutboxStore final : public outbox::testing::PgTestSuite {
     Q_OBJECT
 
 private:
@@ -127,9 +127,6 @@ private:
     }
 
 private Q_SLOTS:
-    void initTestCase() { startPg(outbox::testing::migrateSchema); }
-    void cleanupTestCase() { stopPg(); }
-
     // Every test function gets its own migrated database.
     void init() {
         if (!openFreshDb())

@@ -50,7 +50,7 @@ bool insertMany(QSqlDatabase db, int first, int count, const QString &status) {
 
 } // namespace
 
-class TestPayloadSearch final : public QObject, protected outbox::testing::PgTestCase {
+class TestPayloadSearch final : public outbox::testing::PgTestSuite {
     Q_OBJECT
 
 private:
@@ -71,13 +71,6 @@ private:
     }
 
 private Q_SLOTS:
-    void initTestCase() { startPg(outbox::testing::migrateSchema); }
-
-    void init() { openFreshDb(); }
-
-    void cleanup() { dropFreshDb(); }
-    void cleanupTestCase() { stopPg(); }
-
     void validation_data() {
         QTest::addColumn<QString>("text");
         QTest::addColumn<QString>("problem"); // a fragment; empty: accepted

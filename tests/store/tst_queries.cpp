@@ -56,8 +56,12 @@ QString sqlIds(QSqlDatabase db, const QString &where, bool newestFirst) {
 
 } // namespace
 
-class TestQueries final : public QObject, protected outbox::testing::PgTestCase {
+class TestQueries final : public outbox::testing::PgTestSuite {
     Q_OBJECT
+
+public:
+    TestQueries()
+        : PgTestSuite(outbox::testing::migrateSchemaWithRoles) {}
 
 private:
     QStringList m_extra;
@@ -93,10 +97,6 @@ private:
     }
 
 private Q_SLOTS:
-    void initTestCase() { startPg(outbox::testing::migrateSchemaWithRoles); }
-
-    void init() { openFreshDb(); }
-
     void cleanup() {
         for (const QString &name : std::as_const(m_extra))
             store::closeDatabase(name);
@@ -104,8 +104,6 @@ private Q_SLOTS:
         // The big tables of some tests would otherwise pile up on disk.
         dropFreshDb();
     }
-
-    void cleanupTestCase() { stopPg(); }
 
     void countsAreExact() {
         QVERIFY(insertEvents(m_db, 3, QStringLiteral("pending")));

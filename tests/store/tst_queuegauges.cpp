@@ -13,7 +13,7 @@
 using namespace outbox;
 using namespace outbox::testing;
 
-class TestQueueGauges final : public QObject, protected outbox::testing::PgTestCase {
+class TestQueueGauges final : public outbox::testing::PgTestSuite {
     Q_OBJECT
 
 private:
@@ -38,11 +38,6 @@ private:
     }
 
 private Q_SLOTS:
-    void initTestCase() { startPg(migrateSchema); }
-    void init() { openFreshDb(); }
-    void cleanup() { dropFreshDb(); }
-    void cleanupTestCase() { stopPg(); }
-
     void gaugesMatchTheTable() {
         insert(QStringLiteral("a"), QStringLiteral("pending"), 7, QStringLiteral("90 seconds"));
         insert(QStringLiteral("a"), QStringLiteral("pending"), 3, QStringLiteral("-1 hour"));

@@ -20,7 +20,7 @@ using outbox::store::SessionKeeper;
 using outbox::testing::sqlExec;
 using outbox::testing::sqlScalar;
 
-class TestSession final : public QObject, protected outbox::testing::PgTestCase {
+class TestSession final : public outbox::testing::PgTestSuite {
     Q_OBJECT
 
 private:
@@ -57,14 +57,6 @@ private:
     }
 
 private Q_SLOTS:
-    void initTestCase() { startPg(testing::migrateSchema); }
-
-    void init() { openFreshDb(); }
-
-    void cleanup() { dropFreshDb(); }
-
-    void cleanupTestCase() { stopPg(); }
-
     // --- Session ----------------------------------------------------------
 
     void opensWithTheDefaults() {

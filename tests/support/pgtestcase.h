@@ -2,6 +2,7 @@
 
 #include "support/pgfixture.h"
 
+#include <QObject>
 #include <QSqlDatabase>
 #include <QString>
 #include <QStringList>
@@ -48,6 +49,40 @@ protected:
     std::unique_ptr<PgFixture> m_pg;
     QString m_dbName;
     QSqlDatabase m_db;
+};
+
+// A test class whose fixture is PgTestCase's and nothing more: its
+// constructor names the template preparer (the plain schema unless told),
+// and these slots run the helpers
+// (QtTest finds them in the base class). A suite that needs more in one of
+// them declares its own slot of that name, calling the helper.
+class PgTestSuite : public QObject, protected PgTestCase {
+    Q_OBJECT
+
+public:
+    enum class PerTest { FreshDatabase, Nothing };
+
+protected:
+    explicit PgTestSuite(PgFixture::TemplatePreparer preparer = migrateSchema,
+                         PerTest perTest = PerTest::FreshDatabase)
+        : m_preparer(std::move(preparer))
+        , m_perTest(perTest) {}
+
+private Q_SLOTS:
+    void initTestCase() { startPg(m_preparer); }
+    void init() {
+        if (m_perTest == PerTest::FreshDatabase)
+            openFreshDb();
+    }
+    void cleanup() {
+        if (m_perTest == PerTest::FreshDatabase)
+            dropFreshDb();
+    }
+    void cleanupTestCase() { stopPg(); }
+
+private:
+    PgFixture::TemplatePreparer m_preparer;
+    PerTest m_perTest;
 };
 
 } // namespace outbox::testing
