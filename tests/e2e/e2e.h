@@ -2,6 +2,7 @@
 
 #include "core/conninfo.h"
 #include "store/database.h"
+#include "support/localport.h"
 #include "support/pgtestcase.h"
 
 #include <QEventLoop>
@@ -179,14 +180,8 @@ private:
     QUrl m_url;
 };
 
-// A TCP port on 127.0.0.1 where nothing listens (bound, then released).
 inline int freePort() {
-    QTcpServer server;
-    if (!server.listen(QHostAddress::LocalHost, 0))
-        return 1;
-    const int port = server.serverPort();
-    server.close();
-    return port;
+    return closedPort();
 }
 
 // `count` due events in one statement (ids are UUID v7 like the producer's).

@@ -52,15 +52,9 @@ private:
 };
 
 QStringList TestEventExport::idsWhere(const QString &condition) {
-    QSqlQuery query(m_db);
-    if (!query.exec(QStringLiteral("SELECT id::text FROM outbox_events WHERE %1 "
-                                   "ORDER BY created_at, id")
-                        .arg(condition)))
-        return {};
-    QStringList ids;
-    while (query.next())
-        ids << query.value(0).toString();
-    return ids;
+    return testing::sqlColumn(m_db, QStringLiteral("SELECT id::text FROM outbox_events WHERE %1 "
+                                                   "ORDER BY created_at, id")
+                                        .arg(condition));
 }
 
 void TestEventExport::exportsEveryMatchingRowOnce() {
