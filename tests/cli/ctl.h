@@ -2,7 +2,8 @@
 
 #include "core/conninfo.h"
 #include "store/database.h"
-#include "support/pgfixture.h"
+#include "support/localport.h"
+#include "support/pgtestcase.h"
 
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -105,16 +106,6 @@ inline QStringList seedEvents(QSqlDatabase db, const Seed &seed, int count) {
     for (int i = 0; i < count; ++i)
         ids << seedEvent(db, seed);
     return ids;
-}
-
-// A TCP port on 127.0.0.1 where nothing listens (bound, then released).
-inline int closedPort() {
-    QTcpServer server;
-    if (!server.listen(QHostAddress::LocalHost, 0))
-        return 1;
-    const int port = server.serverPort();
-    server.close();
-    return port;
 }
 
 } // namespace outbox::testing

@@ -16,12 +16,14 @@
 
 using namespace outbox::testing;
 
-class TestOutboxctl final : public QObject {
+class TestOutboxctl final : public outbox::testing::PgTestSuite {
     Q_OBJECT
 
-private:
-    std::unique_ptr<PgFixture> m_pg;
+public:
+    TestOutboxctl()
+        : PgTestSuite(outbox::testing::migrateSchema, PerTest::Nothing) {}
 
+private:
     QString migratedDb() {
         const QString name = m_pg->freshMigratedDatabase();
         if (name.isEmpty())
@@ -39,14 +41,6 @@ private:
     }
 
 private Q_SLOTS:
-    void initTestCase() {
-        m_pg = std::make_unique<PgFixture>();
-        OUTBOX_START_PG(*m_pg);
-        m_pg->setTemplatePreparer(outbox::testing::migrateSchema);
-    }
-
-    void cleanupTestCase() { m_pg.reset(); }
-
     void generalHelp_data() {
         QTest::addColumn<QStringList>("arguments");
         QTest::newRow("--help") << QStringList{QStringLiteral("--help")};

@@ -14,15 +14,11 @@
 
 using namespace outbox::testing;
 
-class TestOutboxctlActions final : public QObject {
+class TestOutboxctlActions final : public outbox::testing::PgTestSuite {
     Q_OBJECT
 
 private:
-    std::unique_ptr<PgFixture> m_pg;
-    QString m_name;
-    QSqlDatabase m_db;
-
-    QString connInfo() const { return m_pg->connInfo(m_name); }
+    QString connInfo() const { return m_pg->connInfo(m_dbName); }
 
     // Everything an action could change, as one value.
     QString snapshot() {
@@ -67,26 +63,11 @@ private:
     }
 
 private Q_SLOTS:
-    void initTestCase() {
-        m_pg = std::make_unique<PgFixture>();
-        OUTBOX_START_PG(*m_pg);
-        m_pg->setTemplatePreparer(outbox::testing::migrateSchema);
-    }
-
     void init() {
-        m_name = m_pg->freshMigratedDatabase();
-        QVERIFY(!m_name.isEmpty());
-        m_db = m_pg->open(m_name);
-        QVERIFY(m_db.isOpen());
+        if (!openFreshDb())
+            return;
         seedMix();
     }
-
-    void cleanup() {
-        m_db = QSqlDatabase();
-        m_pg->dropDatabase(m_name);
-    }
-
-    void cleanupTestCase() { m_pg.reset(); }
 
     void dryRun_data() {
         QTest::addColumn<QStringList>("arguments");

@@ -10,14 +10,10 @@
 
 using namespace outbox::testing;
 
-class TestOutboxctlExport final : public QObject {
+class TestOutboxctlExport final : public QObject, protected outbox::testing::PgTestCase {
     Q_OBJECT
 
 private:
-    std::unique_ptr<PgFixture> m_pg;
-    QString m_name;
-    QSqlDatabase m_db;
-
     QStringList ids(const QString &condition) {
         QStringList values;
         QSqlQuery query(m_db);
@@ -42,11 +38,8 @@ private:
 
 private Q_SLOTS:
     void initTestCase() {
-        m_pg = std::make_unique<PgFixture>();
-        OUTBOX_START_PG(*m_pg);
-        m_pg->setTemplatePreparer(outbox::testing::migrateSchema);
-        m_db = m_pg->openFreshMigrated(m_name);
-        QVERIFY(m_db.isOpen());
+        if (!startPg(outbox::testing::migrateSchema) || !openFreshDb())
+            return;
         QVERIFY(sqlExec(
             m_db,
             QStringLiteral(
@@ -61,15 +54,15 @@ private Q_SLOTS:
                 "FROM generate_series(1, 1500) AS g")));
     }
     void cleanupTestCase() {
-        m_pg->closeAndDrop(m_db, m_name);
-        m_pg.reset();
+        dropFreshDb();
+        stopPg();
     }
 
     void exportToFile() {
         QTemporaryDir dir;
         const QString path = dir.filePath(QStringLiteral("dead.jsonl"));
         const CtlResult result = runCtl({QStringLiteral("export"), QStringLiteral("--db"),
-                                         m_pg->connInfo(m_name), QStringLiteral("--status"),
+                                         m_pg->connInfo(m_dbName), QStringLiteral("--status"),
                                          QStringLiteral("dead"), QStringLiteral("--namespace"),
                                          QStringLiteral("billing"), QStringLiteral("--page-size"),
                                          QStringLiteral("37"), QStringLiteral("--output"), path});
@@ -87,7 +80,7 @@ private Q_SLOTS:
 
     void exportToStdout() {
         const CtlResult result =
-            runCtl({QStringLiteral("export"), QStringLiteral("--db"), m_pg->connInfo(m_name),
+            runCtl({QStringLiteral("export"), QStringLiteral("--db"), m_pg->connInfo(m_dbName),
                     QStringLiteral("--namespace"), QStringLiteral("shipping")});
         QVERIFY2(result.finished && result.exitCode == 0, qPrintable(result.all()));
         QCOMPARE(idsOfLines(result.out.toUtf8()), ids(QStringLiteral("namespace = 'shipping'")));
@@ -95,12 +88,12 @@ private Q_SLOTS:
 
     void badArguments() {
         const CtlResult size =
-            runCtl({QStringLiteral("export"), QStringLiteral("--db"), m_pg->connInfo(m_name),
+            runCtl({QStringLiteral("export"), QStringLiteral("--db"), m_pg->connInfo(m_dbName),
                     QStringLiteral("--page-size"), QStringLiteral("0")});
         QCOMPARE(size.exitCode, 2);
         QVERIFY2(size.err.contains(QLatin1String("page-size")), qPrintable(size.err));
         const CtlResult path =
-            runCtl({QStringLiteral("export"), QStringLiteral("--db"), m_pg->connInfo(m_name),
+            runCtl({QStringLiteral("export"), QStringLiteral("--db"), m_pg->connInfo(m_dbName),
                     QStringLiteral("--output"), QStringLiteral("/nonexistent-dir/events.jsonl")});
         QVERIFY(path.finished);
         QVERIFY(path.exitCode != 0);

@@ -13,17 +13,18 @@
 
 using namespace outbox;
 using outbox::testing::CtlResult;
-using outbox::testing::PgFixture;
 using outbox::testing::runCtl;
 using outbox::testing::Seed;
 using outbox::testing::seedEvent;
 
-class TestOutboxctlPayload final : public QObject {
+class TestOutboxctlPayload final : public outbox::testing::PgTestSuite {
     Q_OBJECT
 
-private:
-    std::unique_ptr<PgFixture> m_pg;
+public:
+    TestOutboxctlPayload()
+        : PgTestSuite(outbox::testing::migrateSchema, PerTest::Nothing) {}
 
+private:
     static QSet<QString> listedIds(const QString &jsonl) {
         QSet<QString> ids;
         for (const QString &line : jsonl.split(QLatin1Char('\n'), Qt::SkipEmptyParts))
@@ -32,14 +33,6 @@ private:
     }
 
 private Q_SLOTS:
-    void initTestCase() {
-        m_pg = std::make_unique<PgFixture>();
-        OUTBOX_START_PG(*m_pg);
-        m_pg->setTemplatePreparer(outbox::testing::migrateSchema);
-    }
-
-    void cleanupTestCase() { m_pg.reset(); }
-
     void listAndActByPayload() {
         const QString name = m_pg->freshMigratedDatabase();
         QVERIFY(!name.isEmpty());

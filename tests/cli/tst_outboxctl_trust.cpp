@@ -14,16 +14,12 @@
 
 using namespace outbox::testing;
 
-class TestOutboxctlTrust final : public QObject {
+class TestOutboxctlTrust final : public QObject, protected outbox::testing::PgTestCase {
     Q_OBJECT
 
 private:
-    std::unique_ptr<PgFixture> m_pg;
-    QString m_name;
-    QSqlDatabase m_db;
-
     QString connInfo(const QString &user = {}) const {
-        return m_pg->connInfo(m_name) +
+        return m_pg->connInfo(m_dbName) +
                (user.isEmpty() ? QString() : QStringLiteral(" user=") + user);
     }
 
@@ -34,27 +30,16 @@ private:
 
 private Q_SLOTS:
     void initTestCase() {
-        m_pg = std::make_unique<PgFixture>();
-        OUTBOX_START_PG(*m_pg);
-        m_pg->setTemplatePreparer(outbox::testing::migrateSchemaWithRoles);
-        QString name;
-        QSqlDatabase admin = m_pg->openFreshMigrated(name);
-        QVERIFY(admin.isOpen());
-        for (const char *group : {"operator", "producer"})
-            QVERIFY(sqlExec(admin, QStringLiteral("CREATE ROLE tst_cli_%1 LOGIN IN ROLE "
-                                                  "outbox_%1")
-                                       .arg(QLatin1String(group))));
-        m_pg->closeAndDrop(admin, name);
+        if (startPg(outbox::testing::migrateSchemaWithRoles))
+            createLoginRoles(QStringLiteral("tst_cli_"),
+                             {QStringLiteral("operator"), QStringLiteral("producer")});
     }
 
-    void init() {
-        m_db = m_pg->openFreshMigrated(m_name);
-        QVERIFY(m_db.isOpen());
-    }
+    void init() { openFreshDb(); }
 
-    void cleanup() { m_pg->closeAndDrop(m_db, m_name); }
+    void cleanup() { dropFreshDb(); }
 
-    void cleanupTestCase() { m_pg.reset(); }
+    void cleanupTestCase() { stopPg(); }
 
     // "Purge 50 events?" — 30 more match by the time "y" is typed: 50 go,
     // the 30 stay for the next run, and the result says so.

@@ -14,12 +14,14 @@
 
 using namespace outbox::testing;
 
-class TestOutboxctlViews final : public QObject {
+class TestOutboxctlViews final : public outbox::testing::PgTestSuite {
     Q_OBJECT
 
-private:
-    std::unique_ptr<PgFixture> m_pg;
+public:
+    TestOutboxctlViews()
+        : PgTestSuite(outbox::testing::migrateSchema, PerTest::Nothing) {}
 
+private:
     static QStringList column(QSqlDatabase db, const QString &sql) {
         QStringList values;
         QSqlQuery query(db);
@@ -77,14 +79,6 @@ private:
     }
 
 private Q_SLOTS:
-    void initTestCase() {
-        m_pg = std::make_unique<PgFixture>();
-        OUTBOX_START_PG(*m_pg);
-        m_pg->setTemplatePreparer(outbox::testing::migrateSchema);
-    }
-
-    void cleanupTestCase() { m_pg.reset(); }
-
     void stats() {
         const QString name = m_pg->freshMigratedDatabase();
         QVERIFY(!name.isEmpty());

@@ -7,7 +7,7 @@
 #include "console/model/consoletypes.h"
 #include "console/model/statusnavmodel.h"
 #include "store/livecounts.h"
-#include "support/pgfixture.h"
+#include "support/pgtestcase.h"
 
 #include <QAbstractItemModelTester>
 #include <QSignalSpy>
@@ -19,7 +19,6 @@ using namespace outbox;
 using console::AlertKind;
 using console::AlertMonitor;
 using console::StatusNavModel;
-using outbox::testing::PgFixture;
 using outbox::testing::sqlExec;
 using outbox::testing::sqlScalar;
 
@@ -39,21 +38,14 @@ QString insertEvent(QSqlDatabase db, const QString &status, int ago, const QStri
 
 } // namespace
 
-class TestBlockedNav final : public QObject {
+class TestBlockedNav final : public outbox::testing::PgTestSuite {
     Q_OBJECT
 
-private:
-    std::unique_ptr<PgFixture> m_pg;
+public:
+    TestBlockedNav()
+        : PgTestSuite(outbox::testing::migrateSchemaWithAggregateOrder, PerTest::Nothing) {}
 
 private Q_SLOTS:
-    void initTestCase() {
-        m_pg = std::make_unique<PgFixture>();
-        OUTBOX_START_PG(*m_pg);
-        m_pg->setTemplatePreparer(outbox::testing::migrateSchemaWithAggregateOrder);
-    }
-
-    void cleanupTestCase() { m_pg.reset(); }
-
     void deadEventBlocksTwo() {
         const QString name = m_pg->freshMigratedDatabase();
         QVERIFY(!name.isEmpty());

@@ -73,11 +73,6 @@ class TestConsoleActions : public testing::WindowTestBase {
     Q_OBJECT
 
 private Q_SLOTS:
-    void initTestCase() { startCluster(); }
-    void init() { setUpDatabase(); }
-    void cleanup() { tearDownDatabase(); }
-    void cleanupTestCase() { stopCluster(); }
-
     void requeueSelectedDeadRows();
     void replaySelectedAsksBeforeReplayingAgain();
     void bulkRequeueByFilterCanBeCancelled();

@@ -59,11 +59,6 @@ class TestConsoleUsability : public testing::WindowTestBase {
     Q_OBJECT
 
 private Q_SLOTS:
-    void initTestCase() { startCluster(); }
-    void init() { setUpDatabase(); }
-    void cleanup() { tearDownDatabase(); }
-    void cleanupTestCase() { stopCluster(); }
-
     void errorGroupWithLongTextKeepsThePanes();
     void unusableSavedLayoutIsIgnored();
     void layoutsArePerProfile();

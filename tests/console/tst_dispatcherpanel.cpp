@@ -10,7 +10,7 @@
 #include "store/database.h"
 #include "store/outboxstore.h"
 #include "store/queries.h"
-#include "support/pgfixture.h"
+#include "support/pgtestcase.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -54,13 +54,14 @@ core::DispatcherConfig validConfig() {
 
 } // namespace
 
-class TestDispatcherPanel : public QObject {
+class TestDispatcherPanel : public outbox::testing::PgTestSuite {
     Q_OBJECT
 
-private Q_SLOTS:
-    void initTestCase();
-    void cleanupTestCase();
+public:
+    TestDispatcherPanel()
+        : PgTestSuite(outbox::testing::migrateSchema, PerTest::Nothing) {}
 
+private Q_SLOTS:
     void validation_data();
     void validation();
     void validFormEnablesStart();
@@ -76,20 +77,7 @@ private Q_SLOTS:
     void runAgainstDatabase();
     void startFailureIsShown();
     void destroyWhileRunning();
-
-private:
-    std::unique_ptr<testing::PgFixture> m_pg;
 };
-
-void TestDispatcherPanel::initTestCase() {
-    m_pg = std::make_unique<testing::PgFixture>();
-    OUTBOX_START_PG(*m_pg);
-    m_pg->setTemplatePreparer(outbox::testing::migrateSchema);
-}
-
-void TestDispatcherPanel::cleanupTestCase() {
-    m_pg.reset();
-}
 
 void TestDispatcherPanel::validation_data() {
     QTest::addColumn<QString>("field");    // object name of the edited widget

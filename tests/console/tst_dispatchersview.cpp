@@ -34,11 +34,6 @@ class TestDispatchersView final : public WindowTestBase {
     Q_OBJECT
 
 private Q_SLOTS:
-    void initTestCase() { startCluster(); }
-    void init() { setUpDatabase(); }
-    void cleanup() { tearDownDatabase(); }
-    void cleanupTestCase() { stopCluster(); }
-
     // The registry's answers, pure: paused, nobody alive, nobody serving.
     void explanationUsesTheRegistry() {
         const QDateTime now = QDateTime::currentDateTimeUtc();

@@ -120,16 +120,9 @@ private:
 private Q_SLOTS:
     void initTestCase() {
         startCluster();
-        QString name;
-        QSqlDatabase admin = m_pg->openFreshMigrated(name);
-        QVERIFY(admin.isOpen());
-        QVERIFY(sqlExec(
-            admin, QStringLiteral("CREATE ROLE tst_charts_viewer LOGIN IN ROLE outbox_viewer")));
-        m_pg->closeAndDrop(admin, name);
+        if (!QTest::currentTestFailed())
+            createLoginRoles(QStringLiteral("tst_charts_"), {QStringLiteral("viewer")});
     }
-    void init() { setUpDatabase(); }
-    void cleanup() { tearDownDatabase(); }
-    void cleanupTestCase() { stopCluster(); }
 
     void historyWithoutEmbeddedDispatcher() { checkHistoryShown({}); }
     // The viewer role may read the history (sql/006 and roles.sql grant it).

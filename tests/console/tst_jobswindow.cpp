@@ -43,11 +43,6 @@ class TestJobsWindow : public testing::WindowTestBase {
     Q_OBJECT
 
 private Q_SLOTS:
-    void initTestCase() { startCluster(); }
-    void init() { setUpDatabase(); }
-    void cleanup() { tearDownDatabase(); }
-    void cleanupTestCase() { stopCluster(); }
-
     void redriveRunsInTheBackground();
     void closingWithAJobRunningAsks();
     void exportAllMatching();
@@ -78,15 +73,9 @@ void TestJobsWindow::startSlowBulk(ActionController::Kind kind, qint64 matched, 
 }
 
 QStringList TestJobsWindow::idsWhere(const QString &condition) {
-    QSqlQuery query(m_db);
-    if (!query.exec(QStringLiteral("SELECT id::text FROM outbox_events WHERE %1 "
-                                   "ORDER BY created_at, id")
-                        .arg(condition)))
-        return {};
-    QStringList ids;
-    while (query.next())
-        ids << query.value(0).toString();
-    return ids;
+    return testing::sqlColumn(m_db, QStringLiteral("SELECT id::text FROM outbox_events WHERE %1 "
+                                                   "ORDER BY created_at, id")
+                                        .arg(condition));
 }
 
 void TestJobsWindow::redriveRunsInTheBackground() {

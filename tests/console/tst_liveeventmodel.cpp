@@ -6,7 +6,7 @@
 #include "console/model/statusnavmodel.h"
 #include "console/model/storeclient.h"
 #include "store/database.h"
-#include "support/pgfixture.h"
+#include "support/pgtestcase.h"
 
 #include <QAbstractItemModelTester>
 #include <QItemSelectionModel>
@@ -41,14 +41,23 @@ int rowsIn(const QSignalSpy &spy) {
 
 } // namespace
 
-class TestLiveEventModel : public QObject {
+class TestLiveEventModel : public outbox::testing::PgTestSuite {
     Q_OBJECT
 
 private Q_SLOTS:
-    void initTestCase();
-    void init();
-    void cleanup();
-    void cleanupTestCase();
+    void init() {
+        if (!openFreshDb())
+            return;
+        auto info = core::ConnInfo::parse(m_pg->connInfo(m_dbName));
+        QVERIFY(info.ok());
+        m_client = std::make_unique<StoreClient>(info.value());
+        m_client->start();
+        QTRY_COMPARE_WITH_TIMEOUT(m_client->connectionState(), ConnectionState::Connected, 20000);
+    }
+    void cleanup() {
+        m_client.reset();
+        dropFreshDb();
+    }
 
     void fetchMorePagesThroughEveryRowOnce_data();
     void fetchMorePagesThroughEveryRowOnce();
@@ -61,36 +70,8 @@ private:
     void insertPending(int count, const QString &topicExpr = QStringLiteral("'invoice.paid'"));
     QList<QUuid> idsInOrder(const QString &order);
 
-    std::unique_ptr<testing::PgFixture> m_pg;
     std::unique_ptr<StoreClient> m_client;
-    QString m_dbName;
-    QSqlDatabase m_db;
 };
-
-void TestLiveEventModel::initTestCase() {
-    m_pg = std::make_unique<testing::PgFixture>();
-    OUTBOX_START_PG(*m_pg);
-    m_pg->setTemplatePreparer(outbox::testing::migrateSchema);
-}
-
-void TestLiveEventModel::init() {
-    m_db = m_pg->openFreshMigrated(m_dbName);
-    QVERIFY(m_db.isOpen());
-    auto info = core::ConnInfo::parse(m_pg->connInfo(m_dbName));
-    QVERIFY(info.ok());
-    m_client = std::make_unique<StoreClient>(info.value());
-    m_client->start();
-    QTRY_COMPARE_WITH_TIMEOUT(m_client->connectionState(), ConnectionState::Connected, 20000);
-}
-
-void TestLiveEventModel::cleanup() {
-    m_client.reset();
-    m_pg->closeAndDrop(m_db, m_dbName);
-}
-
-void TestLiveEventModel::cleanupTestCase() {
-    m_pg.reset();
-}
 
 void TestLiveEventModel::insertPending(int count, const QString &topicExpr) {
     // Distinct created_at per row: the keyset order is fully determined.

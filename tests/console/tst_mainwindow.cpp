@@ -56,11 +56,6 @@ class TestMainWindow : public testing::WindowTestBase {
     Q_OBJECT
 
 private Q_SLOTS:
-    void initTestCase() { startCluster(); }
-    void init() { setUpDatabase(); }
-    void cleanup() { tearDownDatabase(); }
-    void cleanupTestCase() { stopCluster(); }
-
     void detailPaneExplainsWhy_data();
     void detailPaneExplainsWhy();
     void filterBarNarrowsTheView();

@@ -30,11 +30,6 @@ class TestSearchAndAlerts : public testing::WindowTestBase {
     Q_OBJECT
 
 private Q_SLOTS:
-    void initTestCase() { startCluster(); }
-    void init() { setUpDatabase(); }
-    void cleanup() { tearDownDatabase(); }
-    void cleanupTestCase() { stopCluster(); }
-
     void payloadFieldFilters();
     void thresholdsDialog();
     void blockedRowListsTheBlocked();

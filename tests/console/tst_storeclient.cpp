@@ -4,7 +4,7 @@
 #include "console/model/storeclient.h"
 #include "store/database.h"
 #include "store/migrator.h"
-#include "support/pgfixture.h"
+#include "support/pgtestcase.h"
 
 #include <QElapsedTimer>
 #include <QSignalSpy>
@@ -51,15 +51,10 @@ Answer<T, Signal> await(StoreClient *client, Signal signal, RequestId id, int ti
 
 } // namespace
 
-class TestStoreClient : public QObject {
+class TestStoreClient : public outbox::testing::PgTestSuite {
     Q_OBJECT
 
 private Q_SLOTS:
-    void initTestCase();
-    void init();
-    void cleanup();
-    void cleanupTestCase();
-
     void roundTrip();
     void detailOfMissingEventIsNotFound();
     void supersededAnswersAreDropped();
@@ -79,30 +74,7 @@ private:
     void insertEvents(int count, const QString &status, int attempts = 0, const QString &error = {},
                       const QString &extra = {});
     qint64 countWhere(const QString &condition);
-
-    std::unique_ptr<testing::PgFixture> m_pg;
-    QString m_dbName;
-    QSqlDatabase m_db; // the test's own connection, for setup and checks
 };
-
-void TestStoreClient::initTestCase() {
-    m_pg = std::make_unique<testing::PgFixture>();
-    OUTBOX_START_PG(*m_pg);
-    m_pg->setTemplatePreparer(outbox::testing::migrateSchema);
-}
-
-void TestStoreClient::init() {
-    m_db = m_pg->openFreshMigrated(m_dbName);
-    QVERIFY(m_db.isOpen());
-}
-
-void TestStoreClient::cleanup() {
-    m_pg->closeAndDrop(m_db, m_dbName);
-}
-
-void TestStoreClient::cleanupTestCase() {
-    m_pg.reset();
-}
 
 std::unique_ptr<StoreClient> TestStoreClient::makeClient(console::StoreClientOptions options) {
     auto info = core::ConnInfo::parse(m_pg->connInfo(m_dbName));

@@ -24,14 +24,12 @@ QString uuidArray(const QList<QUuid> &ids) {
 }
 
 void WindowTestBase::startCluster() {
-    m_pg = std::make_unique<PgFixture>();
-    OUTBOX_START_PG(*m_pg);
-    m_pg->setTemplatePreparer(migrateSchemaWithRoles);
+    startPg(migrateSchemaWithRoles);
 }
 
 void WindowTestBase::setUpDatabase() {
-    m_db = m_pg->openFreshMigrated(m_dbName);
-    QVERIFY(m_db.isOpen());
+    if (!openFreshDb())
+        return;
     m_dir = std::make_unique<QTemporaryDir>();
     QVERIFY(m_dir->isValid());
     m_qsettings = std::make_unique<QSettings>(m_dir->filePath(QStringLiteral("console.ini")),
@@ -45,11 +43,11 @@ void WindowTestBase::tearDownDatabase() {
     m_settings.reset();
     m_qsettings.reset();
     m_dir.reset();
-    m_pg->closeAndDrop(m_db, m_dbName);
+    dropFreshDb();
 }
 
 void WindowTestBase::stopCluster() {
-    m_pg.reset();
+    stopPg();
 }
 
 void WindowTestBase::openWindow(bool readOnly, const QString &user) {

@@ -10,7 +10,7 @@
 #include "console/widgets/actions.h"
 #include "console/widgets/eventview.h"
 #include "console/widgets/mainwindow.h"
-#include "support/pgfixture.h"
+#include "support/pgtestcase.h"
 
 #include <QAbstractItemModelTester>
 #include <QApplication>
@@ -30,11 +30,19 @@ constexpr int kWindowTimeout = 20000;
 // "{id,id}" for binding to a uuid[] parameter.
 QString uuidArray(const QList<QUuid> &ids);
 
-class WindowTestBase : public QObject {
+class WindowTestBase : public QObject, protected PgTestCase {
     Q_OBJECT
 
+private Q_SLOTS:
+    // The fixture every window suite runs (QtTest finds these slots in the
+    // base class); a suite that needs more defines its own slot, calling the
+    // helper below.
+    void initTestCase() { startCluster(); }
+    void init() { setUpDatabase(); }
+    void cleanup() { tearDownDatabase(); }
+    void cleanupTestCase() { stopCluster(); }
+
 protected:
-    // Call from initTestCase / init / cleanup / cleanupTestCase.
     void startCluster();
     void setUpDatabase();
     void tearDownDatabase();
@@ -98,9 +106,6 @@ protected:
     }
     QString scalar(const QString &sql, const QVariantList &values = {});
 
-    std::unique_ptr<PgFixture> m_pg;
-    QString m_dbName;
-    QSqlDatabase m_db;
     std::unique_ptr<QTemporaryDir> m_dir;
     std::unique_ptr<QSettings> m_qsettings;
     std::unique_ptr<console::ConsoleSettings> m_settings;

@@ -1,4 +1,4 @@
-#include "support/pgfixture.h"
+#include "support/pgtestcase.h"
 
 #include <QCoreApplication>
 #include <QDir>
@@ -23,7 +23,6 @@
 
 using outbox::core::ErrorKind;
 using outbox::devtools::EmbeddedPostgres;
-using outbox::testing::PgFixture;
 using outbox::testing::sqlExec;
 using outbox::testing::sqlScalar;
 
@@ -106,18 +105,17 @@ int holdCluster() {
 
 } // namespace
 
-class TestEmbeddedPostgres : public QObject {
+class TestEmbeddedPostgres : public QObject, protected outbox::testing::PgTestCase {
     Q_OBJECT
 
 private Q_SLOTS:
     void initTestCase() {
         const auto bin = EmbeddedPostgres::findBinDirectory();
         QVERIFY2(bin.ok(), qPrintable(bin.errorMessage()));
-        m_pg = std::make_unique<PgFixture>(); // shared by the tests that need "a" cluster
-        OUTBOX_START_PG(*m_pg);
+        startPg(); // shared by the tests that need "a" cluster
     }
 
-    void cleanupTestCase() { m_pg.reset(); }
+    void cleanupTestCase() { stopPg(); }
 
     // One cluster through its whole life: start, stop, start, restart, kill, recover.
     void lifecycle() {
@@ -432,9 +430,6 @@ private Q_SLOTS:
             QCOMPARE(sqlScalar(db, QStringLiteral("SELECT v FROM seeded")), QStringLiteral("42"));
         }
     }
-
-private:
-    std::unique_ptr<PgFixture> m_pg;
 };
 
 int main(int argc, char *argv[]) {

@@ -1,20 +1,52 @@
 #pragma once
 
-// Helpers shared by the dispatcher tests: a migrated template for the
-// fixture, bulk enqueue, status counts, a baseline configuration.
+// Helpers shared by the dispatcher tests: bulk enqueue, status counts, a baseline configuration.
 
 #include "core/conninfo.h"
 #include "core/dispatcherconfig.h"
+#include "dispatch/dispatcherhost.h"
+#include "dispatch/dispatcherstats.h"
 #include "store/database.h"
-#include "support/pgfixture.h"
+#include "support/pgtestcase.h"
 
+#include <QSignalSpy>
 #include <QSqlDatabase>
 #include <QUrl>
 
 namespace outbox::testing {
 
-inline void useMigratedTemplate(PgFixture &fixture) {
-    fixture.setTemplatePreparer(migrateSchema);
+// The dispatcher suites' fixture: the migrated template, and the types
+// their signal spies carry registered.
+class DispatchTestCase : protected PgTestCase {
+protected:
+    bool startDispatchPg() {
+        qRegisterMetaType<dispatch::DispatcherStats>();
+        qRegisterMetaType<dispatch::DispatcherState>();
+        return startPg(migrateSchema);
+    }
+};
+
+// DispatchTestCase as the whole fixture of a suite (see PgTestSuite).
+class DispatchTestSuite : public PgTestSuite {
+protected:
+    explicit DispatchTestSuite(PerTest perTest = PerTest::FreshDatabase)
+        : PgTestSuite(migrateSchema, perTest) {
+        qRegisterMetaType<dispatch::DispatcherStats>();
+        qRegisterMetaType<dispatch::DispatcherState>();
+    }
+};
+
+// Starts (stops) `host` and waits for its started (stopped) signal.
+inline bool startHost(dispatch::DispatcherHost &host, int timeoutMs = 30000) {
+    QSignalSpy started(&host, &dispatch::DispatcherHost::started);
+    host.start();
+    return started.wait(timeoutMs) || started.size() == 1;
+}
+
+inline bool stopHost(dispatch::DispatcherHost &host) {
+    QSignalSpy stopped(&host, &dispatch::DispatcherHost::stopped);
+    host.stop();
+    return stopped.wait(30000) || stopped.size() == 1;
 }
 
 inline core::ConnInfo connInfoFor(const PgFixture &fixture, const QString &dbName) {

@@ -21,6 +21,7 @@ using testing::countStatus;
 using testing::enqueueMany;
 using testing::sqlExec;
 using testing::sqlScalar;
+using testing::stopHost;
 
 namespace {
 
@@ -37,15 +38,10 @@ core::DispatcherConfig batchConfig(const QUrl &url) {
 
 } // namespace
 
-class TestBatchDelivery : public QObject {
+class TestBatchDelivery : public outbox::testing::DispatchTestSuite {
     Q_OBJECT
 
 private Q_SLOTS:
-    void initTestCase();
-    void cleanupTestCase();
-    void init();
-    void cleanup();
-
     void deliversSignedBatchesWithinTheirBounds();
     void partialFailuresAreRetriedByThePolicy();
     void permanentFailuresAreDeadAtOnce();
@@ -55,36 +51,8 @@ private Q_SLOTS:
 
 private:
     std::unique_ptr<DispatcherHost> startHost(const core::DispatcherConfig &config);
-    bool stopHost(DispatcherHost &host);
     int scalar(const QString &sql) { return sqlScalar(m_db, sql).toInt(); }
-
-    std::unique_ptr<testing::PgFixture> m_pg;
-    QString m_dbName;
-    QSqlDatabase m_db;
 };
-
-void TestBatchDelivery::initTestCase() {
-    qRegisterMetaType<dispatch::DispatcherStats>();
-    m_pg = std::make_unique<testing::PgFixture>();
-    OUTBOX_START_PG(*m_pg);
-    testing::useMigratedTemplate(*m_pg);
-}
-
-void TestBatchDelivery::cleanupTestCase() {
-    m_db = QSqlDatabase();
-    m_pg.reset();
-}
-
-void TestBatchDelivery::init() {
-    m_dbName = m_pg->freshMigratedDatabase();
-    QVERIFY(!m_dbName.isEmpty());
-    m_db = m_pg->open(m_dbName);
-    QVERIFY(m_db.isOpen());
-}
-
-void TestBatchDelivery::cleanup() {
-    m_db = QSqlDatabase();
-}
 
 std::unique_ptr<DispatcherHost> TestBatchDelivery::startHost(const core::DispatcherConfig &config) {
     auto host = std::make_unique<DispatcherHost>(testing::connInfoFor(*m_pg, m_dbName), config);
@@ -93,12 +61,6 @@ std::unique_ptr<DispatcherHost> TestBatchDelivery::startHost(const core::Dispatc
     if (!started.wait(20000) && started.isEmpty())
         return {};
     return host;
-}
-
-bool TestBatchDelivery::stopHost(DispatcherHost &host) {
-    QSignalSpy stopped(&host, &DispatcherHost::stopped);
-    host.stop();
-    return stopped.wait(30000) || stopped.size() == 1;
 }
 
 void TestBatchDelivery::deliversSignedBatchesWithinTheirBounds() {

@@ -24,6 +24,7 @@ using testing::countStatus;
 using testing::enqueueMany;
 using testing::sqlExec;
 using testing::sqlScalar;
+using testing::stopHost;
 
 namespace {
 
@@ -31,15 +32,10 @@ const QString kSecret = QStringLiteral("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw")
 
 } // namespace
 
-class TestDispatcher : public QObject {
+class TestDispatcher : public outbox::testing::DispatchTestSuite {
     Q_OBJECT
 
 private Q_SLOTS:
-    void initTestCase();
-    void cleanupTestCase();
-    void init();
-    void cleanup();
-
     void deliversEventsEnqueuedBeforeAndAfterStart();
     void notifyWakesBeforeThePoll();
     void retriesWithBackoffThenDead();
@@ -65,41 +61,12 @@ private:
     std::unique_ptr<DispatcherHost> makeHost(const core::DispatcherConfig &config,
                                              dispatch::PublisherFactory factory = {},
                                              DispatcherOptions options = {});
-    bool startHost(DispatcherHost &host);
-    bool stopHost(DispatcherHost &host);
+    static bool startHost(DispatcherHost &host) { return testing::startHost(host, 20000); }
     // Starts a dispatcher with a short grace period whose `events` requests
     // reach a runner that never answers: stopping it cuts them off.
     std::unique_ptr<DispatcherHost> startWithHangingRequests(DevRunner &runner, int events,
                                                              int maxAttempts);
-
-    std::unique_ptr<testing::PgFixture> m_pg;
-    QString m_dbName;
-    QSqlDatabase m_db; // the test's own connection (producer and checks)
 };
-
-void TestDispatcher::initTestCase() {
-    qRegisterMetaType<dispatch::DispatcherStats>();
-    qRegisterMetaType<DispatcherState>();
-    m_pg = std::make_unique<testing::PgFixture>();
-    OUTBOX_START_PG(*m_pg);
-    testing::useMigratedTemplate(*m_pg);
-}
-
-void TestDispatcher::cleanupTestCase() {
-    m_db = QSqlDatabase();
-    m_pg.reset();
-}
-
-void TestDispatcher::init() {
-    m_dbName = m_pg->freshMigratedDatabase();
-    QVERIFY(!m_dbName.isEmpty());
-    m_db = m_pg->open(m_dbName);
-    QVERIFY(m_db.isOpen());
-}
-
-void TestDispatcher::cleanup() {
-    m_db = QSqlDatabase();
-}
 
 std::unique_ptr<DispatcherHost> TestDispatcher::makeHost(const core::DispatcherConfig &config,
                                                          dispatch::PublisherFactory factory,
@@ -123,18 +90,6 @@ TestDispatcher::startWithHangingRequests(DevRunner &runner, int events, int maxA
         !QTest::qWaitFor([&] { return runner.stats().received == events; }, 10000))
         return {};
     return host;
-}
-
-bool TestDispatcher::startHost(DispatcherHost &host) {
-    QSignalSpy started(&host, &DispatcherHost::started);
-    host.start();
-    return started.wait(20000) || started.size() == 1;
-}
-
-bool TestDispatcher::stopHost(DispatcherHost &host) {
-    QSignalSpy stopped(&host, &DispatcherHost::stopped);
-    host.stop();
-    return stopped.wait(30000) || stopped.size() == 1;
 }
 
 void TestDispatcher::deliversEventsEnqueuedBeforeAndAfterStart() {

@@ -20,23 +20,16 @@ using testing::baseConfig;
 using testing::countStatus;
 using testing::enqueueMany;
 
-class TestDispatcherDbDown : public QObject {
+class TestDispatcherDbDown : public outbox::testing::DispatchTestSuite {
     Q_OBJECT
 
+public:
+    TestDispatcherDbDown()
+        : DispatchTestSuite(PerTest::Nothing) {}
+
 private Q_SLOTS:
-    void initTestCase() {
-        qRegisterMetaType<dispatch::DispatcherStats>();
-        qRegisterMetaType<DispatcherState>();
-        m_pg = std::make_unique<testing::PgFixture>();
-        OUTBOX_START_PG(*m_pg);
-        testing::useMigratedTemplate(*m_pg);
-    }
-    void cleanupTestCase() { m_pg.reset(); }
     void databaseDownAtStart();
     void stopWhileDatabaseDown();
-
-private:
-    std::unique_ptr<testing::PgFixture> m_pg;
 };
 
 void TestDispatcherDbDown::databaseDownAtStart() {

@@ -21,15 +21,18 @@ using testing::countStatus;
 using testing::enqueueMany;
 using testing::sqlExec;
 using testing::sqlScalar;
+using testing::startHost;
+using testing::stopHost;
 
-class TestDispatcherFaults : public QObject {
+class TestDispatcherFaults : public outbox::testing::DispatchTestSuite {
     Q_OBJECT
 
 private Q_SLOTS:
-    void initTestCase();
-    void cleanupTestCase();
-    void init();
-    void cleanup();
+    void init() {
+        m_dbName = m_pg->freshMigratedDatabase();
+        QVERIFY(!m_dbName.isEmpty());
+        QVERIFY(reopen());
+    }
 
     void dispatcherConnectionKilled();
     void listenerKilledWatchdogStillDelivers();
@@ -40,40 +43,11 @@ private Q_SLOTS:
 private:
     std::unique_ptr<DispatcherHost> makeHost(const core::DispatcherConfig &config,
                                              DispatcherOptions options = {});
-    bool startHost(DispatcherHost &host);
-    bool stopHost(DispatcherHost &host);
     // Reopens the test's connection after a server restart.
     bool reopen();
     bool terminateBackends(const QString &applicationName);
     QString backendPid(const QString &applicationName);
-
-    std::unique_ptr<testing::PgFixture> m_pg;
-    QString m_dbName;
-    QSqlDatabase m_db;
 };
-
-void TestDispatcherFaults::initTestCase() {
-    qRegisterMetaType<dispatch::DispatcherStats>();
-    qRegisterMetaType<DispatcherState>();
-    m_pg = std::make_unique<testing::PgFixture>();
-    OUTBOX_START_PG(*m_pg);
-    testing::useMigratedTemplate(*m_pg);
-}
-
-void TestDispatcherFaults::cleanupTestCase() {
-    m_db = QSqlDatabase();
-    m_pg.reset();
-}
-
-void TestDispatcherFaults::init() {
-    m_dbName = m_pg->freshMigratedDatabase();
-    QVERIFY(!m_dbName.isEmpty());
-    QVERIFY(reopen());
-}
-
-void TestDispatcherFaults::cleanup() {
-    m_db = QSqlDatabase();
-}
 
 bool TestDispatcherFaults::reopen() {
     m_db = m_pg->open(m_dbName, QStringLiteral("faults-test"));
@@ -84,18 +58,6 @@ std::unique_ptr<DispatcherHost> TestDispatcherFaults::makeHost(const core::Dispa
                                                                DispatcherOptions options) {
     return std::make_unique<DispatcherHost>(testing::connInfoFor(*m_pg, m_dbName), config,
                                             dispatch::PublisherFactory{}, std::move(options));
-}
-
-bool TestDispatcherFaults::startHost(DispatcherHost &host) {
-    QSignalSpy started(&host, &DispatcherHost::started);
-    host.start();
-    return started.wait(30000) || started.size() == 1;
-}
-
-bool TestDispatcherFaults::stopHost(DispatcherHost &host) {
-    QSignalSpy stopped(&host, &DispatcherHost::stopped);
-    host.stop();
-    return stopped.wait(30000) || stopped.size() == 1;
 }
 
 bool TestDispatcherFaults::terminateBackends(const QString &applicationName) {

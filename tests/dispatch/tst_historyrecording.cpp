@@ -14,14 +14,10 @@
 
 using namespace outbox;
 
-class TestHistoryRecording final : public QObject {
+class TestHistoryRecording final : public QObject, protected outbox::testing::DispatchTestCase {
     Q_OBJECT
 
 private:
-    std::unique_ptr<testing::PgFixture> m_pg;
-    QString m_dbName;
-    QSqlDatabase m_db;
-
     qint64 historySum(const char *column) {
         return testing::sqlScalar(m_db, QStringLiteral("SELECT coalesce(sum(%1), 0) FROM"
                                                        " outbox_throughput_history")
@@ -31,20 +27,12 @@ private:
 
 private Q_SLOTS:
     void initTestCase() {
-        qRegisterMetaType<dispatch::DispatcherStats>();
-        m_pg = std::make_unique<testing::PgFixture>();
-        OUTBOX_START_PG(*m_pg);
-        testing::useMigratedTemplate(*m_pg);
-        m_dbName = m_pg->freshMigratedDatabase();
-        QVERIFY(!m_dbName.isEmpty());
-        m_db = m_pg->open(m_dbName);
-        QVERIFY(m_db.isOpen());
+        if (!startDispatchPg())
+            return;
+        openFreshDb();
     }
 
-    void cleanupTestCase() {
-        m_db = QSqlDatabase();
-        m_pg.reset();
-    }
+    void cleanupTestCase() { stopPg(); }
 
     void heartbeatRecordsWhatHappened() {
         devtools::DevRunner runner;

@@ -5,6 +5,7 @@
 #include "core/webhooksigner.h"
 #include "devtools/devrunner.h"
 #include "dispatch/httppublisher.h"
+#include "support/localport.h"
 
 #include <QSignalSpy>
 #include <QSslKey>
@@ -53,15 +54,6 @@ void publishOne(HttpPublisher &publisher, const store::ClaimedEvent &event, Publ
     QCOMPARE(out.id, event.id);
     QCOMPARE(out.attempts, event.attempts);
     QCOMPARE(publisher.inFlight(), 0);
-}
-
-quint16 closedPort() {
-    QTcpServer server;
-    if (!server.listen(QHostAddress::LocalHost, 0))
-        return 0;
-    const quint16 port = server.serverPort();
-    server.close();
-    return port;
 }
 
 } // namespace
@@ -206,7 +198,7 @@ void TestHttpPublisher::outcomes() {
 }
 
 void TestHttpPublisher::connectionRefused() {
-    const quint16 port = closedPort();
+    const auto port = quint16(testing::closedPort());
     QVERIFY(port != 0);
     HttpPublisher publisher;
     QVERIFY(

@@ -15,25 +15,10 @@ using dispatch::Notifier;
 using testing::enqueueMany;
 using testing::sqlScalar;
 
-class TestNotifier : public QObject {
+class TestNotifier : public outbox::testing::DispatchTestSuite {
     Q_OBJECT
 
 private Q_SLOTS:
-    void initTestCase() {
-        m_pg = std::make_unique<testing::PgFixture>();
-        OUTBOX_START_PG(*m_pg);
-        testing::useMigratedTemplate(*m_pg);
-    }
-
-    void init() {
-        m_db = m_pg->openFreshMigrated(m_dbName);
-        QVERIFY(m_db.isOpen());
-    }
-
-    void cleanup() { m_pg->closeAndDrop(m_db, m_dbName); }
-
-    void cleanupTestCase() { m_pg.reset(); }
-
     void hintsOnSubscribingAndOncePerBurst() {
         Notifier::Options options;
         options.debounce = core::Millis(1000);
@@ -102,10 +87,6 @@ private:
                                         "AND datname = ?::text"),
                          {m_dbName});
     }
-
-    std::unique_ptr<testing::PgFixture> m_pg;
-    QString m_dbName;
-    QSqlDatabase m_db;
 };
 
 QTEST_GUILESS_MAIN(TestNotifier)

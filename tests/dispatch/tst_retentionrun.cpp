@@ -26,18 +26,14 @@ using testing::countStatus;
 using testing::sqlExec;
 using testing::sqlScalar;
 
-class TestRetentionRun : public QObject {
+class TestRetentionRun : public outbox::testing::DispatchTestSuite {
     Q_OBJECT
 
-private Q_SLOTS:
-    void initTestCase() {
-        qRegisterMetaType<dispatch::DispatcherStats>();
-        m_pg = std::make_unique<testing::PgFixture>();
-        OUTBOX_START_PG(*m_pg);
-        testing::useMigratedTemplate(*m_pg);
-    }
-    void cleanupTestCase() { m_pg.reset(); }
+public:
+    TestRetentionRun()
+        : DispatchTestSuite(PerTest::Nothing) {}
 
+private Q_SLOTS:
     void deliveredRowsLevelOffDuringALongRun() {
         const QString dbName = m_pg->freshMigratedDatabase();
         QSqlDatabase db = m_pg->open(dbName, QStringLiteral("retention-run"));
@@ -133,9 +129,6 @@ private Q_SLOTS:
         QCOMPARE(runner.stats().duplicates, qint64(0));
         QCOMPARE(runner.stats().uniqueIds, qint64(produced));
     }
-
-private:
-    std::unique_ptr<testing::PgFixture> m_pg;
 };
 
 QTEST_GUILESS_MAIN(TestRetentionRun)

@@ -2,7 +2,8 @@
 
 #include "core/conninfo.h"
 #include "store/database.h"
-#include "support/pgfixture.h"
+#include "support/localport.h"
+#include "support/pgtestcase.h"
 
 #include <QEventLoop>
 #include <QFile>
@@ -179,14 +180,8 @@ private:
     QUrl m_url;
 };
 
-// A TCP port on 127.0.0.1 where nothing listens (bound, then released).
 inline int freePort() {
-    QTcpServer server;
-    if (!server.listen(QHostAddress::LocalHost, 0))
-        return 1;
-    const int port = server.serverPort();
-    server.close();
-    return port;
+    return closedPort();
 }
 
 // `count` due events in one statement (ids are UUID v7 like the producer's).
@@ -198,6 +193,20 @@ inline bool insertEvents(QSqlDatabase db, int count,
                                   "        jsonb_build_object('n', g)"
                                   "   FROM generate_series(1, ?::integer) AS g"),
                    {nameSpace, count});
+}
+
+// The first column of `sql`'s first row as a number; -1 when there is none.
+inline qint64 scalar(QSqlDatabase db, const QString &sql) {
+    const QString value = sqlScalar(db, sql);
+    return value.isNull() ? -1 : value.toLongLong();
+}
+
+// `outboxctl --db <connInfo> dispatch --runner-url <url>` and `options`.
+inline QStringList dispatchCommand(const QString &connInfo, const QString &url,
+                                   const QStringList &options) {
+    return QStringList{QStringLiteral("--db"), connInfo, QStringLiteral("dispatch"),
+                       QStringLiteral("--runner-url"), url} +
+           options;
 }
 
 inline qint64 countWhere(QSqlDatabase db, const QString &where) {

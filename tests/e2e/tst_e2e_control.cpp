@@ -22,18 +22,12 @@ QString withUser(const QString &connInfo, const QString &user) {
 
 QStringList dispatchArguments(const QString &connInfo, const QUrl &url,
                               const QStringList &extra = {}) {
-    return QStringList{QStringLiteral("--db"),
-                       connInfo,
-                       QStringLiteral("dispatch"),
-                       QStringLiteral("--runner-url"),
-                       url.toString(),
-                       QStringLiteral("--poll-interval"),
-                       QStringLiteral("200ms"),
-                       QStringLiteral("--heartbeat-interval"),
-                       QStringLiteral("300ms"),
-                       QStringLiteral("--stats-interval"),
-                       QStringLiteral("0s")} +
-           extra;
+    return dispatchCommand(connInfo, url.toString(),
+                           QStringList{QStringLiteral("--poll-interval"), QStringLiteral("200ms"),
+                                       QStringLiteral("--heartbeat-interval"),
+                                       QStringLiteral("300ms"), QStringLiteral("--stats-interval"),
+                                       QStringLiteral("0s")} +
+                               extra);
 }
 
 // `outboxctl <arguments>` to the end; exit code and stdout+stderr.
@@ -87,29 +81,19 @@ bool hasLines(const QByteArray &metrics, const QList<QByteArray> &expected) {
 
 } // namespace
 
-class TestE2eControl final : public QObject {
+class TestE2eControl final : public QObject, protected outbox::testing::PgTestCase {
     Q_OBJECT
-
-private:
-    std::unique_ptr<PgFixture> m_pg;
 
 private Q_SLOTS:
     void initTestCase() {
-        m_pg = std::make_unique<PgFixture>();
-        OUTBOX_START_PG(*m_pg);
-        m_pg->setTemplatePreparer(outbox::testing::migrateSchemaWithRoles);
         // Real login roles in the groups of sql/roles.sql (cluster-wide).
-        const QString dbName = m_pg->freshMigratedDatabase();
-        QSqlDatabase db = m_pg->open(dbName);
-        QVERIFY(db.isOpen());
-        QVERIFY(sqlExec(db, QStringLiteral("CREATE ROLE ctl_dispatcher LOGIN IN ROLE "
-                                           "outbox_dispatcher")));
-        QVERIFY(sqlExec(db, QStringLiteral("CREATE ROLE ctl_operator LOGIN IN ROLE "
-                                           "outbox_operator")));
-        QVERIFY(sqlExec(db, QStringLiteral("CREATE ROLE ctl_viewer LOGIN IN ROLE outbox_viewer")));
+        if (startPg(outbox::testing::migrateSchemaWithRoles))
+            createLoginRoles(QStringLiteral("ctl_"),
+                             {QStringLiteral("dispatcher"), QStringLiteral("operator"),
+                              QStringLiteral("viewer")});
     }
 
-    void cleanupTestCase() { m_pg.reset(); }
+    void cleanupTestCase() { stopPg(); }
 
     // Two dispatchers (as the dispatcher role) register with their pid and
     // host; SIGKILL leaves a row that goes stale; SIGTERM removes the row.

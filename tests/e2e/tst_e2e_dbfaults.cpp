@@ -23,11 +23,6 @@ using namespace outbox::testing;
 
 namespace {
 
-qint64 scalar(QSqlDatabase db, const QString &sql) {
-    const QString value = sqlScalar(db, sql);
-    return value.isNull() ? -1 : value.toLongLong();
-}
-
 // Resumes a stopped process when the test ends, whatever happened.
 class ContinueOnExit final {
 public:
@@ -144,39 +139,24 @@ private:
 
 QStringList dispatchArguments(const QString &connInfo, const QString &url,
                               const QStringList &extra) {
-    return QStringList{QStringLiteral("--db"),
-                       connInfo,
-                       QStringLiteral("dispatch"),
-                       QStringLiteral("--runner-url"),
-                       url,
-                       QStringLiteral("--stats-interval"),
-                       QStringLiteral("1s"),
-                       QStringLiteral("--poll-interval"),
-                       QStringLiteral("300ms"),
-                       QStringLiteral("--lease"),
-                       QStringLiteral("5s"),
-                       QStringLiteral("--request-timeout"),
-                       QStringLiteral("2s")} +
-           extra;
+    return dispatchCommand(connInfo, url,
+                           QStringList{QStringLiteral("--stats-interval"), QStringLiteral("1s"),
+                                       QStringLiteral("--poll-interval"), QStringLiteral("300ms"),
+                                       QStringLiteral("--lease"), QStringLiteral("5s"),
+                                       QStringLiteral("--request-timeout"), QStringLiteral("2s")} +
+                               extra);
 }
 
 } // namespace
 
-class TestE2eDbFaults final : public QObject {
+class TestE2eDbFaults final : public outbox::testing::PgTestSuite {
     Q_OBJECT
 
-private:
-    std::unique_ptr<PgFixture> m_pg;
+public:
+    TestE2eDbFaults()
+        : PgTestSuite(outbox::testing::migrateSchema, PerTest::Nothing) {}
 
 private Q_SLOTS:
-    void initTestCase() {
-        m_pg = std::make_unique<PgFixture>();
-        OUTBOX_START_PG(*m_pg);
-        m_pg->setTemplatePreparer(outbox::testing::migrateSchema);
-    }
-
-    void cleanupTestCase() { m_pg.reset(); }
-
     void sigtermWhileTheServerIsFrozen() {
         const QString dbName = m_pg->freshMigratedDatabase();
         QSqlDatabase db = m_pg->open(dbName);

@@ -19,14 +19,9 @@ const QByteArray kSecretKey = "MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
 const QByteArray kBearerToken = "e2e-bearer-6a1f0c9d2b7e";
 
 QStringList dispatchArguments(const QString &connInfo, const QUrl &url, const QStringList &extra) {
-    return QStringList{QStringLiteral("--db"),
-                       connInfo,
-                       QStringLiteral("dispatch"),
-                       QStringLiteral("--runner-url"),
-                       url.toString(),
-                       QStringLiteral("--stats-interval"),
-                       QStringLiteral("1s")} +
-           extra;
+    return dispatchCommand(connInfo, url.toString(),
+                           QStringList{QStringLiteral("--stats-interval"), QStringLiteral("1s")} +
+                               extra);
 }
 
 QString uuidText(const QUuid &id) {
@@ -35,12 +30,14 @@ QString uuidText(const QUuid &id) {
 
 } // namespace
 
-class TestE2eDispatch final : public QObject {
+class TestE2eDispatch final : public outbox::testing::PgTestSuite {
     Q_OBJECT
 
-private:
-    std::unique_ptr<PgFixture> m_pg;
+public:
+    TestE2eDispatch()
+        : PgTestSuite(outbox::testing::migrateSchema, PerTest::Nothing) {}
 
+private:
     void verifyNoSecrets(const QString &output) {
         QVERIFY2(!output.contains(QString::fromLatin1(kSecretKey)), "the secret was printed");
         QVERIFY2(!output.contains(QString::fromLatin1(kBearerToken)),
@@ -48,14 +45,6 @@ private:
     }
 
 private Q_SLOTS:
-    void initTestCase() {
-        m_pg = std::make_unique<PgFixture>();
-        OUTBOX_START_PG(*m_pg);
-        m_pg->setTemplatePreparer(outbox::testing::migrateSchema);
-    }
-
-    void cleanupTestCase() { m_pg.reset(); }
-
     // Three dispatchers on one database: each event is delivered exactly
     // once (the runner counts no duplicate) and acknowledged by one of them.
     void severalDispatchersDeliverEachEventOnce() {

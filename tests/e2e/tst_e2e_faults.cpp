@@ -14,42 +14,25 @@ namespace {
 
 QStringList dispatchArguments(const QString &connInfo, const QString &url,
                               const QStringList &extra) {
-    return QStringList{QStringLiteral("--db"),
-                       connInfo,
-                       QStringLiteral("dispatch"),
-                       QStringLiteral("--runner-url"),
-                       url,
-                       QStringLiteral("--stats-interval"),
-                       QStringLiteral("1s")} +
-           extra;
+    return dispatchCommand(connInfo, url,
+                           QStringList{QStringLiteral("--stats-interval"), QStringLiteral("1s")} +
+                               extra);
 }
 
 QString runnerUrl(int port) {
     return QStringLiteral("http://127.0.0.1:%1/events").arg(port);
 }
 
-qint64 scalar(QSqlDatabase db, const QString &sql) {
-    const QString value = sqlScalar(db, sql);
-    return value.isNull() ? -1 : value.toLongLong();
-}
-
 } // namespace
 
-class TestE2eFaults final : public QObject {
+class TestE2eFaults final : public outbox::testing::PgTestSuite {
     Q_OBJECT
 
-private:
-    std::unique_ptr<PgFixture> m_pg;
+public:
+    TestE2eFaults()
+        : PgTestSuite(outbox::testing::migrateSchema, PerTest::Nothing) {}
 
 private Q_SLOTS:
-    void initTestCase() {
-        m_pg = std::make_unique<PgFixture>();
-        OUTBOX_START_PG(*m_pg);
-        m_pg->setTemplatePreparer(outbox::testing::migrateSchema);
-    }
-
-    void cleanupTestCase() { m_pg.reset(); }
-
     // Connection refused for a while: every failure is recorded, retries
     // wait at least the backoff, nothing dies; once the runner listens,
     // everything is delivered exactly once.

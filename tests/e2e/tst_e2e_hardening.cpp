@@ -31,10 +31,8 @@ Finished runToEnd(const QStringList &arguments, int timeoutMs = 30000) {
 }
 
 QStringList dispatchArguments(const QString &connInfo, const QStringList &extra) {
-    return QStringList{QStringLiteral("--db"), connInfo, QStringLiteral("dispatch"),
-                       QStringLiteral("--runner-url"),
-                       QStringLiteral("http://127.0.0.1:%1/events").arg(freePort())} +
-           extra;
+    return dispatchCommand(connInfo, QStringLiteral("http://127.0.0.1:%1/events").arg(freePort()),
+                           extra);
 }
 
 // One POST to the runner whose "url=http://127.0.0.1:<port>/events" line is
@@ -73,21 +71,14 @@ int linesUntilStopped(CtlProcess &process, const QString &readyMarker) {
 
 } // namespace
 
-class TestE2eHardening final : public QObject {
+class TestE2eHardening final : public outbox::testing::PgTestSuite {
     Q_OBJECT
 
-private:
-    std::unique_ptr<PgFixture> m_pg;
+public:
+    TestE2eHardening()
+        : PgTestSuite(outbox::testing::migrateSchemaWithRoles, PerTest::Nothing) {}
 
 private Q_SLOTS:
-    void initTestCase() {
-        m_pg = std::make_unique<PgFixture>();
-        OUTBOX_START_PG(*m_pg);
-        m_pg->setTemplatePreparer(outbox::testing::migrateSchemaWithRoles);
-    }
-
-    void cleanupTestCase() { m_pg.reset(); }
-
     void durationsBeyondWhatTheCodeHolds_data() {
         QTest::addColumn<QStringList>("options");
         QTest::addColumn<QString>("named");

@@ -51,20 +51,14 @@ QStringList orderedDispatch(const QString &connInfo, const QUrl &url) {
 
 } // namespace
 
-class TestE2eOrdering final : public QObject {
+class TestE2eOrdering final : public outbox::testing::PgTestSuite {
     Q_OBJECT
 
-private:
-    std::unique_ptr<PgFixture> m_pg;
+public:
+    TestE2eOrdering()
+        : PgTestSuite(outbox::testing::migrateSchemaWithAggregateOrder, PerTest::Nothing) {}
 
 private Q_SLOTS:
-    void initTestCase() {
-        m_pg = std::make_unique<PgFixture>();
-        OUTBOX_START_PG(*m_pg);
-        m_pg->setTemplatePreparer(outbox::testing::migrateSchemaWithAggregateOrder);
-    }
-    void cleanupTestCase() { m_pg.reset(); }
-
     void killsAndFailuresKeepEachAggregateInOrder() {
         QString dbName;
         QSqlDatabase db = m_pg->openFreshMigrated(dbName);

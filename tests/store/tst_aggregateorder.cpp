@@ -6,7 +6,7 @@
 #include "core/uuidv7.h"
 #include "store/aggregateorder.h"
 #include "store/outboxstore.h"
-#include "support/pgfixture.h"
+#include "support/pgtestcase.h"
 
 #include <QSqlQuery>
 #include <QtTest>
@@ -15,17 +15,17 @@
 
 using namespace outbox;
 using namespace std::chrono_literals;
-using outbox::testing::PgFixture;
 using outbox::testing::sqlExec;
 using outbox::testing::sqlScalar;
 
-class TestAggregateOrder final : public QObject {
+class TestAggregateOrder final : public outbox::testing::PgTestSuite {
     Q_OBJECT
 
+public:
+    TestAggregateOrder()
+        : PgTestSuite(outbox::testing::migrateSchemaWithAggregateOrder) {}
+
 private:
-    std::unique_ptr<PgFixture> m_pg;
-    QString m_name;
-    QSqlDatabase m_db;
     const QUuid m_worker = QUuid::createUuid();
     int m_created = 0;
 
@@ -86,18 +86,6 @@ private:
     }
 
 private Q_SLOTS:
-    void initTestCase() {
-        m_pg = std::make_unique<PgFixture>();
-        OUTBOX_START_PG(*m_pg);
-        m_pg->setTemplatePreparer(outbox::testing::migrateSchemaWithAggregateOrder);
-    }
-    void cleanupTestCase() { m_pg.reset(); }
-    void init() {
-        m_db = m_pg->openFreshMigrated(m_name);
-        QVERIFY(m_db.isOpen());
-    }
-    void cleanup() { m_pg->closeAndDrop(m_db, m_name); }
-
     void oneAtATimeOldestFirst() {
         const QUuid a1 = add("invoice", "1"), a2 = add("invoice", "1"), a3 = add("invoice", "1");
         const QUuid b1 = add("invoice", "2"), b2 = add("invoice", "2");

@@ -5,7 +5,7 @@
 
 #include "core/uuidv7.h"
 #include "store/outboxstore.h"
-#include "support/pgfixture.h"
+#include "support/pgtestcase.h"
 
 #include <QSqlError>
 #include <QSqlQuery>
@@ -14,7 +14,6 @@
 #include <memory>
 
 using namespace outbox;
-using outbox::testing::PgFixture;
 using Statement = outbox::store::OutboxStore::Statement;
 using outbox::testing::sqlExec;
 using outbox::testing::sqlScalar;
@@ -69,14 +68,14 @@ QString pickingPart(const QString &plan) {
 
 } // namespace
 
-class TestClaimPlans final : public QObject {
+class TestClaimPlans final : public outbox::testing::PgTestSuite {
     Q_OBJECT
 
-private:
-    std::unique_ptr<PgFixture> m_pg;
-    QString m_name;
-    QSqlDatabase m_db;
+public:
+    TestClaimPlans()
+        : PgTestSuite(outbox::testing::migrateSchemaWithAggregateOrder) {}
 
+private:
     // Every statement of the dispatcher's hot path on the current data.
     void checkHotPath() {
         QVERIFY(sqlExec(m_db, store::OutboxStore::sessionSettings()));
@@ -140,21 +139,13 @@ private:
     }
 
 private Q_SLOTS:
-    void initTestCase() {
-        m_pg = std::make_unique<PgFixture>();
-        OUTBOX_START_PG(*m_pg);
-        m_pg->setTemplatePreparer(outbox::testing::migrateSchemaWithAggregateOrder);
-    }
-    void cleanupTestCase() { m_pg.reset(); }
-
     void init() {
-        m_db = m_pg->openFreshMigrated(m_name);
-        QVERIFY(m_db.isOpen());
+        if (!openFreshDb())
+            return;
         // No autovacuum: the statistics stay what the test made them.
         QVERIFY(sqlExec(m_db, QStringLiteral("ALTER TABLE outbox_events"
                                              " SET (autovacuum_enabled = false)")));
     }
-    void cleanup() { m_pg->closeAndDrop(m_db, m_name); }
 
     // A backlog that arrived before any ANALYZE.
     void unanalyzedBacklog() {

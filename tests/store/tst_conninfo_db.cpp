@@ -4,7 +4,7 @@
 
 #include "core/conninfo.h"
 #include "store/database.h"
-#include "support/pgfixture.h"
+#include "support/pgtestcase.h"
 
 #include <QDeadlineTimer>
 #include <QFile>
@@ -15,7 +15,6 @@
 #include <memory>
 
 using namespace outbox;
-using outbox::testing::PgFixture;
 using outbox::testing::sqlExec;
 using outbox::testing::sqlScalar;
 
@@ -54,24 +53,21 @@ core::Result<QString> queryWith(const core::ConnInfo &info, const QString &sql) 
 
 } // namespace
 
-class TestConnInfoDb final : public QObject {
+class TestConnInfoDb final : public QObject, protected outbox::testing::PgTestCase {
     Q_OBJECT
 
 private:
-    std::unique_ptr<PgFixture> m_pg;
-
     // Over TCP, so that inet_server_port() tells which port was reached.
     core::ConnInfo tcp() const { return parseText(m_pg->cluster().uri()).value(); }
     QString serverPort() const { return QString::number(m_pg->cluster().port()); }
 
 private Q_SLOTS:
     void initTestCase() {
-        m_pg = std::make_unique<PgFixture>();
         devtools::EmbeddedPostgres::Options options;
         options.tcp = true;
-        OUTBOX_START_PG(*m_pg, options);
+        startPg({}, options);
     }
-    void cleanupTestCase() { m_pg.reset(); }
+    void cleanupTestCase() { stopPg(); }
 
     void issueExampleIsRefusedBeforeConnecting() {
         // From a string: refused by the parser, naming the keyword and the fix.

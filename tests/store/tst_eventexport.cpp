@@ -4,7 +4,7 @@
 
 #include "core/uuidtext.h"
 #include "store/eventexport.h"
-#include "support/pgfixture.h"
+#include "support/pgtestcase.h"
 
 #include <QSet>
 #include <QSqlQuery>
@@ -13,18 +13,35 @@
 #include <memory>
 
 using namespace outbox;
-using outbox::testing::PgFixture;
 using outbox::testing::sqlExec;
 using outbox::testing::sqlScalar;
 
-class TestEventExport final : public QObject {
+class TestEventExport final : public outbox::testing::PgTestSuite {
     Q_OBJECT
 
 private Q_SLOTS:
-    void initTestCase();
-    void init();
-    void cleanup();
-    void cleanupTestCase();
+    void init() {
+        if (!openFreshDb())
+            return;
+        // 1,000 events over four statuses and two namespaces. Groups of 40 share
+        // one millisecond (and differ in microseconds), so a page boundary falls
+        // inside a run of equal milliseconds, where a cursor with millisecond
+        // precision would skip or repeat rows.
+        QVERIFY(sqlExec(
+            m_db,
+            QStringLiteral(
+                "INSERT INTO outbox_events (id, namespace, topic, payload, status, attempts, "
+                " last_error, delivered_at, created_at, updated_at) "
+                "SELECT gen_random_uuid(), CASE WHEN g % 3 = 0 THEN 'shipping' ELSE 'billing' END, "
+                " 'invoice.paid', jsonb_build_object('n', g), "
+                " (ARRAY['pending', 'delivered', 'dead', 'dead'])[1 + g % 4], "
+                " CASE WHEN g % 4 >= 2 THEN 3 ELSE 0 END, "
+                " CASE WHEN g % 4 >= 2 THEN 'HTTP 503' END, "
+                " CASE WHEN g % 4 = 1 THEN now() END, "
+                " timestamptz '2026-01-01 00:00:00' + (g / 40) * interval '1 millisecond' "
+                "   + (g % 40) * interval '1 microsecond', now() "
+                "FROM generate_series(1, 1000) AS g")));
+    }
 
     void exportsEveryMatchingRowOnce();
     void stopsAfterAPage();
@@ -32,59 +49,12 @@ private Q_SLOTS:
 
 private:
     QStringList idsWhere(const QString &condition);
-
-    std::unique_ptr<PgFixture> m_pg;
-    QString m_dbName;
-    QSqlDatabase m_db;
 };
 
-void TestEventExport::initTestCase() {
-    m_pg = std::make_unique<PgFixture>();
-    OUTBOX_START_PG(*m_pg);
-    m_pg->setTemplatePreparer(outbox::testing::migrateSchema);
-}
-
-void TestEventExport::init() {
-    m_db = m_pg->openFreshMigrated(m_dbName);
-    QVERIFY(m_db.isOpen());
-    // 1,000 events over four statuses and two namespaces. Groups of 40 share
-    // one millisecond (and differ in microseconds), so a page boundary falls
-    // inside a run of equal milliseconds, where a cursor with millisecond
-    // precision would skip or repeat rows.
-    QVERIFY(sqlExec(
-        m_db,
-        QStringLiteral(
-            "INSERT INTO outbox_events (id, namespace, topic, payload, status, attempts, "
-            " last_error, delivered_at, created_at, updated_at) "
-            "SELECT gen_random_uuid(), CASE WHEN g % 3 = 0 THEN 'shipping' ELSE 'billing' END, "
-            " 'invoice.paid', jsonb_build_object('n', g), "
-            " (ARRAY['pending', 'delivered', 'dead', 'dead'])[1 + g % 4], "
-            " CASE WHEN g % 4 >= 2 THEN 3 ELSE 0 END, "
-            " CASE WHEN g % 4 >= 2 THEN 'HTTP 503' END, "
-            " CASE WHEN g % 4 = 1 THEN now() END, "
-            " timestamptz '2026-01-01 00:00:00' + (g / 40) * interval '1 millisecond' "
-            "   + (g % 40) * interval '1 microsecond', now() "
-            "FROM generate_series(1, 1000) AS g")));
-}
-
-void TestEventExport::cleanup() {
-    m_pg->closeAndDrop(m_db, m_dbName);
-}
-
-void TestEventExport::cleanupTestCase() {
-    m_pg.reset();
-}
-
 QStringList TestEventExport::idsWhere(const QString &condition) {
-    QSqlQuery query(m_db);
-    if (!query.exec(QStringLiteral("SELECT id::text FROM outbox_events WHERE %1 "
-                                   "ORDER BY created_at, id")
-                        .arg(condition)))
-        return {};
-    QStringList ids;
-    while (query.next())
-        ids << query.value(0).toString();
-    return ids;
+    return testing::sqlColumn(m_db, QStringLiteral("SELECT id::text FROM outbox_events WHERE %1 "
+                                                   "ORDER BY created_at, id")
+                                        .arg(condition));
 }
 
 void TestEventExport::exportsEveryMatchingRowOnce() {

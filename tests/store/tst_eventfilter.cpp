@@ -4,7 +4,7 @@
 #include "core/conninfo.h"
 #include "store/database.h"
 #include "store/eventfilter.h"
-#include "support/pgfixture.h"
+#include "support/pgtestcase.h"
 
 #include <QRandomGenerator>
 #include <QSqlError>
@@ -15,7 +15,6 @@
 
 using namespace outbox;
 using outbox::store::EventFilter;
-using outbox::testing::PgFixture;
 using outbox::testing::sqlExec;
 using outbox::testing::sqlScalar;
 
@@ -106,13 +105,14 @@ EventFilter withStatus(core::Status status) {
 
 } // namespace
 
-class TestEventFilter final : public QObject {
+class TestEventFilter final : public outbox::testing::PgTestSuite {
     Q_OBJECT
 
-private:
-    std::unique_ptr<PgFixture> m_pg;
-    QSqlDatabase m_db;
+public:
+    TestEventFilter()
+        : PgTestSuite(outbox::testing::migrateSchemaWithRoles) {}
 
+private:
     bool insertRows() {
         for (const Row &row : rows()) {
             const auto text = [](const char *value) {
@@ -169,23 +169,6 @@ private:
     }
 
 private Q_SLOTS:
-    void initTestCase() {
-        m_pg = std::make_unique<PgFixture>();
-        OUTBOX_START_PG(*m_pg);
-        m_pg->setTemplatePreparer(outbox::testing::migrateSchemaWithRoles);
-    }
-
-    void init() {
-        const QString name = m_pg->freshMigratedDatabase();
-        QVERIFY(!name.isEmpty());
-        m_db = m_pg->open(name);
-        QVERIFY(m_db.isOpen());
-    }
-
-    void cleanup() { m_db = QSqlDatabase(); }
-
-    void cleanupTestCase() { m_pg.reset(); }
-
     void filterSelectsExactly_data() {
         QTest::addColumn<EventFilter>("filter");
         QTest::addColumn<QString>("expected");

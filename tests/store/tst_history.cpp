@@ -8,7 +8,7 @@
 #include "store/queuegauges.h"
 #include "store/registrystore.h"
 #include "store/session.h"
-#include "support/pgfixture.h"
+#include "support/pgtestcase.h"
 
 #include <QtTest>
 
@@ -29,13 +29,10 @@ struct Worker {
 
 } // namespace
 
-class TestHistory final : public QObject {
+class TestHistory final : public QObject, protected outbox::testing::PgTestCase {
     Q_OBJECT
 
 private:
-    std::unique_ptr<PgFixture> m_pg;
-    QString m_dbName;
-    QSqlDatabase m_db;
     // Each dispatcher (and each role) has a session of its own.
     std::vector<std::unique_ptr<store::Session>> m_sessions;
 
@@ -85,33 +82,20 @@ private:
 
 private Q_SLOTS:
     void initTestCase() {
-        m_pg = std::make_unique<PgFixture>();
-        OUTBOX_START_PG(*m_pg);
-        m_pg->setTemplatePreparer(migrateSchemaWithRoles);
-        // Roles are cluster-wide: any database will do to create them.
-        m_dbName = m_pg->freshMigratedDatabase();
-        QVERIFY(!m_dbName.isEmpty());
-        QSqlDatabase db = connection();
-        QVERIFY(sqlExec(db, QStringLiteral("DO $$ DECLARE g text; BEGIN"
-                                           " FOREACH g IN ARRAY ARRAY['dispatcher', 'operator',"
-                                           " 'viewer'] LOOP EXECUTE format('CREATE ROLE %I LOGIN"
-                                           " IN ROLE %I', 'tst_history_' || g, 'outbox_' || g);"
-                                           " END LOOP; END $$")));
-        m_sessions.clear();
-        QVERIFY(m_pg->dropDatabase(m_dbName));
+        if (startPg(migrateSchemaWithRoles))
+            createLoginRoles(QStringLiteral("tst_history_"),
+                             {QStringLiteral("dispatcher"), QStringLiteral("operator"),
+                              QStringLiteral("viewer")});
     }
 
-    void init() {
-        m_db = m_pg->openFreshMigrated(m_dbName);
-        QVERIFY(m_db.isOpen());
-    }
+    void init() { openFreshDb(); }
 
     void cleanup() {
         m_sessions.clear();
-        m_pg->closeAndDrop(m_db, m_dbName);
+        dropFreshDb();
     }
 
-    void cleanupTestCase() { m_pg.reset(); }
+    void cleanupTestCase() { stopPg(); }
 
     void emptyHistoryReadsEmpty() {
         auto history = store::HistoryStore(m_db).read();

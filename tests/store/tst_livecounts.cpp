@@ -10,7 +10,7 @@
 #include "store/migrator.h"
 #include "store/pausestore.h"
 #include "store/queries.h"
-#include "support/pgfixture.h"
+#include "support/pgtestcase.h"
 
 #include <QSet>
 #include <QtTest>
@@ -21,7 +21,6 @@ using namespace outbox;
 using outbox::store::EventFilter;
 using outbox::store::LiveCounts;
 using outbox::store::StatusCounts;
-using outbox::testing::PgFixture;
 using outbox::testing::sqlExec;
 using outbox::testing::sqlScalar;
 
@@ -70,14 +69,10 @@ qint64 minutesAgo(const store::StatusCounts &counts, const QDateTime &at) {
 
 } // namespace
 
-class TestLiveCounts final : public QObject {
+class TestLiveCounts final : public outbox::testing::PgTestSuite {
     Q_OBJECT
 
 private:
-    std::unique_ptr<PgFixture> m_pg;
-    QString m_name;
-    QSqlDatabase m_db;
-
     // The ids the filter's condition selects, as a set.
     QSet<QString> idsOf(const EventFilter &filter) {
         const store::SqlCondition condition = store::toSqlCondition(filter, QStringLiteral("e"));
@@ -92,20 +87,6 @@ private:
     }
 
 private Q_SLOTS:
-    void initTestCase() {
-        m_pg = std::make_unique<PgFixture>();
-        OUTBOX_START_PG(*m_pg);
-        m_pg->setTemplatePreparer(outbox::testing::migrateSchema);
-    }
-
-    void init() {
-        m_db = m_pg->openFreshMigrated(m_name);
-        QVERIFY(m_db.isOpen());
-    }
-
-    void cleanup() { m_pg->closeAndDrop(m_db, m_name); }
-    void cleanupTestCase() { m_pg.reset(); }
-
     void breakdownIsReusedUntilSomethingChanges() {
         QVERIFY(insertEvents(m_db, 2, QStringLiteral("pending"), QStringLiteral("a")));
         QVERIFY(insertEvents(m_db, 6, QStringLiteral("dead"), QStringLiteral("a")));
@@ -174,7 +155,7 @@ private Q_SLOTS:
         QVERIFY(insertEvents(m_db, 3, QStringLiteral("delivered"), QStringLiteral("a")));
         // Another session holds the table: the search has to wait, and the
         // timeout ends the wait.
-        QSqlDatabase locker = m_pg->open(m_name, QStringLiteral("locker"));
+        QSqlDatabase locker = m_pg->open(m_dbName, QStringLiteral("locker"));
         QVERIFY(locker.transaction());
         QVERIFY(
             sqlExec(locker, QStringLiteral("LOCK TABLE outbox_events IN ACCESS EXCLUSIVE MODE")));

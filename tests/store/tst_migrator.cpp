@@ -4,7 +4,7 @@
 #include "core/conninfo.h"
 #include "store/database.h"
 #include "store/migrator.h"
-#include "support/pgfixture.h"
+#include "support/pgtestcase.h"
 
 #include <QSemaphore>
 #include <QSqlError>
@@ -16,7 +16,6 @@
 #include <vector>
 
 using namespace outbox;
-using outbox::testing::PgFixture;
 using outbox::testing::sqlExec;
 using outbox::testing::sqlScalar;
 
@@ -44,12 +43,10 @@ struct ThreadOutcome {
 
 } // namespace
 
-class TestMigrator final : public QObject {
+class TestMigrator final : public QObject, protected outbox::testing::PgTestCase {
     Q_OBJECT
 
 private:
-    std::unique_ptr<PgFixture> m_pg;
-
     core::ConnInfo info(const QString &db, const QString &user = {}) const {
         auto parsed = core::ConnInfo::parse(m_pg->connInfo(db));
         if (!parsed.ok()) {
@@ -65,11 +62,11 @@ private:
 
 private Q_SLOTS:
     void initTestCase() {
-        m_pg = std::make_unique<PgFixture>();
-        OUTBOX_START_PG(*m_pg);
+        if (!startPg())
+            return;
         QVERIFY(store::Migrator::latestVersion() >= 1);
     }
-    void cleanupTestCase() { m_pg.reset(); }
+    void cleanupTestCase() { stopPg(); }
 
     // First, while no test has created the outbox roles in this cluster.
     void dryRunChangesNothing() {

@@ -6,7 +6,7 @@
 #include "store/database.h"
 #include "store/operations.h"
 #include "store/session.h"
-#include "support/pgfixture.h"
+#include "support/pgtestcase.h"
 
 #include <QSignalSpy>
 #include <QSqlDriver>
@@ -21,7 +21,6 @@ using outbox::store::Action;
 using outbox::store::BulkOptions;
 using outbox::store::EventFilter;
 using outbox::store::OperatorStore;
-using outbox::testing::PgFixture;
 using outbox::testing::sqlExec;
 using outbox::testing::sqlScalar;
 
@@ -92,45 +91,30 @@ qint64 number(QSqlDatabase db, const QString &sql, const QVariantList &values = 
 
 } // namespace
 
-class TestOperations final : public QObject {
+class TestOperations final : public outbox::testing::PgTestSuite {
     Q_OBJECT
 
+public:
+    TestOperations()
+        : PgTestSuite(outbox::testing::migrateSchemaWithRoles) {}
+
 private:
-    std::unique_ptr<PgFixture> m_pg;
-    QString m_name;
-    QSqlDatabase m_db;
     QStringList m_extra;
 
     // Another session on the test database, closed before the database is dropped.
     QSqlDatabase openExtra() {
         const QString name = store::uniqueConnectionName(QStringLiteral("extra"));
         m_extra << name;
-        return m_pg->open(m_name, name);
+        return m_pg->open(m_dbName, name);
     }
 
 private Q_SLOTS:
-    void initTestCase() {
-        m_pg = std::make_unique<PgFixture>();
-        OUTBOX_START_PG(*m_pg);
-        m_pg->setTemplatePreparer(outbox::testing::migrateSchemaWithRoles);
-    }
-
-    void init() {
-        m_name = m_pg->freshMigratedDatabase();
-        QVERIFY(!m_name.isEmpty());
-        m_db = m_pg->open(m_name);
-        QVERIFY(m_db.isOpen());
-    }
-
     void cleanup() {
         for (const QString &name : std::as_const(m_extra))
             m_pg->close(name);
         m_extra.clear();
-        m_db = QSqlDatabase();
-        m_pg->dropDatabase(m_name);
+        dropFreshDb();
     }
-
-    void cleanupTestCase() { m_pg.reset(); }
 
     void actorFromEnvironment() {
         qputenv("USER", "operator-x");
@@ -693,7 +677,7 @@ private Q_SLOTS:
                                  " pg_roles WHERE rolname = 'ops_operator_login') THEN CREATE ROLE"
                                  " ops_operator_login LOGIN IN ROLE outbox_operator; END IF; END"
                                  " $$")));
-        auto info = core::ConnInfo::parse(m_pg->connInfo(m_name));
+        auto info = core::ConnInfo::parse(m_pg->connInfo(m_dbName));
         QVERIFY(info.ok());
         info->user = QStringLiteral("ops_viewer_login");
         const QString viewerName = store::uniqueConnectionName(QStringLiteral("viewer"));

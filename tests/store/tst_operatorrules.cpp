@@ -10,7 +10,7 @@
 #include "store/database.h"
 #include "store/operations.h"
 #include "store/session.h"
-#include "support/pgfixture.h"
+#include "support/pgtestcase.h"
 
 #include <QtTest>
 
@@ -23,7 +23,6 @@ using outbox::store::Action;
 using outbox::store::BulkOptions;
 using outbox::store::EventFilter;
 using outbox::store::OperatorStore;
-using outbox::testing::PgFixture;
 using outbox::testing::sqlExec;
 using outbox::testing::sqlScalar;
 
@@ -71,18 +70,15 @@ QString idArray(QSqlDatabase db, const QString &where) {
 
 } // namespace
 
-class TestOperatorRules final : public QObject {
+class TestOperatorRules final : public QObject, protected outbox::testing::PgTestCase {
     Q_OBJECT
 
 private:
-    std::unique_ptr<PgFixture> m_pg;
-    QString m_name;
-    QSqlDatabase m_db;
     QStringList m_connections;
 
     // A connection as the login `user` (one of tst_rules_<group>).
     QSqlDatabase as(const QString &user) {
-        auto info = core::ConnInfo::parse(m_pg->connInfo(m_name));
+        auto info = core::ConnInfo::parse(m_pg->connInfo(m_dbName));
         if (!info)
             return {};
         info->user = user;
@@ -98,33 +94,23 @@ private:
 
 private Q_SLOTS:
     void initTestCase() {
-        m_pg = std::make_unique<PgFixture>();
-        OUTBOX_START_PG(*m_pg);
-        m_pg->setTemplatePreparer(outbox::testing::migrateSchemaWithRoles);
-        QString name;
-        QSqlDatabase admin = m_pg->openFreshMigrated(name);
-        QVERIFY(admin.isOpen());
-        // Roles are cluster-wide: one login per group, for every test.
-        for (const char *group : {"operator", "viewer", "producer", "dispatcher"})
-            QVERIFY(sqlExec(admin, QStringLiteral("CREATE ROLE tst_rules_%1 LOGIN IN ROLE "
-                                                  "outbox_%1")
-                                       .arg(QLatin1String(group))));
-        m_pg->closeAndDrop(admin, name);
+        // One login per group, for every test.
+        if (startPg(outbox::testing::migrateSchemaWithRoles))
+            createLoginRoles(QStringLiteral("tst_rules_"),
+                             {QStringLiteral("operator"), QStringLiteral("viewer"),
+                              QStringLiteral("producer"), QStringLiteral("dispatcher")});
     }
 
-    void init() {
-        m_db = m_pg->openFreshMigrated(m_name);
-        QVERIFY(m_db.isOpen());
-    }
+    void init() { openFreshDb(); }
 
     void cleanup() {
         for (const QString &name : std::as_const(m_connections))
             store::closeDatabase(name);
         m_connections.clear();
-        m_pg->closeAndDrop(m_db, m_name);
+        dropFreshDb();
     }
 
-    void cleanupTestCase() { m_pg.reset(); }
+    void cleanupTestCase() { stopPg(); }
 
     // Plain SQL as each role: refused by PostgreSQL, nothing changes.
     void directWritesAreRefused() {
@@ -466,7 +452,7 @@ private Q_SLOTS:
     void readOnlySessionRefusesWrites() {
         QFETCH(QString, extra);
         QVERIFY(insertEvents(m_db, 2, QStringLiteral("dead")));
-        const QString text = m_pg->connInfo(m_name) + extra;
+        const QString text = m_pg->connInfo(m_dbName) + extra;
         auto info = core::ConnInfo::parse(text);
         QVERIFY2(info.ok(), qPrintable(info.errorMessage()));
         store::Session session(store::readOnlySession(info.value()), {});

@@ -5,7 +5,7 @@
 #include "core/uuidv7.h"
 #include "store/database.h"
 #include "store/outboxstore.h"
-#include "support/pgfixture.h"
+#include "support/pgtestcase.h"
 
 #include <QSet>
 #include <QSqlError>
@@ -19,7 +19,6 @@
 
 using namespace outbox;
 using namespace std::chrono_literals;
-using outbox::testing::PgFixture;
 using outbox::testing::sqlExec;
 using outbox::testing::sqlScalar;
 
@@ -115,14 +114,11 @@ struct ClaimerOutcome {
 
 } // namespace
 
-class TestOutboxStore final : public QObject {
+class TestOutboxStore final : public outbox::testing::PgTestSuite {
     Q_OBJECT
 
 private:
-    std::unique_ptr<PgFixture> m_pg;
     QStringList m_databases;
-    QString m_name; // the current test's database
-    QSqlDatabase m_db;
     const QUuid m_workerA = QUuid::createUuid();
     const QUuid m_workerB = QUuid::createUuid();
 
@@ -131,20 +127,11 @@ private:
     }
 
 private Q_SLOTS:
-    void initTestCase() {
-        m_pg = std::make_unique<PgFixture>();
-        OUTBOX_START_PG(*m_pg);
-        m_pg->setTemplatePreparer(outbox::testing::migrateSchema);
-    }
-    void cleanupTestCase() { m_pg.reset(); }
-
     // Every test function gets its own migrated database.
     void init() {
-        m_name = m_pg->freshMigratedDatabase();
-        QVERIFY(!m_name.isEmpty());
-        m_databases << m_name;
-        m_db = m_pg->open(m_name);
-        QVERIFY(m_db.isOpen());
+        if (!openFreshDb())
+            return;
+        m_databases << m_dbName;
     }
     void cleanup() {
         m_db = QSqlDatabase();
@@ -963,7 +950,7 @@ private Q_SLOTS:
         QVERIFY(insertRow(m_db, Row{}));
         const QString connection = store::uniqueConnectionName(QStringLiteral("victim"));
         {
-            const auto db = store::openDatabase(info(m_name), connection);
+            const auto db = store::openDatabase(info(m_dbName), connection);
             QVERIFY2(db.ok(), qPrintable(db.errorMessage()));
             store::OutboxStore store(db.value());
             QVERIFY(store.timeUntilNextDue().ok());
@@ -999,7 +986,7 @@ private Q_SLOTS:
                                    "SELECT outbox_uuid_v7(), 'ns', 't', jsonb_build_object('n', n) "
                                    "FROM generate_series(1, ?::integer) AS n"),
                     {kRows}));
-        const core::ConnInfo conn = info(m_name);
+        const core::ConnInfo conn = info(m_dbName);
         std::vector<ClaimerOutcome> outcomes(kThreads);
         std::vector<std::unique_ptr<QThread>> threads;
         for (int t = 0; t < kThreads; ++t) {

@@ -5,7 +5,7 @@
 
 #include "store/eventfilter.h"
 #include "store/queries.h"
-#include "support/pgfixture.h"
+#include "support/pgtestcase.h"
 
 #include <QSet>
 #include <QtTest>
@@ -16,7 +16,6 @@ using namespace outbox;
 using outbox::store::EventFilter;
 using outbox::store::EventQueries;
 using outbox::store::PageRequest;
-using outbox::testing::PgFixture;
 using outbox::testing::sqlExec;
 using outbox::testing::sqlScalar;
 
@@ -51,14 +50,10 @@ bool insertMany(QSqlDatabase db, int first, int count, const QString &status) {
 
 } // namespace
 
-class TestPayloadSearch final : public QObject {
+class TestPayloadSearch final : public outbox::testing::PgTestSuite {
     Q_OBJECT
 
 private:
-    std::unique_ptr<PgFixture> m_pg;
-    QString m_name;
-    QSqlDatabase m_db;
-
     QSet<QString> idsOf(const EventFilter &filter) {
         PageRequest request;
         request.filter = filter;
@@ -76,20 +71,6 @@ private:
     }
 
 private Q_SLOTS:
-    void initTestCase() {
-        m_pg = std::make_unique<PgFixture>();
-        OUTBOX_START_PG(*m_pg);
-        m_pg->setTemplatePreparer(outbox::testing::migrateSchema);
-    }
-
-    void init() {
-        m_db = m_pg->openFreshMigrated(m_name);
-        QVERIFY(m_db.isOpen());
-    }
-
-    void cleanup() { m_pg->closeAndDrop(m_db, m_name); }
-    void cleanupTestCase() { m_pg.reset(); }
-
     void validation_data() {
         QTest::addColumn<QString>("text");
         QTest::addColumn<QString>("problem"); // a fragment; empty: accepted

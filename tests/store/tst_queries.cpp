@@ -6,7 +6,7 @@
 #include "store/migrator.h"
 #include "store/operations.h"
 #include "store/queries.h"
-#include "support/pgfixture.h"
+#include "support/pgtestcase.h"
 
 #include <QRegularExpression>
 #include <QSet>
@@ -20,7 +20,6 @@ using outbox::store::EventFilter;
 using outbox::store::EventQueries;
 using outbox::store::PageRequest;
 using outbox::store::SortOrder;
-using outbox::testing::PgFixture;
 using outbox::testing::sqlExec;
 using outbox::testing::sqlScalar;
 
@@ -57,13 +56,14 @@ QString sqlIds(QSqlDatabase db, const QString &where, bool newestFirst) {
 
 } // namespace
 
-class TestQueries final : public QObject {
+class TestQueries final : public outbox::testing::PgTestSuite {
     Q_OBJECT
 
+public:
+    TestQueries()
+        : PgTestSuite(outbox::testing::migrateSchemaWithRoles) {}
+
 private:
-    std::unique_ptr<PgFixture> m_pg;
-    QString m_name;
-    QSqlDatabase m_db;
     QStringList m_extra;
 
     // Every row the pages return, in order, checking that pages are full
@@ -97,29 +97,13 @@ private:
     }
 
 private Q_SLOTS:
-    void initTestCase() {
-        m_pg = std::make_unique<PgFixture>();
-        OUTBOX_START_PG(*m_pg);
-        m_pg->setTemplatePreparer(outbox::testing::migrateSchemaWithRoles);
-    }
-
-    void init() {
-        m_name = m_pg->freshMigratedDatabase();
-        QVERIFY(!m_name.isEmpty());
-        m_db = m_pg->open(m_name);
-        QVERIFY(m_db.isOpen());
-    }
-
     void cleanup() {
         for (const QString &name : std::as_const(m_extra))
             store::closeDatabase(name);
         m_extra.clear();
-        m_db = QSqlDatabase();
         // The big tables of some tests would otherwise pile up on disk.
-        m_pg->dropDatabase(m_name);
+        dropFreshDb();
     }
-
-    void cleanupTestCase() { m_pg.reset(); }
 
     void countsAreExact() {
         QVERIFY(insertEvents(m_db, 3, QStringLiteral("pending")));
@@ -514,7 +498,7 @@ private Q_SLOTS:
                                              " WHERE rolname = '%1') THEN CREATE ROLE %1 LOGIN%2;"
                                              " END IF; END $$")
                                   .arg(login, grant)));
-            auto info = core::ConnInfo::parse(m_pg->connInfo(m_name));
+            auto info = core::ConnInfo::parse(m_pg->connInfo(m_dbName));
             QVERIFY(info.ok());
             info->user = login;
             const QString name = store::uniqueConnectionName(QStringLiteral("role"));
@@ -556,7 +540,7 @@ private Q_SLOTS:
         EventQueries queries(m_db);
         const auto info = queries.serverInfo();
         QVERIFY2(info.ok(), qPrintable(info.errorMessage()));
-        QCOMPARE(info->database, m_name);
+        QCOMPARE(info->database, m_dbName);
         QCOMPARE(info->user, sqlScalar(m_db, QStringLiteral("SELECT current_user")));
         QCOMPARE(info->version, sqlScalar(m_db, QStringLiteral("SHOW server_version")));
         QVERIFY(!info->host.isEmpty());

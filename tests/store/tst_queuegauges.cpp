@@ -6,21 +6,17 @@
 #include "store/pausestore.h"
 #include "store/queuegauges.h"
 #include "store/session.h"
-#include "support/pgfixture.h"
+#include "support/pgtestcase.h"
 
 #include <QtTest>
 
 using namespace outbox;
 using namespace outbox::testing;
 
-class TestQueueGauges final : public QObject {
+class TestQueueGauges final : public outbox::testing::PgTestSuite {
     Q_OBJECT
 
 private:
-    std::unique_ptr<PgFixture> m_pg;
-    QString m_dbName;
-    QSqlDatabase m_db;
-
     std::unique_ptr<store::Session> session() {
         auto info = core::ConnInfo::parse(m_pg->connInfo(m_dbName));
         auto s = std::make_unique<store::Session>(info.value(), store::Session::Options{});
@@ -42,15 +38,6 @@ private:
     }
 
 private Q_SLOTS:
-    void initTestCase() {
-        m_pg = std::make_unique<PgFixture>();
-        OUTBOX_START_PG(*m_pg);
-        m_pg->setTemplatePreparer(migrateSchema);
-    }
-    void init() { m_db = m_pg->openFreshMigrated(m_dbName); }
-    void cleanup() { m_pg->closeAndDrop(m_db, m_dbName); }
-    void cleanupTestCase() { m_pg.reset(); }
-
     void gaugesMatchTheTable() {
         insert(QStringLiteral("a"), QStringLiteral("pending"), 7, QStringLiteral("90 seconds"));
         insert(QStringLiteral("a"), QStringLiteral("pending"), 3, QStringLiteral("-1 hour"));

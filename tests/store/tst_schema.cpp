@@ -9,7 +9,7 @@
 #include "store/migrator.h"
 #include "store/outboxstore.h"
 #include "store/session.h"
-#include "support/pgfixture.h"
+#include "support/pgtestcase.h"
 
 #include <QSignalSpy>
 #include <QSqlDriver>
@@ -21,7 +21,6 @@
 #include <memory>
 
 using namespace outbox;
-using outbox::testing::PgFixture;
 using outbox::testing::sqlExec;
 using outbox::testing::sqlScalar;
 
@@ -70,11 +69,10 @@ const QStringList kGroupRoles{QStringLiteral("producer"), QStringLiteral("dispat
 
 } // namespace
 
-class TestSchema final : public QObject {
+class TestSchema final : public QObject, protected outbox::testing::PgTestCase {
     Q_OBJECT
 
 private:
-    std::unique_ptr<PgFixture> m_pg;
     QStringList m_databases; // made by the current test function, dropped in cleanup()
 
     QString migratedDatabase() {
@@ -108,9 +106,8 @@ private:
 
 private Q_SLOTS:
     void initTestCase() {
-        m_pg = std::make_unique<PgFixture>();
-        OUTBOX_START_PG(*m_pg);
-        m_pg->setTemplatePreparer(outbox::testing::migrateSchema);
+        if (!startPg(outbox::testing::migrateSchema))
+            return;
 
         // Group roles are cluster-wide: create them once, then one LOGIN role
         // per group for the privilege tests (trust authentication).
@@ -122,7 +119,7 @@ private Q_SLOTS:
                 db, QStringLiteral("CREATE ROLE tst_%1 LOGIN IN ROLE outbox_%1").arg(group)));
         }
     }
-    void cleanupTestCase() { m_pg.reset(); }
+    void cleanupTestCase() { stopPg(); }
     // Dropped as we go: a cluster with hundreds of databases is slow to
     // shut down and to remove.
     void cleanup() {

@@ -5,7 +5,7 @@
 #include "core/conninfo.h"
 #include "store/session.h"
 #include "store/sessionkeeper.h"
-#include "support/pgfixture.h"
+#include "support/pgtestcase.h"
 
 #include <QElapsedTimer>
 #include <QSignalSpy>
@@ -17,18 +17,13 @@
 using namespace outbox;
 using outbox::store::Session;
 using outbox::store::SessionKeeper;
-using outbox::testing::PgFixture;
 using outbox::testing::sqlExec;
 using outbox::testing::sqlScalar;
 
-class TestSession final : public QObject {
+class TestSession final : public outbox::testing::PgTestSuite {
     Q_OBJECT
 
 private:
-    std::unique_ptr<PgFixture> m_pg;
-    QString m_dbName;
-    QSqlDatabase m_db; // the test's own connection, to look at the server
-
     core::ConnInfo info() const {
         auto parsed = core::ConnInfo::parse(m_pg->connInfo(m_dbName));
         if (!parsed.ok()) {
@@ -62,21 +57,6 @@ private:
     }
 
 private Q_SLOTS:
-    void initTestCase() {
-        m_pg = std::make_unique<PgFixture>();
-        OUTBOX_START_PG(*m_pg);
-        m_pg->setTemplatePreparer(testing::migrateSchema);
-    }
-
-    void init() {
-        m_db = m_pg->openFreshMigrated(m_dbName);
-        QVERIFY(m_db.isOpen());
-    }
-
-    void cleanup() { m_pg->closeAndDrop(m_db, m_dbName); }
-
-    void cleanupTestCase() { m_pg.reset(); }
-
     // --- Session ----------------------------------------------------------
 
     void opensWithTheDefaults() {

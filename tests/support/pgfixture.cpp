@@ -183,6 +183,16 @@ QString sqlScalar(QSqlDatabase db, const QString &sql, const QVariantList &value
     return query.value(0).toString();
 }
 
+QStringList sqlColumn(QSqlDatabase db, const QString &sql, const QVariantList &values) {
+    QSqlQuery query(db);
+    if (!runQuery(query, sql, values))
+        return {};
+    QStringList column;
+    while (query.next())
+        column << query.value(0).toString();
+    return column;
+}
+
 bool sqlExec(QSqlDatabase db, const QString &sql, const QVariantList &values) {
     QSqlQuery query(db);
     return runQuery(query, sql, values);

@@ -81,6 +81,8 @@ private:
 // First column of the first row as text; a null QString (and a qWarning
 // with the SQL error) when the statement fails or returns no row.
 QString sqlScalar(QSqlDatabase db, const QString &sql, const QVariantList &values = {});
+// The first column of every row as text; empty (with a qWarning) on failure.
+QStringList sqlColumn(QSqlDatabase db, const QString &sql, const QVariantList &values = {});
 
 // Template preparers (PgFixture::setTemplatePreparer): the outbox schema
 // applied by the store's Migrator, the same with the four roles, and the

@@ -1,0 +1,18 @@
+#pragma once
+
+#include <QHostAddress>
+#include <QTcpServer>
+
+namespace outbox::testing {
+
+// A TCP port on 127.0.0.1 where nothing listens (bound, then released).
+inline int closedPort() {
+    QTcpServer server;
+    if (!server.listen(QHostAddress::LocalHost, 0))
+        return 1;
+    const int port = server.serverPort();
+    server.close();
+    return port;
+}
+
+} // namespace outbox::testing
