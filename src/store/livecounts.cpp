@@ -48,6 +48,18 @@ core::Result<qint64> blockedCount(QSqlDatabase db, const QString &context) {
     return row->value(0).toLongLong();
 }
 
+core::Result<void> countBreakdown(QSqlDatabase db, const QString &context, StatusCounts &counts) {
+    auto topics = topicCounts(db, context);
+    if (!topics)
+        return topics.error();
+    auto blocked = blockedCount(db, context);
+    if (!blocked)
+        return blocked.error();
+    counts.topics = std::move(topics).value();
+    counts.blocked = blocked.value();
+    return {};
+}
+
 QString oldestDueSql() {
     // The head of outbox_events_pending_due_idx, skipping paused events: a
     // read of a few index entries unless many paused events are due.
@@ -142,14 +154,11 @@ core::Result<StatusCounts> LiveCounts::refresh(QSqlDatabase db) {
         Breakdown next;
         next.marker = marker;
         next.since.start();
-        auto topics = topicCounts(db, context);
-        if (!topics)
-            return topics.error();
-        next.topics = std::move(topics).value();
-        auto blocked = blockedCount(db, context);
-        if (!blocked)
-            return blocked.error();
-        next.blocked = blocked.value();
+        StatusCounts breakdown;
+        if (auto counted = countBreakdown(db, context, breakdown); !counted)
+            return counted.error();
+        next.topics = std::move(breakdown.topics);
+        next.blocked = breakdown.blocked;
         next.tookMs = next.since.elapsed();
         for (const TopicCount &topic : std::as_const(next.topics))
             next.dead += topic.dead;

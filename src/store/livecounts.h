@@ -20,6 +20,10 @@ core::Result<QList<TopicCount>> topicCounts(QSqlDatabase db, const QString &cont
 // aggregate (StatusCounts::blocked): reads every pending event that has one.
 core::Result<qint64> blockedCount(QSqlDatabase db, const QString &context);
 
+// The breakdown of `counts`: its topics (topicCounts) and blocked
+// (blockedCount), the parts that read every live row.
+core::Result<void> countBreakdown(QSqlDatabase db, const QString &context, StatusCounts &counts);
+
 // The next_attempt_at of the oldest due event that is not paused, as a
 // scalar subquery (StatusCounts::oldestDueAt): the head of the due index.
 QString oldestDueSql();

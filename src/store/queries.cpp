@@ -249,14 +249,8 @@ core::Result<StatusCounts> EventQueries::counts(qint64 exactDeliveredCap) {
         counts.serverTime = timeFrom(totals->value(8));
         counts.oldestDueAt = timeFrom(totals->value(9));
 
-        auto topics = topicCounts(m_db, context);
-        if (!topics)
-            return topics.error();
-        counts.topics = std::move(topics).value();
-        auto blocked = blockedCount(m_db, context);
-        if (!blocked)
-            return blocked.error();
-        counts.blocked = blocked.value();
+        if (auto counted = countBreakdown(m_db, context, counts); !counted)
+            return counted.error();
         return counts;
     });
 }
