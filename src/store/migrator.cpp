@@ -323,6 +323,10 @@ core::Result<void> Migrator::checkAggregateOrder() const {
 }
 
 core::Result<bool> Migrator::enableAggregateOrder() {
+    // Two at once: the second waits, then finds it on.
+    MigrationLock lock(m_db);
+    if (const auto locked = lock.acquire(); !locked)
+        return locked.error();
     const auto current = checkCurrent();
     if (!current)
         return current.error();
