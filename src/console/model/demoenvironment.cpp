@@ -141,16 +141,16 @@ void DemoEnvironment::start() {
                 } else {
                     store::Session session(
                         info.value(), {.applicationName = QStringLiteral("outbox-demo-setup")});
-                    // Aggregate order on (an empty table: built at once), so
-                    // that the dispatcher panel's Ordering can be tried.
                     if (const auto opened = session.open(); !opened) {
                         error = opened.errorMessage();
-                    } else if (const auto migrated = store::Migrator(session).migrate();
-                               !migrated) {
-                        error = migrated.errorMessage();
-                    } else if (const auto ordered = store::Migrator(session).enableAggregateOrder();
-                               !ordered) {
-                        error = ordered.errorMessage();
+                    } else {
+                        // Aggregate order on (an empty table: built at once),
+                        // so that the dispatcher panel's Ordering can be tried.
+                        store::Migrator migrator(session);
+                        if (const auto migrated = migrator.migrate(); !migrated)
+                            error = migrated.errorMessage();
+                        else if (const auto ordered = migrator.enableAggregateOrder(); !ordered)
+                            error = ordered.errorMessage();
                     }
                 }
                 if (!error.isEmpty()) {
