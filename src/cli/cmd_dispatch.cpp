@@ -184,7 +184,8 @@ void addDispatchOptions(CommandParser &parser, DispatchOptions &options) {
                       config.concurrency, anySize, maxSize),
         parsedOption("delivery <mode>",
                      "per-event (default: one request per event) or batch (many events per "
-                     "request, for runners that accept the batch format; see the README).",
+                     "request, for runners that accept the batch format of "
+                     "docs/RUNNER-CONTRACT.md).",
                      config.delivery, parseDelivery),
         integerOption("batch-max-events <n>",
                       "With --delivery batch: most events per request (default 100).",

@@ -139,9 +139,9 @@ void addRunnerOptions(CommandParser &parser, devtools::DevRunnerSettings &settin
     parser.setEpilog(QStringLiteral(
         "GET on any path answers the counters as text (received=... delivered=... "
         "duplicates=... unique_ids=...).\n"
-        "A request with the header Outbox-Batch is a batch ({\"events\": [...]}, see the "
-        "README): it is\nanswered {\"failed\": [...]}, --fail-rate applying to each event, and "
-        "counted per event.\n"
+        "A request with the header Outbox-Batch is a batch ({\"events\": [...]}, see "
+        "docs/RUNNER-CONTRACT.md): it is\nanswered {\"failed\": [...]}, --fail-rate applying to "
+        "each event, and counted per event.\n"
         "SIGINT or SIGTERM stops the runner and logs the final counters (exit 0).\n"
         "\n"
         "Example:\n"

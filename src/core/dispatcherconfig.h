@@ -14,7 +14,7 @@
 namespace outbox::core {
 
 // How events travel to the runner: one request per event, or many events in
-// one request (the batch format of the delivery contract in README.md).
+// one request (the batch format of the delivery contract, docs/RUNNER-CONTRACT.md).
 enum class Delivery {
     PerEvent,
     Batch,

@@ -1,6 +1,6 @@
 // HttpPublisher against real sockets: the outcome of every kind of answer
-// (the delivery contract in README.md), the headers and signature a runner receives, error
-// excerpts without secrets, and the manager pool.
+// (the delivery contract, docs/RUNNER-CONTRACT.md), the headers and signature
+// a runner receives, error excerpts without secrets, and the manager pool.
 
 #include "core/webhooksigner.h"
 #include "devtools/devrunner.h"
