@@ -97,7 +97,8 @@ run_tests() {
 }
 
 run_demo() {
-    local console="$build_dir/src/app/outbox-console"
+    # The console with demo mode built in (outbox-console itself holds no demo).
+    local console="$build_dir/src/app/outbox-console-demo"
     if [ -z "${DISPLAY:-}" ] && [ -z "${WAYLAND_DISPLAY:-}" ]; then
         log "no display found: starting the demo inside Xvfb (screen :99)"
         exec xvfb-run -a -s '-screen 0 1600x1000x24' "$console" --demo "$@"

@@ -1,7 +1,7 @@
-#include "cli/commands.h"
 #include "cli/logging.h"
 #include "cli/output.h"
 #include "cli/serviceutil.h"
+#include "cli/toolcommands.h"
 #include "devtools/devrunner.h"
 
 #include <QElapsedTimer>

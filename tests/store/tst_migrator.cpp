@@ -6,6 +6,7 @@
 #include "store/migrator.h"
 #include "support/pgtestcase.h"
 
+#include <QDir>
 #include <QSemaphore>
 #include <QSqlError>
 #include <QSqlQuery>
@@ -67,6 +68,36 @@ private Q_SLOTS:
         QVERIFY(store::Migrator::latestVersion() >= 1);
     }
     void cleanupTestCase() { stopPg(); }
+
+    // The binary holds exactly the numbered migrations of sql/: one the build
+    // left out, or one no longer in the tree, fails here.
+    void compiledMigrationsAreThoseOfTheSourceTree() {
+        const QString source = qEnvironmentVariable("OUTBOX_SOURCE_DIR");
+        QVERIFY2(!source.isEmpty(), "OUTBOX_SOURCE_DIR is not set (ctest sets it)");
+        const QStringList migrations{QStringLiteral("[0-9][0-9][0-9]_*.sql")};
+        const QStringList inTree =
+            QDir(source + QStringLiteral("/sql")).entryList(migrations, QDir::Files, QDir::Name);
+        const QStringList compiled =
+            QDir(QStringLiteral(":/sql")).entryList(migrations, QDir::Files, QDir::Name);
+        QVERIFY(!inTree.isEmpty());
+        QStringList missing;
+        for (const QString &file : inTree) {
+            if (!compiled.contains(file))
+                missing.append(file);
+        }
+        QStringList stray;
+        for (const QString &file : compiled) {
+            if (!inTree.contains(file))
+                stray.append(file);
+        }
+        QVERIFY2(missing.isEmpty() && stray.isEmpty(),
+                 qPrintable(QStringLiteral("in sql/ but not in the binary: [%1]; in the binary but "
+                                           "not in sql/: [%2] (src/store/CMakeLists.txt compiles "
+                                           "every sql/NNN_*.sql in)")
+                                .arg(missing.join(QStringLiteral(", ")),
+                                     stray.join(QStringLiteral(", ")))));
+        QCOMPARE(store::Migrator::latestVersion(), inTree.last().left(3).toInt());
+    }
 
     // First, while no test has created the outbox roles in this cluster.
     void dryRunChangesNothing() {
