@@ -545,11 +545,11 @@ void TestDispatcherPanel::destroyWhileRunning() {
 // would wait for itself; the locking session's idle timeout ends that wait
 // (and then the unregister is no longer seen waiting: the test fails).
 void TestDispatcherPanel::stopNeverBlocksTheGuiThread() {
+    devtools::DevRunner runner;
+    QVERIFY(runner.listen().ok());
     const QString dbName = m_pg->freshMigratedDatabase();
     QSqlDatabase db = m_pg->open(dbName);
     QVERIFY(db.isOpen());
-    devtools::DevRunner runner;
-    QVERIFY(runner.listen().ok());
     DispatcherPanel panel;
     core::DispatcherConfig config = validConfig();
     config.runnerUrl = runner.url();

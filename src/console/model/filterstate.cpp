@@ -2,6 +2,8 @@
 
 #include <QMetaObject>
 
+#include <utility>
+
 namespace outbox::console {
 
 FilterState::FilterState(QObject *parent)
@@ -76,12 +78,10 @@ void FilterState::clear() {
 }
 
 void FilterState::scheduleAnnouncement() {
-    if (m_scheduled) {
-        return;
-    }
-    m_scheduled = true;
     // Queued: every setter of this pass has run by the time it is delivered.
-    QMetaObject::invokeMethod(this, &FilterState::announce, Qt::QueuedConnection);
+    if (!std::exchange(m_scheduled, true)) {
+        QMetaObject::invokeMethod(this, &FilterState::announce, Qt::QueuedConnection);
+    }
 }
 
 void FilterState::announce() {

@@ -42,8 +42,8 @@ void setComboValue(QComboBox *combo, const QString &value) {
 
 FilterBar::FilterBar(FilterState *state, QWidget *parent)
     : QWidget(parent)
-    , m_ui(std::make_unique<Ui::FilterBar>())
-    , m_state(state) {
+    , m_state(state)
+    , m_ui(std::make_unique<Ui::FilterBar>()) {
     m_ui->setupUi(this);
     setObjectName(QStringLiteral("filterBar"));
     m_debounce.setSingleShot(true);

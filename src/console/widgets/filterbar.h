@@ -69,8 +69,8 @@ private:
     void updateErrorChip();
     void updateTopics();
 
-    std::unique_ptr<Ui::FilterBar> m_ui;
     FilterState *m_state;
+    std::unique_ptr<Ui::FilterBar> m_ui;
     QTimer m_debounce;
     QList<store::TopicCount> m_topics;
     QDateTime m_rangeFrom; // for the relative ranges
