@@ -30,29 +30,73 @@ DispatcherHost::DispatcherHost(const core::ConnInfo &connInfo, const core::Dispa
     connect(m_dispatcher, &Dispatcher::configApplied, this,
             [this] { m_housekeeping->setConfig(m_requestedConfig); });
     connect(m_dispatcher, &Dispatcher::configRejected, this, &DispatcherHost::configRejected);
+    // After the forwarding above: whoever listens has seen stopped() first.
+    connect(m_dispatcher, &Dispatcher::stopped, this, [this] {
+        if (m_shuttingDown) {
+            windDown();
+        }
+    });
+    connect(&m_thread, &QThread::finished, this, [this] {
+        if (m_windingDown) {
+            m_housekeeping->shutDown();
+        }
+    });
+    connect(m_housekeeping.get(), &Housekeeping::finished, this, &DispatcherHost::finished);
     m_thread.start();
 }
 
 DispatcherHost::~DispatcherHost() {
-    // abort() is a no-op for a stopped dispatcher; otherwise it writes what
-    // it can and releases leases before the thread goes away.
-    QMetaObject::invokeMethod(m_dispatcher, &Dispatcher::abort, Qt::BlockingQueuedConnection);
-    disconnect(m_dispatcher, nullptr, this, nullptr);
-    m_thread.quit();
-    m_thread.wait();
+    if (!m_windingDown) {
+        // Destroyed while running: the dispatcher is deleted as its thread
+        // ends, and its destructor aborts (writes what it can, releases
+        // leases).
+        disconnect(m_dispatcher, nullptr, this, nullptr);
+        m_thread.quit();
+    }
+    m_thread.wait();        // returns at once after finished()
     m_housekeeping.reset(); // after the dispatcher's last stopped(): unregisters
 }
 
 void DispatcherHost::start() {
+    if (m_shuttingDown) {
+        return;
+    }
     QMetaObject::invokeMethod(m_dispatcher, &Dispatcher::start, Qt::QueuedConnection);
 }
 
 void DispatcherHost::stop() {
+    if (m_windingDown) {
+        return; // the dispatcher has stopped and is gone with its thread
+    }
     QMetaObject::invokeMethod(m_dispatcher, &Dispatcher::stop, Qt::QueuedConnection);
+}
+
+void DispatcherHost::shutDown() {
+    if (m_shuttingDown) {
+        return;
+    }
+    m_shuttingDown = true;
+    // A stopped dispatcher says stopped() again: the wind-down starts either way.
+    stop();
+}
+
+void DispatcherHost::windDown() {
+    if (m_windingDown) {
+        return;
+    }
+    m_windingDown = true;
+    // Quit from inside the thread, after whatever was posted to it before;
+    // the dispatcher is deleted there as the thread ends. Housekeeping
+    // follows (see the constructor), and its end is finished().
+    QMetaObject::invokeMethod(
+        m_dispatcher, [] { QThread::currentThread()->quit(); }, Qt::QueuedConnection);
 }
 
 void DispatcherHost::setConfig(const core::DispatcherConfig &config) {
     m_requestedConfig = config;
+    if (m_windingDown) {
+        return;
+    }
     QMetaObject::invokeMethod(
         m_dispatcher, [dispatcher = m_dispatcher, config] { dispatcher->setConfig(config); },
         Qt::QueuedConnection);

@@ -28,10 +28,15 @@ Housekeeping::Housekeeping(const core::ConnInfo &connInfo, const core::Dispatche
         connect(dispatcher, &Dispatcher::started, m_retention, &Retention::start);
         connect(dispatcher, &Dispatcher::stopped, m_retention, &Retention::stop);
     }
+    connect(&m_thread, &QThread::finished, this, &Housekeeping::finished);
     m_thread.start();
 }
 
 Housekeeping::~Housekeeping() {
+    if (m_shutDown) {
+        m_thread.wait(); // returns at once after finished(): the thread ends by itself
+        return;
+    }
     // A stopped() still queued is handled first; then the row is surely gone.
     if (m_registration)
         QMetaObject::invokeMethod(m_registration, &Registration::onStopped,
@@ -42,8 +47,30 @@ Housekeeping::~Housekeeping() {
     m_thread.wait();
 }
 
+void Housekeeping::shutDown() {
+    if (m_shutDown)
+        return;
+    m_shutDown = true;
+    QObject *context = m_registration ? static_cast<QObject *>(m_registration) : m_retention;
+    if (!context) {
+        m_thread.quit(); // nothing runs there
+        return;
+    }
+    // Queued behind a stopped() still on its way, like the destructor's calls.
+    QMetaObject::invokeMethod(
+        context,
+        [registration = m_registration, retention = m_retention] {
+            if (registration)
+                registration->onStopped();
+            if (retention)
+                retention->stop();
+            QThread::currentThread()->quit();
+        },
+        Qt::QueuedConnection);
+}
+
 void Housekeeping::setConfig(const core::DispatcherConfig &config) {
-    if (m_registration)
+    if (m_registration && !m_shutDown)
         QMetaObject::invokeMethod(
             m_registration,
             [registration = m_registration, config] { registration->setConfig(config); },

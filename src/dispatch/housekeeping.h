@@ -22,16 +22,24 @@ public:
     Housekeeping(const core::ConnInfo &connInfo, const core::DispatcherConfig &config,
                  const HousekeepingOptions &options, const QString &application,
                  Dispatcher *dispatcher, QObject *parent = nullptr);
-    // Unregisters (blocking until the row is deleted) and stops the thread.
+    // Unregisters and stops the thread, blocking until both are done,
+    // unless shutDown() has finished() already.
     ~Housekeeping() override;
     Q_DISABLE_COPY_MOVE(Housekeeping)
 
     void setConfig(const core::DispatcherConfig &config);
+    // Unregisters, stops retention and ends the thread, all in that thread:
+    // returns at once, finished() follows. After the dispatcher's stopped().
+    void shutDown();
+
+Q_SIGNALS:
+    void finished();
 
 private:
     QThread m_thread;
     Registration *m_registration = nullptr; // live in m_thread, deleted there
     Retention *m_retention = nullptr;
+    bool m_shutDown = false;
 };
 
 } // namespace outbox::dispatch

@@ -17,6 +17,7 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
+#include <QScopeGuard>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QSpinBox>
@@ -77,6 +78,7 @@ private Q_SLOTS:
     void runAgainstDatabase();
     void startFailureIsShown();
     void destroyWhileRunning();
+    void stopNeverBlocksTheGuiThread();
 };
 
 void TestDispatcherPanel::validation_data() {
@@ -534,6 +536,54 @@ void TestDispatcherPanel::destroyWhileRunning() {
         testing::sqlScalar(db, QStringLiteral("SELECT count(*) FROM outbox_events "
                                               "WHERE status = 'pending' AND locked_by IS NULL")),
         QStringLiteral("5"));
+}
+
+// Stopping while the dispatcher's housekeeping is stuck behind a lock that
+// this (the GUI) thread holds: the panel stops and waits for the host without
+// waiting on it, so this thread still sees the stuck unregister, and the
+// close finishes once the lock goes. A GUI thread that waited for the host
+// would wait for itself; the locking session's idle timeout ends that wait
+// (and then the unregister is no longer seen waiting: the test fails).
+void TestDispatcherPanel::stopNeverBlocksTheGuiThread() {
+    devtools::DevRunner runner;
+    QVERIFY(runner.listen().ok());
+    const QString dbName = m_pg->freshMigratedDatabase();
+    QSqlDatabase db = m_pg->open(dbName);
+    QVERIFY(db.isOpen());
+    DispatcherPanel panel;
+    core::DispatcherConfig config = validConfig();
+    config.runnerUrl = runner.url();
+    panel.setConfig(config, false);
+    panel.setConnInfo(core::ConnInfo::parse(m_pg->connInfo(dbName)).value());
+    panel.start();
+    QTRY_COMPARE_WITH_TIMEOUT(panel.state(), dispatch::DispatcherState::Running, 30000);
+    const QString registered = QStringLiteral("SELECT count(*) FROM outbox_dispatchers");
+    QTRY_COMPARE_WITH_TIMEOUT(testing::sqlScalar(db, registered), QStringLiteral("1"), 30000);
+
+    QSqlDatabase locker = m_pg->open(dbName, QStringLiteral("locker"));
+    QVERIFY(locker.isOpen());
+    QVERIFY(testing::sqlExec(locker,
+                             QStringLiteral("SET idle_in_transaction_session_timeout = '20s'")));
+    QVERIFY(testing::sqlExec(locker, QStringLiteral("BEGIN")));
+    QVERIFY(
+        testing::sqlExec(locker, QStringLiteral("SELECT 1 FROM outbox_dispatchers FOR UPDATE")));
+    auto release = qScopeGuard([&] { testing::sqlExec(locker, QStringLiteral("ROLLBACK")); });
+
+    QSignalSpy ready(&panel, &DispatcherPanel::readyToClose);
+    panel.stopForClose();
+    QTRY_VERIFY_WITH_TIMEOUT(!panel.isRunning(), 30000);
+    const QString waiting = QStringLiteral("SELECT count(*) FROM pg_stat_activity"
+                                           " WHERE wait_event_type = 'Lock'"
+                                           " AND datname = current_database()");
+    QTRY_COMPARE_WITH_TIMEOUT(testing::sqlScalar(db, waiting), QStringLiteral("1"), 15000);
+    QCOMPARE(ready.count(), 0);
+
+    release.dismiss();
+    QVERIFY(testing::sqlExec(locker, QStringLiteral("ROLLBACK")));
+    QTRY_COMPARE_WITH_TIMEOUT(ready.count(), 1, 30000);
+    QCOMPARE(testing::sqlScalar(db, registered), QStringLiteral("0"));
+    locker = QSqlDatabase();
+    m_pg->close(QStringLiteral("locker"));
 }
 
 QTEST_MAIN(TestDispatcherPanel)

@@ -206,7 +206,7 @@ void TestSearchAndAlerts::blockedRowListsTheBlocked() {
     tree->expandAll();
     tree->scrollTo(blocked);
     QTest::mouseClick(tree->viewport(), Qt::LeftButton, {}, tree->visualRect(blocked).center());
-    QCOMPARE(currentPage()->status(), core::Status::Pending);
+    QTRY_COMPARE_WITH_TIMEOUT(currentPage()->status(), core::Status::Pending, kWindowTimeout);
     QTRY_VERIFY_WITH_TIMEOUT(currentPage()->filter().aggregateBlocked, kWindowTimeout);
     QTRY_COMPARE_WITH_TIMEOUT(currentPage()->model()->rowCount(), 2, kWindowTimeout);
     // Back to Pending itself: all four.

@@ -273,6 +273,24 @@ QModelIndex StatusNavModel::indexForKey(const QString &key) const {
     return found.isEmpty() ? QModelIndex() : found.first();
 }
 
+QModelIndex StatusNavModel::indexFor(const store::EventFilter &filter) const {
+    if (!filter.status) {
+        return {};
+    }
+    const core::Status status = *filter.status;
+    QString key;
+    if (status == core::Status::Pending && filter.aggregateBlocked) {
+        key = blockedKey();
+    } else if (status == core::Status::Pending && filter.retrying.value_or(false)) {
+        key = retryingKey();
+    } else if (!filter.nameSpace.isEmpty()) {
+        key = filter.topic.isEmpty() ? namespaceKey(status, filter.nameSpace)
+                                     : topicKey(status, filter.nameSpace, filter.topic);
+    }
+    const QModelIndex place = key.isEmpty() ? QModelIndex() : indexForKey(key);
+    return place.isValid() ? place : indexForKey(statusKey(status));
+}
+
 store::EventFilter StatusNavModel::filterAt(const QModelIndex &index) {
     return index.siblingAtColumn(NameColumn).data(FilterRole).value<store::EventFilter>();
 }

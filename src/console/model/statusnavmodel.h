@@ -40,6 +40,10 @@ public:
     const std::optional<store::StatusCounts> &counts() const { return m_counts; }
 
     QModelIndex indexForKey(const QString &key) const; // column 0; invalid when absent
+    // The row that stands for `filter` (its place: status, retrying or
+    // blocked, namespace, topic), or its status row while that place has no
+    // row (no events there).
+    QModelIndex indexFor(const store::EventFilter &filter) const;
     static store::EventFilter filterAt(const QModelIndex &index);
     static QString keyAt(const QModelIndex &index);
 

@@ -115,6 +115,7 @@ RequestId StoreClient::submit(RequestKind kind, const QString &supersedeKey,
                               std::function<void(StoreWorker *, RequestId)> call,
                               const QString &question) {
     const RequestId id = m_nextId++;
+    Q_EMIT requestMade(id, kind);
     if (m_state == ConnectionState::Reconnecting || m_state == ConnectionState::Disconnected) {
         // Fail fast, but still asynchronously, so callers see one code path.
         const core::Error error{core::ErrorKind::Unavailable,

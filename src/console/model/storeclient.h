@@ -105,6 +105,9 @@ Q_SIGNALS:
                       const outbox::store::ThroughputHistory &history);
     void requestFailed(outbox::console::RequestId id, outbox::console::RequestKind kind,
                        const outbox::core::Error &error);
+    // Every request as it is made, before a lane holds it back or drops it:
+    // what the console asks of the database, and how often.
+    void requestMade(outbox::console::RequestId id, outbox::console::RequestKind kind);
 
 private:
     struct Lane {

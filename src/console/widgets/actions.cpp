@@ -312,9 +312,23 @@ void ActionController::fillActionsMenu(QMenu *menu) const {
     menu->addAction(m_actions.value(PurgeOld));
 }
 
-bool ActionController::confirm(const QString &title, const QString &text) const {
-    return QMessageBox::question(m_parent, title, text, QMessageBox::Yes | QMessageBox::Cancel,
-                                 QMessageBox::Cancel) == QMessageBox::Yes;
+QMessageBox *ActionController::question(const QString &title, const QString &text) const {
+    auto *box = new QMessageBox(QMessageBox::Question, title, text,
+                                QMessageBox::Yes | QMessageBox::Cancel, m_parent);
+    box->setDefaultButton(QMessageBox::Cancel);
+    box->setAttribute(Qt::WA_DeleteOnClose);
+    return box;
+}
+
+void ActionController::askThen(QMessageBox *box, std::function<void()> onYes) {
+    // The box is deleted only after finished(); this controller is the
+    // context, so an answer that comes after it is gone is dropped.
+    connect(box, &QMessageBox::finished, this, [box, onYes = std::move(onYes)] {
+        if (box->standardButton(box->clickedButton()) == QMessageBox::Yes) {
+            onYes();
+        }
+    });
+    box->open();
 }
 
 void ActionController::runOnSelection(store::Action action) {
@@ -351,12 +365,11 @@ void ActionController::runOnSelection(store::Action action) {
         confirmReplay(filter, text);
         return;
     }
-    if (!confirm(tr("%1 events").arg(BulkDialog::verb(action)), text)) {
-        return;
-    }
-    store::BulkOptions options;
-    options.sampleSize = 0;
-    startSelectionJob(action, filter, options);
+    askThen(question(tr("%1 events").arg(BulkDialog::verb(action)), text), [this, action, filter] {
+        store::BulkOptions options;
+        options.sampleSize = 0;
+        startSelectionJob(action, filter, options);
+    });
 }
 
 // Replaying an event that was replayed before makes a second copy: the
@@ -373,35 +386,37 @@ void ActionController::confirmReplay(const store::EventFilter &filter, const QSt
     connect(job, &BulkJob::finished, this, [this, job, filter, question](const auto &plan) {
         --m_running;
         job->deleteLater();
-        QMessageBox box(QMessageBox::Question, tr("Replay events"), question,
-                        QMessageBox::Yes | QMessageBox::Cancel, m_parent);
-        box.setDefaultButton(QMessageBox::Cancel);
+        QMessageBox *box = this->question(tr("Replay events"), question);
         QCheckBox *again = nullptr;
         if (plan.alreadyReplayed > 0) {
-            box.setInformativeText(
+            box->setInformativeText(
                 tr("%1 of them were replayed before: replaying makes another copy of each. Tick "
                    "the box to replay them all, or cancel and leave those out of the selection.")
                     .arg(events(plan.alreadyReplayed)));
             again = new QCheckBox(tr("&Replay those %1 again too").arg(plan.alreadyReplayed));
             again->setObjectName(QStringLiteral("replayAgain"));
-            box.setCheckBox(again);
-            QAbstractButton *yes = box.button(QMessageBox::Yes);
+            box->setCheckBox(again);
+            QAbstractButton *yes = box->button(QMessageBox::Yes);
             yes->setEnabled(false);
             connect(again, &QCheckBox::toggled, yes, &QAbstractButton::setEnabled);
         }
-        if (box.exec() != QMessageBox::Yes)
-            return;
-        store::BulkOptions options;
-        options.sampleSize = 0;
-        options.seal = plan.seal;
-        options.again = again && again->isChecked();
-        startSelectionJob(store::Action::Replay, filter, options);
+        // The box owns the check box and outlives the answer.
+        askThen(box, [this, filter, seal = plan.seal, again] {
+            store::BulkOptions options;
+            options.sampleSize = 0;
+            options.seal = seal;
+            options.again = again && again->isChecked();
+            startSelectionJob(store::Action::Replay, filter, options);
+        });
     });
     watchFailure(job, store::Action::Replay);
 }
 
 void ActionController::startSelectionJob(store::Action action, const store::EventFilter &filter,
                                          const store::BulkOptions &options) {
+    if (!m_client) {
+        return; // disconnected while the question was open
+    }
     BulkJob *job = m_client->startBulk(action, filter, options);
     ++m_running;
     const qint64 requested = filter.ids.size();

@@ -16,6 +16,8 @@ class QAction;
 class QMenu;
 class QWidget;
 
+class QMessageBox;
+
 namespace outbox::console {
 
 class BulkJob;
@@ -112,7 +114,11 @@ private:
     void exportJsonLines();
     QAction *make(Kind kind, const QString &text, const QString &icon, const QString &tip);
     QList<core::OutboxEvent> selection() const;
-    bool confirm(const QString &title, const QString &text) const;
+    // A Yes/Cancel question (Cancel the default), deleted when closed.
+    QMessageBox *question(const QString &title, const QString &text) const;
+    // Opens `box` without waiting for it; `onYes` runs when Yes is clicked,
+    // unless this controller is gone by then.
+    void askThen(QMessageBox *box, std::function<void()> onYes);
     void selectionActionDone(store::Action action, qint64 requested,
                              const store::BulkResult &result);
 

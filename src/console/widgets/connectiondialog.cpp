@@ -249,13 +249,18 @@ void ConnectionDialog::deleteProfile() {
     if (!m_settings || name.isEmpty()) {
         return;
     }
-    if (QMessageBox::question(this, tr("Delete profile"),
-                              tr("Delete the connection profile \"%1\"?").arg(name)) !=
-        QMessageBox::Yes) {
-        return;
-    }
-    m_settings->removeProfile(name);
-    loadProfiles();
+    auto *box = new QMessageBox(QMessageBox::Question, tr("Delete profile"),
+                                tr("Delete the connection profile \"%1\"?").arg(name),
+                                QMessageBox::Yes | QMessageBox::No, this);
+    box->setAttribute(Qt::WA_DeleteOnClose);
+    // Answered without a nested event loop; the dialog is the context.
+    connect(box, &QMessageBox::finished, this, [this, box, name] {
+        if (box->standardButton(box->clickedButton()) == QMessageBox::Yes && m_settings) {
+            m_settings->removeProfile(name);
+            loadProfiles();
+        }
+    });
+    box->open();
 }
 
 void ConnectionDialog::testConnection() {

@@ -19,6 +19,7 @@
 #include <QVBoxLayout>
 
 #include <algorithm>
+#include <utility>
 
 namespace outbox::console {
 
@@ -64,11 +65,12 @@ DispatcherPanel::DispatcherPanel(QSettings *settings, QWidget *parent)
 }
 
 DispatcherPanel::~DispatcherPanel() {
-    if (m_host) {
+    if (m_host)
+        m_retiring.append(std::exchange(m_host, nullptr));
+    for (dispatch::DispatcherHost *host : std::as_const(m_retiring)) {
         // Signals from the host's abort must not reach a half-destroyed panel.
-        disconnect(m_host, nullptr, this, nullptr);
-        delete m_host;
-        m_host = nullptr;
+        disconnect(host, nullptr, this, nullptr);
+        delete host;
     }
 }
 
@@ -288,20 +290,28 @@ void DispatcherPanel::stop() {
         return;
     if (m_state != dispatch::DispatcherState::Stopping)
         m_log->info(tr("Stopping: finishing requests in flight, releasing leases."));
-    m_host->stop();
+    m_host->shutDown();
 }
 
 void DispatcherPanel::stopForClose() {
     m_closeRequested = true;
     if (!isRunning()) {
         // Queued, so a closeEvent that calls this can return first.
-        QTimer::singleShot(0, this, [this] {
-            if (m_closeRequested && !isRunning())
-                Q_EMIT readyToClose();
-        });
+        QTimer::singleShot(0, this, &DispatcherPanel::emitReadyToCloseWhenDone);
         return;
     }
     stop();
+}
+
+void DispatcherPanel::emitReadyToCloseWhenDone() {
+    if (m_closeRequested && !isRunning() && m_retiring.isEmpty())
+        Q_EMIT readyToClose();
+}
+
+void DispatcherPanel::onHostFinished(dispatch::DispatcherHost *host) {
+    m_retiring.removeOne(host);
+    host->deleteLater(); // not inside its own signal
+    emitReadyToCloseWhenDone();
 }
 
 void DispatcherPanel::applyLive() {
@@ -405,11 +415,14 @@ void DispatcherPanel::onStats(const dispatch::DispatcherStats &stats) {
 
 void DispatcherPanel::onStopped() {
     if (m_host) {
-        disconnect(m_host, nullptr, this, nullptr);
-        // Not inside its own signal: the host's thread is quit and joined in
-        // its destructor, which is quick now that the dispatcher has stopped.
-        m_host->deleteLater();
-        m_host = nullptr;
+        dispatch::DispatcherHost *host = std::exchange(m_host, nullptr);
+        disconnect(host, nullptr, this, nullptr);
+        // Its threads end in the background (the registry row is deleted
+        // first); deleting it before that would wait for them.
+        m_retiring.append(host);
+        connect(host, &dispatch::DispatcherHost::finished, this,
+                [this, host] { onHostFinished(host); });
+        host->shutDown(); // after a stop() or a failure alike
     }
     m_deliveredRate = m_failureRate = 0.0;
     if (m_state != dispatch::DispatcherState::Failed)
@@ -425,8 +438,6 @@ void DispatcherPanel::onStopped() {
                     .arg(m_lastStats.released));
     updateButtons();
     Q_EMIT runningChanged(false);
-    if (m_closeRequested)
-        Q_EMIT readyToClose();
 }
 
 void DispatcherPanel::setFigure(const QString &key, const QString &value) {

@@ -47,16 +47,21 @@ class ThroughputChart;
 // Settings other than the secret persist in the QSettings given to the
 // constructor (group "dispatcher"). The secret is kept in memory only.
 //
+// Stopping never blocks the GUI thread: the host stops gracefully and its
+// threads end in the background (DispatcherHost::shutDown); the host is
+// deleted once they have.
+//
 // Closing: call stopForClose() from the main window's closeEvent, ignore the
-// event, and close again on readyToClose() (emitted at once, queued, when the
-// dispatcher is not running; otherwise after the graceful stop finished).
+// event, and close again on readyToClose() (emitted at once, queued, when no
+// dispatcher runs or winds down; otherwise once the graceful stop finished
+// and the host's threads have ended).
 class DispatcherPanel final : public QWidget {
     Q_OBJECT
 public:
     // `settings` may be null (nothing is persisted). It must outlive the panel.
     explicit DispatcherPanel(QSettings *settings = nullptr, QWidget *parent = nullptr);
-    // A dispatcher still running is aborted here (blocking briefly; leases
-    // released); prefer stopForClose() + readyToClose().
+    // A dispatcher still running (or winding down) is aborted here, blocking
+    // briefly (leases released); prefer stopForClose() + readyToClose().
     ~DispatcherPanel() override;
     Q_DISABLE_COPY_MOVE(DispatcherPanel)
 
@@ -116,6 +121,8 @@ private:
     void onStateChanged(dispatch::DispatcherState state);
     void onStats(const dispatch::DispatcherStats &stats);
     void onStopped();
+    void onHostFinished(dispatch::DispatcherHost *host);
+    void emitReadyToCloseWhenDone();
     void setFigure(const QString &key, const QString &value);
     void resetFigures();
 
@@ -125,7 +132,8 @@ private:
     dispatch::DispatcherOptions m_options;
     bool m_readOnly = false;
     QString m_readOnlyReason;
-    dispatch::DispatcherHost *m_host = nullptr; // child; deleted after stopped()
+    dispatch::DispatcherHost *m_host = nullptr;   // child; until stopped()
+    QList<dispatch::DispatcherHost *> m_retiring; // children stopped, threads ending
     dispatch::DispatcherState m_state = dispatch::DispatcherState::Stopped;
     dispatch::DispatcherStats m_lastStats;
     // Rates are taken over the last few seconds of snapshots, so the figures

@@ -1,6 +1,7 @@
 #include "console/widgets/errorgroupsview.h"
 
 #include "console/model/errorgroupmodel.h"
+#include "console/model/filterstate.h"
 #include "console/model/storeclient.h"
 
 #include <QHeaderView>
@@ -11,8 +12,9 @@
 
 namespace outbox::console {
 
-ErrorGroupsView::ErrorGroupsView(QWidget *parent)
+ErrorGroupsView::ErrorGroupsView(FilterState *state, QWidget *parent)
     : QWidget(parent)
+    , m_state(state)
     , m_model(new ErrorGroupModel(this))
     , m_view(new QTableView(this))
     , m_caption(new QLabel(this)) {
@@ -46,7 +48,8 @@ ErrorGroupsView::ErrorGroupsView(QWidget *parent)
 
     connect(m_view, &QTableView::clicked, this, &ErrorGroupsView::activate);
     m_view->installEventFilter(this); // Enter or Space does what a click does
-    updateCaption();
+    connect(m_state, &FilterState::changed, this, &ErrorGroupsView::showFilter);
+    showFilter(m_state->filter());
 }
 
 ErrorGroupsView::~ErrorGroupsView() = default;
@@ -57,7 +60,8 @@ void ErrorGroupsView::activate(const QModelIndex &index) {
     }
     const QString signature = index.data(ErrorGroupModel::SignatureRole).toString();
     // A second click on the active group removes the narrowing.
-    Q_EMIT groupActivated(signature == m_active ? QString() : signature);
+    m_state->setErrorSignature(signature == m_state->filter().errorSignature ? QString()
+                                                                             : signature);
 }
 
 bool ErrorGroupsView::eventFilter(QObject *watched, QEvent *event) {
@@ -99,15 +103,15 @@ void ErrorGroupsView::setClient(StoreClient *client) {
             });
 }
 
-void ErrorGroupsView::setFilter(const store::EventFilter &filter) {
-    store::EventFilter f = filter;
-    f.errorSignature.clear();
-    if (f == m_filter && m_model->rowCount() > 0) {
+void ErrorGroupsView::showFilter(const store::EventFilter &filter) {
+    store::EventFilter events = filter;
+    events.errorSignature.clear();
+    if (!(events == m_filter)) {
+        m_filter = events;
         refresh();
-        return;
     }
-    m_filter = f;
-    refresh();
+    setActiveSignature(filter.errorSignature);
+    updateCaption();
 }
 
 bool ErrorGroupsView::isGrouped(const store::EventFilter &filter) {

@@ -1,5 +1,7 @@
 #include "console/widgets/filterbar.h"
 
+#include "console/model/filterstate.h"
+#include "core/uuidtext.h"
 #include "ui_filterbar.h"
 
 #include <QIcon>
@@ -38,19 +40,14 @@ void setComboValue(QComboBox *combo, const QString &value) {
 
 } // namespace
 
-FilterBar::FilterBar(QWidget *parent)
+FilterBar::FilterBar(FilterState *state, QWidget *parent)
     : QWidget(parent)
+    , m_state(state)
     , m_ui(std::make_unique<Ui::FilterBar>()) {
     m_ui->setupUi(this);
     setObjectName(QStringLiteral("filterBar"));
     m_debounce.setSingleShot(true);
-    connect(&m_debounce, &QTimer::timeout, this, [this] {
-        const store::EventFilter now = filter();
-        if (!(now == m_lastEmitted)) {
-            m_lastEmitted = now;
-            Q_EMIT filterChanged();
-        }
-    });
+    connect(&m_debounce, &QTimer::timeout, this, &FilterBar::commit);
 
     m_ui->namespaceCombo->addItem(tr("All namespaces"));
     m_ui->topicCombo->addItem(tr("All topics"));
@@ -95,8 +92,11 @@ FilterBar::FilterBar(QWidget *parent)
             [this] { scheduleChange(kTypingDelayMs); });
     connect(m_ui->toEdit, &QDateTimeEdit::dateTimeChanged, this,
             [this] { scheduleChange(kTypingDelayMs); });
-    connect(m_ui->errorChip, &QToolButton::clicked, this, [this] { setErrorSignature({}); });
+    connect(m_ui->errorChip, &QToolButton::clicked, this,
+            [this] { m_state->setErrorSignature({}); });
     connect(m_ui->clearButton, &QToolButton::clicked, this, &FilterBar::clear);
+    connect(m_state, &FilterState::changed, this, &FilterBar::showState);
+    showState(m_state->filter());
 }
 
 FilterBar::~FilterBar() = default;
@@ -114,7 +114,6 @@ store::EventFilter FilterBar::filter() const {
     if (store::payloadFilterProblem(payload).isEmpty()) {
         f.payloadContains = payload;
     }
-    f.errorSignature = m_errorSignature;
     switch (m_ui->timeCombo->currentIndex()) {
     case AnyTime:
         break;
@@ -131,6 +130,79 @@ store::EventFilter FilterBar::filter() const {
 
 void FilterBar::scheduleChange(int delayMs) {
     m_debounce.start(delayMs);
+}
+
+void FilterBar::commit() {
+    m_debounce.stop();
+    const store::EventFilter fields = filter();
+    // Only what was edited here: a field that the state changed meanwhile
+    // (its news still on the way) keeps the state's value.
+    const auto edited = [&](auto field) { return !(fields.*field == m_shown.*field); };
+    if (edited(&store::EventFilter::text)) {
+        m_state->setText(fields.text);
+    }
+    if (edited(&store::EventFilter::nameSpace)) {
+        m_state->setNamespace(fields.nameSpace);
+    }
+    if (edited(&store::EventFilter::topic)) {
+        m_state->setTopic(fields.topic);
+    }
+    if (edited(&store::EventFilter::tenantId)) {
+        m_state->setTenant(fields.tenantId);
+    }
+    if (edited(&store::EventFilter::payloadContains)) {
+        m_state->setPayloadContains(fields.payloadContains);
+    }
+    if (edited(&store::EventFilter::createdFrom) || edited(&store::EventFilter::createdTo)) {
+        m_state->setCreatedRange(fields.createdFrom, fields.createdTo);
+    }
+}
+
+void FilterBar::showState(const store::EventFilter &state) {
+    const store::EventFilter fields = filter();
+    // A field follows the state unless it holds an edit of its own that is
+    // still to be passed on (that edit then follows, and wins). Set with
+    // signals blocked: what comes from the state is not passed on again.
+    const auto follows = [&](auto field) {
+        return !(fields.*field == state.*field) && fields.*field == m_shown.*field;
+    };
+    if (follows(&store::EventFilter::text)) {
+        const QSignalBlocker block(m_ui->searchEdit);
+        m_ui->searchEdit->setText(state.text);
+    }
+    if (follows(&store::EventFilter::nameSpace)) {
+        const QSignalBlocker block(m_ui->namespaceCombo);
+        setComboValue(m_ui->namespaceCombo, state.nameSpace);
+        updateTopics();
+    }
+    if (follows(&store::EventFilter::topic)) {
+        const QSignalBlocker block(m_ui->topicCombo);
+        setComboValue(m_ui->topicCombo, state.topic);
+    }
+    if (follows(&store::EventFilter::tenantId)) {
+        const QSignalBlocker block(m_ui->tenantEdit);
+        m_ui->tenantEdit->setText(state.tenantId ? core::uuidText(*state.tenantId) : QString());
+    }
+    if (follows(&store::EventFilter::payloadContains)) {
+        const QSignalBlocker block(m_ui->payloadFilter);
+        m_ui->payloadFilter->setText(state.payloadContains);
+    }
+    if (follows(&store::EventFilter::createdFrom) || follows(&store::EventFilter::createdTo)) {
+        const bool any = state.createdFrom.isValid() || state.createdTo.isValid();
+        const QSignalBlocker block1(m_ui->fromEdit);
+        const QSignalBlocker block2(m_ui->toEdit);
+        m_ui->timeCombo->setCurrentIndex(any ? Custom : AnyTime);
+        m_rangeFrom = {};
+        if (any) {
+            m_ui->fromEdit->setDateTime(state.createdFrom.toLocalTime());
+            m_ui->toEdit->setDateTime(state.createdTo.toLocalTime());
+        }
+        m_ui->fromEdit->setVisible(any);
+        m_ui->toEdit->setVisible(any);
+    }
+    m_shown = state;
+    validate();
+    updateErrorChip();
 }
 
 void FilterBar::onTimeRangeChosen(int index) {
@@ -160,7 +232,7 @@ void FilterBar::onTimeRangeChosen(int index) {
             ? tr("Created since %1 (choose the range again to move it to now)")
                   .arg(m_rangeFrom.toLocalTime().toString(QStringLiteral("yyyy-MM-dd HH:mm")))
             : tr("Only events created in this time range"));
-    scheduleChange(0);
+    commit();
 }
 
 void FilterBar::validate() {
@@ -245,46 +317,44 @@ void FilterBar::updateTopics() {
 
 void FilterBar::setText(const QString &text) {
     m_ui->searchEdit->setText(text);
-    scheduleChange(0);
+    commit();
 }
 
 void FilterBar::setPayloadContains(const QString &json) {
     m_ui->payloadFilter->setText(json);
-    scheduleChange(0);
+    commit();
 }
 
 void FilterBar::setNamespace(const QString &nameSpace) {
     setComboValue(m_ui->namespaceCombo, nameSpace);
-    scheduleChange(0);
+    commit();
 }
 
 void FilterBar::setTopic(const QString &topic) {
     setComboValue(m_ui->topicCombo, topic);
-    scheduleChange(0);
+    commit();
 }
 
-void FilterBar::setErrorSignature(const QString &signature) {
-    m_errorSignature = signature;
-    updateErrorChip();
-    scheduleChange(0);
+QString FilterBar::errorSignature() const {
+    return m_state->filter().errorSignature;
 }
 
 void FilterBar::updateErrorChip() {
-    m_ui->errorChip->setVisible(!m_errorSignature.isEmpty());
+    const QString &signature = m_shown.errorSignature;
+    m_ui->errorChip->setVisible(!signature.isEmpty());
     // Room for the text: the chip less its icon and margins.
     const int room = kChipMaximumWidth - m_ui->errorChip->iconSize().width() - 24;
     m_ui->errorChip->setText(
-        m_errorSignature.isEmpty()
-            ? QString()
-            : m_ui->errorChip->fontMetrics()
-                  .elidedText(tr("Error: %1").arg(m_errorSignature), Qt::ElideRight, room)
-                  .replace(QLatin1Char('&'), QLatin1String("&&")));
+        signature.isEmpty() ? QString()
+                            : m_ui->errorChip->fontMetrics()
+                                  .elidedText(tr("Error: %1").arg(signature), Qt::ElideRight, room)
+                                  .replace(QLatin1Char('&'), QLatin1String("&&")));
     m_ui->errorChip->setToolTip(
-        tr("Only events whose error matches\n%1\nClick to remove this filter.")
-            .arg(m_errorSignature));
+        tr("Only events whose error matches\n%1\nClick to remove this filter.").arg(signature));
 }
 
 void FilterBar::clear() {
+    m_debounce.stop();
     {
         const QSignalBlocker b1(m_ui->searchEdit);
         const QSignalBlocker b2(m_ui->namespaceCombo);
@@ -304,10 +374,8 @@ void FilterBar::clear() {
     m_rangeFrom = {};
     m_ui->fromEdit->hide();
     m_ui->toEdit->hide();
-    m_errorSignature.clear();
-    updateErrorChip();
     validate();
-    scheduleChange(0);
+    m_state->clear();
 }
 
 void FilterBar::focusSearch() {

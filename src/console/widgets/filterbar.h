@@ -16,20 +16,26 @@ class FilterBar;
 
 namespace outbox::console {
 
+class FilterState;
+
 // The filter above the event tables: free text, namespace, topic, tenant,
 // payload containment (JSON, checked as typed: an invalid one is named
-// beside the field and left out), a time range, and the error group picked
-// in the error groups view. The
-// status comes from the page; filter() leaves it empty. Typing is debounced,
-// so filterChanged() fires once per pause, not per key.
+// beside the field and left out), a time range, and a chip for the error
+// group picked in the error groups view. Its fields are its own piece of
+// the console's FilterState: typing is passed on after a pause (once per
+// pause, not per key), a choice at once; what others change in the state
+// (the navigator's namespace, the error group, Clear) comes back through
+// FilterState::changed and is shown without being passed on again.
 class FilterBar final : public QWidget {
     Q_OBJECT
 
 public:
-    explicit FilterBar(QWidget *parent = nullptr);
+    explicit FilterBar(FilterState *state, QWidget *parent = nullptr);
     ~FilterBar() override;
     Q_DISABLE_COPY_MOVE(FilterBar)
 
+    // What the fields say now, typing not yet passed on included. The
+    // status and the navigator's places are not the bar's: left empty.
     store::EventFilter filter() const;
     // False while an entry cannot be used (e.g. a malformed tenant id); the
     // filter then leaves that entry out and the field says why.
@@ -39,34 +45,37 @@ public:
     // Offers the namespaces and topics that have live events.
     void setKnownTopics(const QList<store::TopicCount> &topics);
 
+    // Puts a value in a field and passes it on at once.
     void setText(const QString &text);
     void setPayloadContains(const QString &json);
     void setNamespace(const QString &nameSpace);
     void setTopic(const QString &topic);
-    void setErrorSignature(const QString &signature);
-    QString errorSignature() const { return m_errorSignature; }
+    // The error group the console's filter narrows to (the chip).
+    QString errorSignature() const;
+    // Clears every field and the whole filter but the status page.
     void clear();
     void focusSearch();
-
-Q_SIGNALS:
-    void filterChanged();
 
 private:
     enum TimeRange { AnyTime, Last15Minutes, LastHour, Last24Hours, Last7Days, Custom };
 
     void scheduleChange(int delayMs);
+    // Passes on the fields that differ from what the state last said.
+    void commit();
+    // Shows what the state says where it differs from what it said before.
+    void showState(const store::EventFilter &filter);
     void onTimeRangeChosen(int index);
     void validate();
     void updateErrorChip();
     void updateTopics();
 
+    FilterState *m_state;
     std::unique_ptr<Ui::FilterBar> m_ui;
     QTimer m_debounce;
     QList<store::TopicCount> m_topics;
     QDateTime m_rangeFrom; // for the relative ranges
-    QString m_errorSignature;
     QString m_problem;
-    store::EventFilter m_lastEmitted;
+    store::EventFilter m_shown; // the state as last shown
 };
 
 } // namespace outbox::console

@@ -2,6 +2,7 @@
 
 #include "console/model/consolesettings.h"
 #include "console/model/eventtablemodel.h"
+#include "console/model/filterstate.h"
 #include "console/model/statusnavmodel.h"
 #include "console/model/storeclient.h"
 #include "console/widgets/actions.h"
@@ -53,10 +54,11 @@ MainWindow::MainWindow(ConsoleSettings *settings, MainWindowOptions options, QWi
     : QMainWindow(parent)
     , m_settings(settings)
     , m_options(std::move(options))
+    , m_state(new FilterState(this))
     , m_nav(new StatusNavModel(this))
     , m_navView(new QTreeView)
-    , m_errors(new ErrorGroupsView)
-    , m_filterBar(new FilterBar)
+    , m_errors(new ErrorGroupsView(m_state))
+    , m_filterBar(new FilterBar(m_state))
     , m_tabs(new QTabWidget)
     , m_detail(new DetailPane)
     , m_actions(new ActionController(settings, this))
@@ -66,6 +68,7 @@ MainWindow::MainWindow(ConsoleSettings *settings, MainWindowOptions options, QWi
     , m_layout(new WindowLayout(this, settings)) {
     initResources();
     setObjectName(QStringLiteral("mainWindow"));
+    m_state->setObjectName(QStringLiteral("filterState"));
     setWindowIcon(QIcon(QStringLiteral(":/icons/outbox-console.svg")));
     m_tabs->setObjectName(QStringLiteral("statusTabs"));
     m_tabs->setDocumentMode(true);
@@ -95,7 +98,7 @@ MainWindow::MainWindow(ConsoleSettings *settings, MainWindowOptions options, QWi
     m_layout->setCentralWidget(central);
 
     m_actions->setSelectionProvider([this] { return currentView()->selectedEvents(); });
-    m_actions->setFilterProvider([this] { return currentFilter(); });
+    m_actions->setFilterProvider([this] { return m_state->filter(); });
     connect(m_actions, &ActionController::message, this,
             [this](const QString &text) { statusBar()->showMessage(text, 15000); });
     connect(m_actions, &ActionController::eventsChanged, this, &MainWindow::refreshNow);
@@ -112,14 +115,16 @@ MainWindow::MainWindow(ConsoleSettings *settings, MainWindowOptions options, QWi
         tables, m_actions->action(ActionController::CopyId));
 
     connect(m_tabs, &QTabWidget::currentChanged, this, &MainWindow::onTabChanged);
-    connect(m_filterBar, &FilterBar::filterChanged, this, &MainWindow::applyFilter);
-    connect(m_errors, &ErrorGroupsView::groupActivated, m_filterBar, &FilterBar::setErrorSignature);
-    connect(m_detail, &DetailPane::linkFollowed, this,
-            [this](const QUuid &id, core::Status status) {
-                showStatus(status);
-                view(status)->selectEvent(id);
-                m_detail->setEvent(id);
-            });
+    connect(m_state, &FilterState::changed, this, &MainWindow::showFilter);
+    connect(
+        m_detail, &DetailPane::linkFollowed, this, [this](const QUuid &id, core::Status status) {
+            showStatus(status);
+            m_detail->setEvent(id);
+            // After the page has taken the filter (FilterState::changed,
+            // queued before this), which would drop the choice.
+            QMetaObject::invokeMethod(
+                this, [this, id, status] { view(status)->selectEvent(id); }, Qt::QueuedConnection);
+        });
     connect(m_banner, &ConnectionBanner::retryRequested, this, [this] {
         if (m_client) {
             m_client->reconnectNow();
@@ -144,7 +149,7 @@ MainWindow::MainWindow(ConsoleSettings *settings, MainWindowOptions options, QWi
     m_layout->restoreGeometry();
     updateReadOnly();
     updateTitle();
-    applyFilter();
+    showFilter(m_state->filter());
 }
 
 MainWindow::~MainWindow() {
@@ -229,55 +234,26 @@ void MainWindow::showStatus(core::Status status) {
     m_tabs->setCurrentWidget(view(status));
 }
 
-store::EventFilter MainWindow::filterFor(const EventView *v) const {
-    store::EventFilter filter = m_filterBar->filter();
-    filter.status = v->status();
-    if (v->status() == core::Status::Pending && m_retryingOnly) {
-        filter.retrying = true;
+void MainWindow::showFilter(const store::EventFilter &filter) {
+    // Only the page of its status loads; the others catch up when shown.
+    showStatus(*filter.status); // its tab passes on the status it already has
+    currentView()->setFilter(filter);
+    const QModelIndex place = m_nav->indexFor(filter);
+    if (place != m_navView->currentIndex().siblingAtColumn(StatusNavModel::NameColumn)) {
+        m_navView->setCurrentIndex(place);
     }
-    filter.aggregateBlocked = v->status() == core::Status::Pending && m_blockedOnly;
-    return filter;
-}
-
-store::EventFilter MainWindow::currentFilter() const {
-    return filterFor(currentView());
-}
-
-void MainWindow::applyFilter() {
-    // Only the visible page loads; the others catch up when shown.
-    EventView *v = currentView();
-    v->setFilter(filterFor(v));
-    m_errors->setFilter(filterFor(v));
-    m_errors->setActiveSignature(m_filterBar->errorSignature());
     m_actions->updateState();
 }
 
 void MainWindow::onTabChanged() {
-    applyFilter();
+    m_state->setStatus(currentView()->status());
     m_detail->setEvent(currentView()->currentEvent() ? currentView()->currentEvent()->id : QUuid());
-    // Keep the navigator on the page's status unless a child of it is chosen.
-    const QModelIndex current = m_navView->currentIndex();
-    const auto navFilter = StatusNavModel::filterAt(current);
-    if (!current.isValid() || navFilter.status != currentView()->status()) {
-        m_navView->setCurrentIndex(
-            m_nav->indexForKey(StatusNavModel::statusKey(currentView()->status())));
-    }
 }
 
 void MainWindow::onNavigatorClicked(const QModelIndex &index) {
-    const store::EventFilter f = StatusNavModel::filterAt(index);
-    if (!f.status) {
-        return;
-    }
-    m_retryingOnly = f.retrying.value_or(false);
-    m_blockedOnly = f.aggregateBlocked;
-    const QSignalBlocker block(m_filterBar);
-    m_filterBar->setNamespace(f.nameSpace);
-    m_filterBar->setTopic(f.topic);
-    if (m_tabs->currentWidget() != view(*f.status)) {
-        showStatus(*f.status); // applies the filter
-    } else {
-        applyFilter();
+    const store::EventFilter place = StatusNavModel::filterAt(index);
+    if (place.status) {
+        m_state->setPlace(place);
     }
 }
 
@@ -351,7 +327,6 @@ void MainWindow::onConnectionState(ConnectionState state, const QString &message
         m_passwordAsked = false;
         m_client->requestServerInfo();
         m_client->requestPrivileges();
-        applyFilter();
         refreshNow();
     } else if (state == ConnectionState::Disconnected &&
                message.contains(QLatin1String("password"), Qt::CaseInsensitive)) {

@@ -32,6 +32,7 @@ class DispatchersView;
 class ErrorGroupsView;
 class EventView;
 class FilterBar;
+class FilterState;
 class HistoryCharts;
 class KeyboardNavigation;
 class StatusIndicators;
@@ -81,8 +82,6 @@ private:
     EventView *view(core::Status status) const;
     EventView *currentView() const;
     void showStatus(core::Status status);
-    // The filter the current page shows (its status included).
-    store::EventFilter currentFilter() const;
     bool isReadOnly() const;
     void setLive(bool live);
     void refreshNow();
@@ -94,7 +93,9 @@ private:
     void onPrivileges(const store::Privileges &privileges);
     void onNavigatorClicked(const QModelIndex &index);
     void onTabChanged();
-    void applyFilter();
+    // Shows the console's filter (FilterState::changed): its page, loaded
+    // once, and its place in the navigator.
+    void showFilter(const store::EventFilter &filter);
     void updateReadOnly();
     void updateTitle();
     void askPassword(const QString &message);
@@ -102,7 +103,6 @@ private:
     void showTableMenu(const QPoint &globalPos);
     void finishClose();
     void releaseClient();
-    store::EventFilter filterFor(const EventView *view) const;
 
     ConsoleSettings *m_settings;
     MainWindowOptions m_options;
@@ -112,6 +112,7 @@ private:
     std::optional<store::ServerInfo> m_serverInfo;
     std::optional<store::Privileges> m_privileges;
 
+    FilterState *m_state; // the filter: page, navigator, filter bar, error group
     StatusNavModel *m_nav;
     QTreeView *m_navView;
     ErrorGroupsView *m_errors;
@@ -134,8 +135,6 @@ private:
 
     QTimer m_tick;
     bool m_live = true;
-    bool m_retryingOnly = false;
-    bool m_blockedOnly = false; // "Blocked (aggregate order)" chosen in the navigator
     bool m_passwordAsked = false;
     DispatchActivity m_activity;
     std::optional<store::StatusCounts> m_lastCounts;

@@ -47,11 +47,16 @@ QMenu *buildWindowMenus(QMainWindow *window, ActionController *actions, FilterBa
 
     QMenu *help = window->menuBar()->addMenu(QMainWindow::tr("&Help"));
     help->addAction(QMainWindow::tr("&About"), window, [window] {
-        QMessageBox::about(window, QMainWindow::tr("About Outbox Console"),
-                           QMainWindow::tr("<b>Outbox Console</b> %1<br>Live views, operator "
-                                           "actions and an embedded dispatcher for PostgreSQL "
-                                           "transactional outboxes.")
-                               .arg(QApplication::applicationVersion()));
+        // Not QMessageBox::about(): its own event loop would run inside this call.
+        auto *box = new QMessageBox(
+            QMessageBox::Information, QMainWindow::tr("About Outbox Console"),
+            QMainWindow::tr("<b>Outbox Console</b> %1<br>Live views, operator actions and an "
+                            "embedded dispatcher for PostgreSQL transactional outboxes.")
+                .arg(QApplication::applicationVersion()),
+            QMessageBox::Ok, window);
+        box->setIconPixmap(window->windowIcon().pixmap(64));
+        box->setAttribute(Qt::WA_DeleteOnClose);
+        box->open();
     });
 
     QToolBar *bar = window->addToolBar(QMainWindow::tr("Main"));
