@@ -24,6 +24,8 @@ packages=(
     qt6-httpserver-dev qt6-websockets-dev
     libpq-dev
     postgresql-15 postgresql-client-15
+    # localedef's locale sources: a test runs a server in German (tst_errorclass).
+    locales
     xvfb xauth
     # The package test: dpkg-deb, readelf, systemd-analyze, appstreamcli.
     dpkg-dev binutils systemd appstream

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "core/duration.h"
+#include "core/logline.h"
 #include "core/result.h"
 
 #include <QList>
@@ -66,7 +67,9 @@ struct DispatcherConfig {
     // request_timeout >= lease, base > max, ... with a message naming the
     // option (as the command-line flag, e.g. --poll-interval) and the fix.
     Result<void> validate() const;
-    // One line for logs: every setting except secrets/token.
+    // Every setting except secrets/token, as log fields (key=value, values
+    // quoted where needed); describe() is the same as one line of text.
+    LogLine logFields() const;
     QString describe() const;
 };
 

@@ -232,7 +232,8 @@ private Q_SLOTS:
         // connection are shown only with --verbose.
         QVERIFY2(!dispatch.output().contains(QLatin1String("Unable to free statement")),
                  qPrintable(dispatch.output()));
-        QVERIFY2(dispatch.output().contains(QLatin1String("event=connection_lost what=writing")),
+        QVERIFY2(dispatch.output().contains(
+                     QLatin1String("event=connection_lost what=\"writing acks and nacks\"")),
                  qPrintable(dispatch.output()));
 
         dispatch.terminate();

@@ -328,8 +328,7 @@ void MainWindow::onConnectionState(ConnectionState state, const QString &message
         m_client->requestServerInfo();
         m_client->requestPrivileges();
         refreshNow();
-    } else if (state == ConnectionState::Disconnected &&
-               message.contains(QLatin1String("password"), Qt::CaseInsensitive)) {
+    } else if (state == ConnectionState::Disconnected && m_client->needsPassword()) {
         askPassword(message);
     }
 }
