@@ -24,6 +24,8 @@ packages=(
     qt6-httpserver-dev qt6-websockets-dev
     libpq-dev
     postgresql-15 postgresql-client-15
+    # localedef's locale sources: a test runs a server in German (tst_errorclass).
+    locales
     xvfb xauth
     # The package test: dpkg-deb, readelf, systemd-analyze, appstreamcli.
     dpkg-dev binutils systemd appstream
@@ -97,7 +99,8 @@ run_tests() {
 }
 
 run_demo() {
-    local console="$build_dir/src/app/outbox-console"
+    # The console with demo mode built in (outbox-console itself holds no demo).
+    local console="$build_dir/src/app/outbox-console-demo"
     if [ -z "${DISPLAY:-}" ] && [ -z "${WAYLAND_DISPLAY:-}" ]; then
         log "no display found: starting the demo inside Xvfb (screen :99)"
         exec xvfb-run -a -s '-screen 0 1600x1000x24' "$console" --demo "$@"

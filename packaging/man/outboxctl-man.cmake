@@ -19,10 +19,27 @@ function(as_roff out text)
     set(${out} ".nf\n${text}.fi\n" PARENT_SCOPE)
 endfunction()
 
+# The names listed under a heading of the general help: the indented first
+# words of the lines after it.
+function(listed_names out heading text)
+    string(REGEX MATCH "${heading}[^\n]*\n([^\n ][^\n]*\n)?(( +[a-z]+ [^\n]*\n)+)" block "${text}")
+    string(REGEX MATCHALL "\n +[a-z]+ " names "\n${CMAKE_MATCH_2}")
+    set(result "")
+    foreach(name IN LISTS names)
+        string(STRIP "${name}" name)
+        list(APPEND result ${name})
+    endforeach()
+    set(${out} ${result} PARENT_SCOPE)
+endfunction()
+
 help_text(main)
-# The command names: the indented first words under "Commands:".
-string(REGEX MATCH "Commands:\n(( +[a-z]+ [^\n]*\n)+)" block "${main}")
-string(REGEX MATCHALL "\n +[a-z]+ " names "\n${CMAKE_MATCH_1}")
+listed_names(names "Commands:" "${main}")
+# `outboxctl runner` and `outboxctl bench` run the programs outboxctl-runner
+# and outboxctl-bench, which must be built beside outboxctl.
+listed_names(tools "Development tools" "${main}")
+if(NOT names OR NOT tools)
+    message(FATAL_ERROR "no commands or development tools found in 'outboxctl --help'")
+endif()
 string(TIMESTAMP today "%Y-%m-%d" UTC)
 
 as_roff(main_roff "${main}")
@@ -32,7 +49,14 @@ string(APPEND page ".SH SYNOPSIS\n.B outboxctl\n[\\fB\\-\\-db\\fR \\fICONNINFO\\
 string(APPEND page ".SH DESCRIPTION\n${main_roff}")
 string(APPEND page ".SH COMMANDS\n")
 foreach(name IN LISTS names)
-    string(STRIP "${name}" name)
+    help_text(text ${name})
+    as_roff(text_roff "${text}")
+    string(APPEND page ".SS ${name}\n${text_roff}")
+endforeach()
+string(APPEND page ".SH DEVELOPMENT TOOLS\n"
+    "Programs of their own beside \\fBoutboxctl\\fR (\\fBoutboxctl\\-\\fR\\fITOOL\\fR), "
+    "which \\fBoutboxctl\\fR \\fITOOL\\fR runs; not needed in production.\n")
+foreach(name IN LISTS tools)
     help_text(text ${name})
     as_roff(text_roff "${text}")
     string(APPEND page ".SS ${name}\n${text_roff}")

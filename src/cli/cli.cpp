@@ -1,9 +1,9 @@
 #include "cli/cli.h"
 
 #include "cli/commands.h"
-#include "cli/logging.h"
+#include "cli/globaloptions.h"
+#include "core/companionprogram.h"
 
-#include <QLoggingCategory>
 #include <QtGlobal>
 
 #include <algorithm>
@@ -15,7 +15,7 @@ namespace {
 
 using namespace Qt::StringLiterals;
 
-constexpr std::array<CommandInfo, 17> kCommands{{
+constexpr std::array<CommandInfo, 15> kCommands{{
     {"migrate"_L1, "Create or upgrade the outbox schema"_L1, runMigrate},
     {"enqueue"_L1, "Add one event to the outbox"_L1, runEnqueue},
     {"stats"_L1, "Counts per status and per namespace/topic"_L1, runStats},
@@ -31,8 +31,20 @@ constexpr std::array<CommandInfo, 17> kCommands{{
     {"dispatchers"_L1, "List the registered dispatchers and what is paused"_L1, runDispatchers},
     {"pause"_L1, "Stop delivering a namespace or topic"_L1, runPause},
     {"resume"_L1, "Deliver a paused namespace or topic again"_L1, runResume},
-    {"runner"_L1, "Run a development runner that receives events"_L1, runRunner},
-    {"bench"_L1, "Measure enqueue and dispatch throughput"_L1, runBench},
+}};
+
+// The development tools: programs of their own beside outboxctl
+// (outboxctl-<name>, toolcommands.h), so that outboxctl, the binary a server
+// runs, holds none of their code. `outboxctl runner ...` runs them in its
+// place, like git runs git-<command>.
+struct ToolInfo {
+    QLatin1StringView name;
+    QLatin1StringView summary;
+};
+
+constexpr std::array<ToolInfo, 2> kTools{{
+    {"runner"_L1, "Run a development runner that receives events"_L1},
+    {"bench"_L1, "Measure enqueue and dispatch throughput"_L1},
 }};
 
 #ifndef OUTBOX_VERSION
@@ -50,10 +62,20 @@ QString generalHelp() {
     qsizetype width = 0;
     for (const CommandInfo &command : kCommands)
         width = std::max(width, command.name.size());
-    for (const CommandInfo &command : kCommands) {
-        text += QStringLiteral("  ") + QString(command.name).leftJustified(width + 2) +
-                QString(command.summary) + QLatin1Char('\n');
-    }
+    for (const ToolInfo &tool : kTools)
+        width = std::max(width, tool.name.size());
+    const auto line = [width](QLatin1StringView name, QLatin1StringView summary) -> QString {
+        return QStringLiteral("  ") + QString(name).leftJustified(width + 2) + QString(summary) +
+               QLatin1Char('\n');
+    };
+    for (const CommandInfo &command : kCommands)
+        text += line(command.name, command.summary);
+    text +=
+        QStringLiteral("\n"
+                       "Development tools (separate programs, outboxctl-<tool>, that outboxctl\n"
+                       "runs; not needed in production):\n");
+    for (const ToolInfo &tool : kTools)
+        text += line(tool.name, tool.summary);
     text += QStringLiteral(
         "\n"
         "Global options:\n"
@@ -78,6 +100,36 @@ const CommandInfo *findCommand(QStringView name) {
     return nullptr;
 }
 
+const ToolInfo *findTool(QStringView name) {
+    for (const ToolInfo &tool : kTools) {
+        if (name.compare(tool.name) == 0)
+            return &tool;
+    }
+    return nullptr;
+}
+
+// Runs the tool's program in place of this process, with the global options
+// and `arguments`; returns only when it is missing or cannot run.
+int execTool(const ToolInfo &tool, const GlobalOptions &global, const QStringList &arguments,
+             Console &console) {
+    const QString program = QStringLiteral("outboxctl-") + QString(tool.name);
+    const QString path = core::findCompanionProgram(program);
+    if (path.isEmpty()) {
+        console.err() << "outboxctl: '" << QString(tool.name)
+                      << "' is a development tool, the separate program " << program
+                      << ", which is not installed here (not beside outboxctl in "
+                      << core::runningProgramDirectory() << ", not on PATH).\n"
+                      << "Install it beside outboxctl: the outbox-console package ships it, and a "
+                         "build from source makes it next to outboxctl (target "
+                      << program << ").\n";
+        return ExitUsage;
+    }
+    console.flush();
+    const core::Error error = core::replaceProcess(path, globalArguments(global) + arguments);
+    console.err() << "outboxctl: " << error.message << '\n';
+    return ExitFailure;
+}
+
 // The closest command name for "did you mean": a shared prefix or at most
 // two edits.
 QString suggestion(const QString &name) {
@@ -97,10 +149,14 @@ QString suggestion(const QString &name) {
         }
         return row[b.size()];
     };
+    QStringList names;
+    for (const CommandInfo &command : kCommands)
+        names.append(QString(command.name));
+    for (const ToolInfo &tool : kTools)
+        names.append(QString(tool.name));
     QString best;
     qsizetype bestDistance = 3;
-    for (const CommandInfo &command : kCommands) {
-        const QString candidate(command.name);
+    for (const QString &candidate : std::as_const(names)) {
         if (name.size() >= 3 && candidate.startsWith(name.toLower()))
             return candidate;
         const qsizetype d = distance(name.toLower(), candidate);
@@ -131,47 +187,28 @@ std::span<const CommandInfo> commandTable() {
 int run(const QStringList &arguments) {
     Console console;
     QStringList rest = arguments.mid(1);
-    std::optional<QString> globalDb;
-    bool verbose = false;
+    GlobalOptions global;
 
     while (!rest.isEmpty() && rest.first().startsWith(QLatin1Char('-'))) {
+        if (const auto stop = takeGlobalOptions(rest, global, console))
+            return *stop;
+        if (rest.isEmpty() || !rest.first().startsWith(QLatin1Char('-')))
+            break;
         const QString option = rest.takeFirst();
         if (option == QLatin1String("--help") || option == QLatin1String("-h")) {
             console.out() << generalHelp();
             return ExitOk;
         }
-        if (option == QLatin1String("--verbose") || option == QLatin1String("-v")) {
-            verbose = true;
-            continue;
-        }
         if (option == QLatin1String("--version")) {
             console.out() << "outboxctl " << OUTBOX_VERSION << '\n';
             return ExitOk;
-        }
-        if (option == QLatin1String("--db")) {
-            if (rest.isEmpty()) {
-                console.err() << "outboxctl: missing value after '--db'.\n"
-                              << "Try 'outboxctl --help'.\n";
-                return ExitUsage;
-            }
-            globalDb = rest.takeFirst();
-            continue;
-        }
-        if (option.startsWith(QLatin1String("--db="))) {
-            globalDb = option.mid(5);
-            continue;
         }
         console.err() << "outboxctl: unknown option '" << option << "' before the command.\n"
                       << "Try 'outboxctl --help'.\n";
         return ExitUsage;
     }
 
-    // The libraries log what they do at debug and info level, which Qt
-    // prints by default; on a command line that is noise unless asked for.
-    setVerbose(verbose);
-    if (!verbose && !qEnvironmentVariableIsSet("QT_LOGGING_RULES"))
-        QLoggingCategory::setFilterRules(
-            QStringLiteral("outbox.*.debug=false\noutbox.*.info=false"));
+    applyVerbosity(global.verbose);
 
     if (rest.isEmpty()) {
         console.err() << "outboxctl: no command given.\n\n" << generalHelp();
@@ -184,17 +221,21 @@ int run(const QStringList &arguments) {
             console.out() << generalHelp();
             return ExitOk;
         }
+        if (const ToolInfo *tool = findTool(rest.first()))
+            return execTool(*tool, global, {QStringLiteral("--help")}, console);
         const CommandInfo *command = findCommand(rest.first());
         if (!command)
             return unknownCommand(console, rest.first());
-        CommandContext context{rest.first(), {QStringLiteral("--help")}, globalDb, console};
+        CommandContext context{rest.first(), {QStringLiteral("--help")}, global.db, console};
         return command->function(context);
     }
 
+    if (const ToolInfo *tool = findTool(name))
+        return execTool(*tool, global, rest, console);
     const CommandInfo *command = findCommand(name);
     if (!command)
         return unknownCommand(console, name);
-    CommandContext context{name, rest, globalDb, console};
+    CommandContext context{name, rest, global.db, console};
     return command->function(context);
 }
 

@@ -1,8 +1,8 @@
 #include "bench/benchmark.h"
 #include "bench/harness.h"
 #include "bench/report.h"
-#include "cli/commands.h"
 #include "cli/output.h"
+#include "cli/toolcommands.h"
 
 #include <QJsonArray>
 #include <QLoggingCategory>

@@ -3,6 +3,7 @@
 #include "cli/logging.h"
 #include "cli/serviceutil.h"
 #include "core/dispatcherconfig.h"
+#include "core/logline.h"
 #include "dispatch/dispatcherhost.h"
 #include "dispatch/metricsserver.h"
 #include "dispatch/storeconnection.h"
@@ -102,31 +103,30 @@ struct Interval {
     QElapsedTimer clock;
 };
 
-QString statsLine(const dispatch::DispatcherStats &stats, const Interval &interval) {
+core::LogLine statsFields(const dispatch::DispatcherStats &stats, const Interval &interval) {
     const qint64 elapsed = interval.clock.isValid() ? interval.clock.elapsed() : 0;
     const double rate =
         elapsed > 0 ? double(stats.delivered - interval.deliveredAtStart) * 1000.0 / double(elapsed)
                     : 0.0;
-    return QStringLiteral("state=%1 delivered=%2 retried=%3 dead=%4 claimed=%5 in_flight=%6/%7 "
-                          "fenced_out=%8 released=%9 swept=%10 reconnects=%11 errors=%12 "
-                          "listening=%13 delivered_per_s=%14 latency_p50_ms=%15 "
-                          "latency_p99_ms=%16 http_p50_ms=%17 http_p99_ms=%18")
-        .arg(dispatch::stateName(stats.state))
-        .arg(stats.delivered)
-        .arg(stats.retried)
-        .arg(stats.dead)
-        .arg(stats.claimed)
-        .arg(stats.inFlight)
-        .arg(stats.concurrency)
-        .arg(stats.fencedOut)
-        .arg(stats.released)
-        .arg(stats.swept)
-        .arg(stats.reconnects)
-        .arg(stats.errors)
-        .arg(stats.listening ? QStringLiteral("true") : QStringLiteral("false"),
-             QString::number(rate, 'f', 1), percentileMs(interval.commitToDelivered, 0.5),
-             percentileMs(interval.commitToDelivered, 0.99),
-             percentileMs(interval.httpDuration, 0.5), percentileMs(interval.httpDuration, 0.99));
+    return core::LogLine()
+        .add("state", dispatch::stateName(stats.state))
+        .add("delivered", stats.delivered)
+        .add("retried", stats.retried)
+        .add("dead", stats.dead)
+        .add("claimed", stats.claimed)
+        .add("in_flight", QString(QString::number(stats.inFlight) % QLatin1Char('/') %
+                                  QString::number(stats.concurrency)))
+        .add("fenced_out", stats.fencedOut)
+        .add("released", stats.released)
+        .add("swept", stats.swept)
+        .add("reconnects", stats.reconnects)
+        .add("errors", stats.errors)
+        .add("listening", stats.listening)
+        .add("delivered_per_s", QString::number(rate, 'f', 1))
+        .add("latency_p50_ms", percentileMs(interval.commitToDelivered, 0.5))
+        .add("latency_p99_ms", percentileMs(interval.commitToDelivered, 0.99))
+        .add("http_p50_ms", percentileMs(interval.httpDuration, 0.5))
+        .add("http_p99_ms", percentileMs(interval.httpDuration, 0.99));
 }
 
 // One connection before the dispatcher starts, to tell "wrong password,
@@ -137,9 +137,9 @@ int preflight(CommandParser &parser, const core::ConnInfo &info, core::Ordering 
     if (const auto opened = session.open(); !opened) {
         if (opened.errorKind() != core::ErrorKind::Unavailable)
             return parser.fail(opened.error());
-        qCWarning(lcCli).noquote()
-            << QStringLiteral("event=database_unavailable will_retry=true error=\"") %
-                   opened.errorMessage() % QLatin1Char('"');
+        qCWarning(lcCli) << core::LogLine("database_unavailable")
+                                .add("will_retry", true)
+                                .add("error", opened.errorMessage());
         return ExitOk;
     }
     // A login without the privileges will not get them by retrying: exit 2
@@ -184,7 +184,8 @@ void addDispatchOptions(CommandParser &parser, DispatchOptions &options) {
                       config.concurrency, anySize, maxSize),
         parsedOption("delivery <mode>",
                      "per-event (default: one request per event) or batch (many events per "
-                     "request, for runners that accept the batch format; see the README).",
+                     "request, for runners that accept the batch format of "
+                     "docs/RUNNER-CONTRACT.md).",
                      config.delivery, parseDelivery),
         integerOption("batch-max-events <n>",
                       "With --delivery batch: most events per request (default 100).",
@@ -281,16 +282,16 @@ public:
         whole.commitToDelivered = stats.commitToDelivered;
         whole.httpDuration = stats.httpDuration;
         whole.clock = m_sinceStart;
-        qCInfo(lcCli).noquote() << QStringLiteral("event=exit reason=") %
-                                       (bySignal ? QStringLiteral("signal")
-                                                 : QStringLiteral("stopped")) %
-                                       u' ' % statsLine(stats, whole);
+        qCInfo(lcCli) << core::LogLine("exit")
+                             .add("reason",
+                                  bySignal ? QLatin1String("signal") : QLatin1String("stopped"))
+                             .add(statsFields(stats, whole));
     }
 
 private:
     void logInterval() {
         const dispatch::DispatcherStats &stats = m_host.lastStats();
-        qCInfo(lcCli).noquote() << QStringLiteral("event=stats ") % statsLine(stats, m_interval);
+        qCInfo(lcCli) << core::LogLine("stats").add(statsFields(stats, m_interval));
         m_interval = Interval();
         m_interval.deliveredAtStart = stats.delivered;
         m_interval.clock.start();
@@ -314,11 +315,12 @@ public:
         : m_limit(stopBudget + Margin) {
         m_timer.setSingleShot(true);
         QObject::connect(&m_timer, &QTimer::timeout, [this] {
-            qCCritical(lcCli).noquote()
-                << QStringLiteral("event=stop_timeout waited=") % core::formatDuration(m_limit) %
-                       QStringLiteral(" error=\"the dispatcher did not stop in time: the "
-                                      "database is not answering; exiting without it (rows not "
-                                      "acknowledged are redelivered when their leases expire)\"");
+            qCCritical(lcCli) << core::LogLine("stop_timeout")
+                                     .add("waited", core::formatDuration(m_limit))
+                                     .add("error", u"the dispatcher did not stop in time: the "
+                                                   u"database is not answering; exiting without "
+                                                   u"it (rows not acknowledged are redelivered "
+                                                   u"when their leases expire)");
             std::fflush(stderr);
             std::_Exit(ExitUnavailable); // the stuck thread cannot be joined
         });
@@ -370,8 +372,9 @@ int serve(CommandParser &parser, const core::ConnInfo &connInfo, const DispatchO
     StopDeadline deadline(options.config.shutdownGrace + dispatcherOptions.stopFlushTimeout);
     InterruptWatcher interrupt([&] {
         stopping = true;
-        qCInfo(lcCli).noquote() << QStringLiteral("event=signal action=graceful_stop grace=") %
-                                       core::formatDuration(options.config.shutdownGrace);
+        qCInfo(lcCli) << core::LogLine("signal")
+                             .add("action", "graceful_stop")
+                             .add("grace", core::formatDuration(options.config.shutdownGrace));
         deadline.start();
         host.stop();
     });

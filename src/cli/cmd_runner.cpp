@@ -1,7 +1,8 @@
-#include "cli/commands.h"
 #include "cli/logging.h"
 #include "cli/output.h"
 #include "cli/serviceutil.h"
+#include "cli/toolcommands.h"
+#include "core/logline.h"
 #include "devtools/devrunner.h"
 
 #include <QElapsedTimer>
@@ -26,6 +27,24 @@ constexpr ModeName kModes[] = {
     {QLatin1StringView("never"), devtools::DevRunnerSettings::Mode::NeverRespond},
 };
 
+// The runner's counters under their names in the log lines (statsJson() uses
+// the same names).
+struct StatsCounter {
+    core::LogKey name;
+    qint64 devtools::DevRunnerStats::*value;
+};
+
+constexpr StatsCounter kStatsCounters[] = {
+    {"received", &devtools::DevRunnerStats::received},
+    {"delivered", &devtools::DevRunnerStats::delivered},
+    {"failed", &devtools::DevRunnerStats::failed},
+    {"bad_signatures", &devtools::DevRunnerStats::badSignatures},
+    {"duplicates", &devtools::DevRunnerStats::duplicates},
+    {"unique", &devtools::DevRunnerStats::uniqueIds},
+    {"connections", &devtools::DevRunnerStats::connections},
+    {"batches", &devtools::DevRunnerStats::batches},
+};
+
 QJsonObject statsJson(const devtools::DevRunnerStats &stats) {
     return QJsonObject{
         {QStringLiteral("connections"), stats.connections},
@@ -39,17 +58,11 @@ QJsonObject statsJson(const devtools::DevRunnerStats &stats) {
     };
 }
 
-QString statsLine(const devtools::DevRunnerStats &stats) {
-    return QStringLiteral("received=%1 delivered=%2 failed=%3 bad_signatures=%4 duplicates=%5 "
-                          "unique=%6 connections=%7 batches=%8")
-        .arg(stats.received)
-        .arg(stats.delivered)
-        .arg(stats.failed)
-        .arg(stats.badSignatures)
-        .arg(stats.duplicates)
-        .arg(stats.uniqueIds)
-        .arg(stats.connections)
-        .arg(stats.batches);
+core::LogLine statsFields(const devtools::DevRunnerStats &stats) {
+    core::LogLine fields;
+    for (const StatsCounter &counter : kStatsCounters)
+        fields.add(counter.name, stats.*counter.value);
+    return fields;
 }
 
 core::Result<devtools::DevRunnerSettings::Mode> parseMode(const QString &text) {
@@ -139,9 +152,9 @@ void addRunnerOptions(CommandParser &parser, devtools::DevRunnerSettings &settin
     parser.setEpilog(QStringLiteral(
         "GET on any path answers the counters as text (received=... delivered=... "
         "duplicates=... unique_ids=...).\n"
-        "A request with the header Outbox-Batch is a batch ({\"events\": [...]}, see the "
-        "README): it is\nanswered {\"failed\": [...]}, --fail-rate applying to each event, and "
-        "counted per event.\n"
+        "A request with the header Outbox-Batch is a batch ({\"events\": [...]}, see "
+        "docs/RUNNER-CONTRACT.md): it is\nanswered {\"failed\": [...]}, --fail-rate applying to "
+        "each event, and counted per event.\n"
         "SIGINT or SIGTERM stops the runner and logs the final counters (exit 0).\n"
         "\n"
         "Example:\n"
@@ -150,16 +163,16 @@ void addRunnerOptions(CommandParser &parser, devtools::DevRunnerSettings &settin
 }
 
 void logReady(const devtools::DevRunner &runner, const devtools::DevRunnerSettings &s) {
-    qCInfo(lcCli).noquote()
-        << QStringLiteral("event=runner_ready url=%1 signatures=%2 fail_rate=%3 fail_status=%4 "
-                          "status=%5 latency=%6 mode=%7")
-               .arg(runner.url().toString(), s.secrets.isEmpty()
-                                                 ? QStringLiteral("off")
-                                                 : QStringLiteral("on(%1)").arg(s.secrets.size()))
-               .arg(s.failRate)
-               .arg(s.failStatus)
-               .arg(s.fixedStatus)
-               .arg(core::formatDuration(s.latency), QString(modeName(s.mode)));
+    qCInfo(lcCli) << core::LogLine("runner_ready")
+                         .add("url", runner.url().toString())
+                         .add("signatures", s.secrets.isEmpty()
+                                                ? QStringLiteral("off")
+                                                : QStringLiteral("on(%1)").arg(s.secrets.size()))
+                         .add("fail_rate", QString::number(s.failRate))
+                         .add("fail_status", s.failStatus)
+                         .add("status", s.fixedStatus)
+                         .add("latency", core::formatDuration(s.latency))
+                         .add("mode", modeName(s.mode));
 }
 
 // Serves until SIGINT or SIGTERM, logging the counters and the request rate
@@ -178,15 +191,15 @@ void serveUntilInterrupted(const devtools::DevRunner &runner, core::Millis stats
             at > lastAt ? double(now.received - lastReceived) * 1000.0 / double(at - lastAt) : 0.0;
         lastReceived = now.received;
         lastAt = at;
-        qCInfo(lcCli).noquote() << QStringLiteral("event=runner_stats ") % statsLine(now) %
-                                       QStringLiteral(" rate_per_s=") %
-                                       QString::number(rate, 'f', 1);
+        qCInfo(lcCli) << core::LogLine("runner_stats")
+                             .add(statsFields(now))
+                             .add("rate_per_s", QString::number(rate, 'f', 1));
     });
     if (statsEvery.count() > 0)
         statsTimer.start(statsEvery);
 
     InterruptWatcher interrupt([&] {
-        qCInfo(lcCli).noquote() << QStringLiteral("event=signal action=stop");
+        qCInfo(lcCli) << core::LogLine("signal").add("action", "stop");
         loop.quit();
     });
     loop.exec();
@@ -230,7 +243,7 @@ int runRunner(CommandContext &context) {
 
     runner.close();
     const devtools::DevRunnerStats final = runner.stats();
-    qCInfo(lcCli).noquote() << QStringLiteral("event=runner_stopped ") % statsLine(final);
+    qCInfo(lcCli) << core::LogLine("runner_stopped").add(statsFields(final));
     if (parser.isSet(QStringLiteral("stats-json")))
         context.console.out() << jsonText(statsJson(final)) << Qt::endl;
     return ExitOk;

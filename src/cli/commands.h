@@ -6,9 +6,9 @@
 
 #include <span>
 
-// The outboxctl subcommands. Each parses its own arguments with a
-// CommandParser, prints results to stdout and diagnostics to stderr, and
-// returns an ExitCode.
+// The outboxctl subcommands (the development tools are in toolcommands.h).
+// Each parses its own arguments with a CommandParser, prints results to
+// stdout and diagnostics to stderr, and returns an ExitCode.
 namespace outbox::cli {
 
 int runMigrate(CommandContext &context);     // cmd_migrate.cpp
@@ -23,8 +23,6 @@ int runCancel(CommandContext &context);      // cmd_actions.cpp
 int runPurge(CommandContext &context);       // cmd_actions.cpp
 int runReplay(CommandContext &context);      // cmd_actions.cpp
 int runDispatch(CommandContext &context);    // cmd_dispatch.cpp
-int runRunner(CommandContext &context);      // cmd_runner.cpp
-int runBench(CommandContext &context);       // cmd_bench.cpp
 int runDispatchers(CommandContext &context); // cmd_control.cpp
 int runPause(CommandContext &context);       // cmd_control.cpp
 int runResume(CommandContext &context);      // cmd_control.cpp

@@ -5,6 +5,7 @@ namespace outbox::cli {
 int exitCodeFor(core::ErrorKind kind) {
     switch (kind) {
     case core::ErrorKind::Invalid:
+    case core::ErrorKind::AuthenticationFailed:
         return ExitUsage;
     case core::ErrorKind::Unavailable:
         return ExitUnavailable;

@@ -8,7 +8,7 @@ namespace outbox::cli {
 enum ExitCode : int {
     ExitOk = 0,
     ExitFailure = 1,     // anything else (including "no such event")
-    ExitUsage = 2,       // bad command line or configuration; nothing was done
+    ExitUsage = 2,       // bad command line or configuration (a wrong password too); nothing done
     ExitUnavailable = 3, // the database could not be reached
     ExitInterrupted = 130,
 };

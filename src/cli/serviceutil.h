@@ -7,6 +7,7 @@
 #include "cli/commandparser.h"
 #include "cli/interrupt.h"
 #include "cli/logging.h"
+#include "core/logline.h"
 #include "store/database.h"
 
 #include <QDateTime>
@@ -25,8 +26,8 @@
 namespace outbox::cli {
 
 // One line per message on stderr: "ts=<UTC> level=<level> logger=<category>
-// <message>". Library messages are already key=value ("event=... k=v");
-// anything else (Qt's own warnings) is quoted as msg="...".
+// <message>". Library messages are already key=value (core::LogLine:
+// "event=... k=v"); anything else (Qt's own warnings) becomes msg="...".
 inline void serviceMessageHandler(QtMsgType type, const QMessageLogContext &context,
                                   const QString &message) {
     const char *level = "info";
@@ -52,18 +53,21 @@ inline void serviceMessageHandler(QtMsgType type, const QMessageLogContext &cont
             return;
         level = "debug";
     }
-    static const QRegularExpression structured(QStringLiteral("^[a-z_][a-z0-9_.-]*="));
-    QString text = message;
-    text.replace(QLatin1Char('\n'), QLatin1Char(' ')).replace(QLatin1Char('\r'), QLatin1Char(' '));
-    if (!structured.match(text).hasMatch()) {
-        text.replace(QLatin1Char('"'), QLatin1String("\\\""));
-        text = QStringLiteral("msg=\"") + text + QLatin1Char('"');
-    }
-    const QByteArray line =
-        "ts=" + QDateTime::currentDateTimeUtc().toString(Qt::ISODateWithMs).toUtf8() +
-        " level=" + level + " logger=" + (context.category ? context.category : "default") + ' ' +
-        text.toUtf8() + '\n';
-    std::fwrite(line.constData(), 1, size_t(line.size()), stderr);
+    static const QRegularExpression structuredStart(QStringLiteral("^[a-z_][a-z0-9_.-]*="));
+    core::LogLine line;
+    line.add("ts", QDateTime::currentDateTimeUtc().toString(Qt::ISODateWithMs))
+        .add("level", QLatin1String(level))
+        .add("logger", QLatin1String(context.category ? context.category : "default"));
+    // A LogLine's text is one line with its values quoted; anything else,
+    // and anything with a line break in it, is one quoted value.
+    const bool structured = structuredStart.match(message).hasMatch() &&
+                            !message.contains(QLatin1Char('\n')) &&
+                            !message.contains(QLatin1Char('\r'));
+    if (!structured)
+        line.add("msg", message);
+    const QByteArray bytes =
+        (structured ? line.text() + QLatin1Char(' ') + message : line.text()).toUtf8() + '\n';
+    std::fwrite(bytes.constData(), 1, size_t(bytes.size()), stderr);
     std::fflush(stderr);
     if (type == QtFatalMsg)
         std::abort();

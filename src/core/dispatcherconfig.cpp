@@ -154,46 +154,44 @@ std::optional<Ordering> orderingNamed(QStringView name) {
     return valueNamed(kOrderingNames, name);
 }
 
-QString DispatcherConfig::describe() const {
+LogLine DispatcherConfig::logFields() const {
     QStringList statuses;
     for (int status : permanentStatuses)
         statuses << QString::number(status);
-    const QString batchBounds =
-        delivery == Delivery::Batch
-            ? QString(QStringLiteral(" batch-max-events=") % QString::number(batchMaxEvents) %
-                      QStringLiteral(" batch-max-bytes=") % QString::number(batchMaxBytes))
-            : QString();
-    QStringList parts{
-        QStringLiteral("runner-url=") % showUrl(runnerUrl),
-        QStringLiteral("batch-size=") % QString::number(batchSize),
-        QStringLiteral("concurrency=") % QString::number(concurrency),
-        QStringLiteral("lease=") % formatDuration(lease),
-        QStringLiteral("poll-interval=") % formatDuration(pollInterval),
-        QStringLiteral("max-attempts=") % QString::number(maxAttempts),
-        QStringLiteral("base-delay=") % formatDuration(baseDelay),
-        QStringLiteral("max-delay=") % formatDuration(maxDelay),
-        QStringLiteral("request-timeout=") % formatDuration(requestTimeout),
-        QStringLiteral("shutdown-grace=") % formatDuration(shutdownGrace),
-        QStringLiteral("max-response-bytes=") % QString::number(maxResponseBytes),
-        QStringLiteral("permanent-status=") %
-            (statuses.isEmpty() ? QStringLiteral("none") : statuses.join(QLatin1Char(','))),
-        QStringLiteral("delivery=") % deliveryName(delivery) % batchBounds,
-        QStringLiteral("ordering=") % orderingName(ordering),
-        QStringLiteral("namespace=") % (nameSpace.isEmpty() ? QStringLiteral("(all)") : nameSpace),
-        QStringLiteral("worker-id=") %
-            (workerId.isNull() ? QStringLiteral("(generated)") : uuidText(workerId)),
+    LogLine fields;
+    fields.add("runner-url", showUrl(runnerUrl))
+        .add("batch-size", batchSize)
+        .add("concurrency", concurrency)
+        .add("lease", formatDuration(lease))
+        .add("poll-interval", formatDuration(pollInterval))
+        .add("max-attempts", maxAttempts)
+        .add("base-delay", formatDuration(baseDelay))
+        .add("max-delay", formatDuration(maxDelay))
+        .add("request-timeout", formatDuration(requestTimeout))
+        .add("shutdown-grace", formatDuration(shutdownGrace))
+        .add("max-response-bytes", maxResponseBytes)
+        .add("permanent-status",
+             statuses.isEmpty() ? QStringLiteral("none") : statuses.join(QLatin1Char(',')))
+        .add("delivery", deliveryName(delivery));
+    if (delivery == Delivery::Batch)
+        fields.add("batch-max-events", batchMaxEvents).add("batch-max-bytes", batchMaxBytes);
+    fields.add("ordering", orderingName(ordering))
+        .add("namespace", nameSpace.isEmpty() ? QStringLiteral("(all)") : nameSpace)
+        .add("worker-id", workerId.isNull() ? QStringLiteral("(generated)") : uuidText(workerId))
         // Only whether and how many: never the values.
-        QStringLiteral("signing=") %
-            (secrets.isEmpty() ? QStringLiteral("off")
-                               : QStringLiteral("on(") % QString::number(secrets.size()) %
-                                     (secrets.size() == 1 ? QStringLiteral(" secret)")
-                                                          : QStringLiteral(" secrets)"))),
-        QStringLiteral("bearer-token=") %
-            (bearerToken.isEmpty() ? QStringLiteral("off") : QStringLiteral("on")),
-    };
+        .add("signing", secrets.isEmpty()
+                            ? QStringLiteral("off")
+                            : QString(QStringLiteral("on(") % QString::number(secrets.size()) %
+                                      (secrets.size() == 1 ? QStringLiteral(" secret)")
+                                                           : QStringLiteral(" secrets)"))))
+        .add("bearer-token", bearerToken.isEmpty() ? QLatin1String("off") : QLatin1String("on"));
     if (!caFile.isEmpty())
-        parts << QStringLiteral("ca-file=") % caFile;
-    return parts.join(QLatin1Char(' '));
+        fields.add("ca-file", caFile);
+    return fields;
+}
+
+QString DispatcherConfig::describe() const {
+    return logFields().text();
 }
 
 } // namespace outbox::core

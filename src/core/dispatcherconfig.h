@@ -1,6 +1,7 @@
 #pragma once
 
 #include "core/duration.h"
+#include "core/logline.h"
 #include "core/result.h"
 
 #include <QList>
@@ -14,7 +15,7 @@
 namespace outbox::core {
 
 // How events travel to the runner: one request per event, or many events in
-// one request (the batch format of the delivery contract in README.md).
+// one request (the batch format of the delivery contract, docs/RUNNER-CONTRACT.md).
 enum class Delivery {
     PerEvent,
     Batch,
@@ -66,7 +67,9 @@ struct DispatcherConfig {
     // request_timeout >= lease, base > max, ... with a message naming the
     // option (as the command-line flag, e.g. --poll-interval) and the fix.
     Result<void> validate() const;
-    // One line for logs: every setting except secrets/token.
+    // Every setting except secrets/token, as log fields (key=value, values
+    // quoted where needed); describe() is the same as one line of text.
+    LogLine logFields() const;
     QString describe() const;
 };
 

@@ -12,6 +12,9 @@ enum class ErrorKind {
     Invalid,          // bad input or configuration: the caller must change something
     Unavailable,      // the database (or another service) could not be reached
     PermissionDenied, // the role lacks a privilege
+    // The server refused the login's password, or wanted one it was not
+    // given: ask for it; trying again as it is cannot help.
+    AuthenticationFailed,
     NotFound,
     Conflict, // e.g. a schema newer than this binary
     Failed,   // anything else

@@ -1,5 +1,6 @@
 #include "devtools/devrunner.h"
 
+#include "core/logline.h"
 #include "core/webhooksigner.h"
 #include "devtools/devrunnerbatch.h"
 #include "devtools/devrunnerconnection.h"
@@ -59,7 +60,7 @@ core::Result<void> DevRunner::listen(const QHostAddress &address, quint16 port) 
                 QLatin1Char(':') % QString::number(port) % QStringLiteral(": ") %
                 m_server->errorString() %
                 QStringLiteral("; choose another port (or 0 for any free port)"));
-    qCInfo(lcDevtools).noquote() << QLatin1String("event=runner_listen url=") % url().toString();
+    qCInfo(lcDevtools) << core::LogLine("runner_listen").add("url", url().toString());
     return {};
 }
 
@@ -209,10 +210,9 @@ void DevRunner::account(const DevRunnerRequest &request, int status, bool droppe
             m_shared->recorded.append(std::move(copy));
         }
     }
-    qCDebug(lcDevtools).noquote() << QLatin1String("event=runner_request id=") %
-                                         QString::fromLatin1(request.header("webhook-id")) %
-                                         QLatin1String(" status=") %
-                                         QString::number(dropped ? 0 : status);
+    qCDebug(lcDevtools) << core::LogLine("runner_request")
+                               .add("id", QString::fromLatin1(request.header("webhook-id")))
+                               .add("status", dropped ? 0 : status);
     Q_EMIT requestHandled(dropped ? 0 : status);
 }
 

@@ -78,7 +78,7 @@ struct DevRunnerRequest {
 // bodies (pipelined requests are answered in order), Standard Webhooks
 // signature verification, delivery and duplicate counting per webhook-id
 // (per event id in batches: requests with the Outbox-Batch header, answered
-// with the batch format of README.md's delivery contract), and failure
+// with the batch format of docs/RUNNER-CONTRACT.md), and failure
 // injection. Used by `outboxctl runner`, demo mode, tests and
 // benchmarks.
 //

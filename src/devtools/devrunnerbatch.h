@@ -8,7 +8,7 @@
 namespace outbox::devtools {
 
 // The development runner's side of the batch format (the delivery contract
-// in README.md): which events a batch request carries, and the answer that
+// in docs/RUNNER-CONTRACT.md): which events a batch request carries, and the answer that
 // lists the ones it fails.
 
 // How the runner answered one batch request.

@@ -1,5 +1,6 @@
 #include "dispatch/ackbuffer.h"
 
+#include "core/logline.h"
 #include "core/uuidtext.h"
 #include "dispatch/logging.h"
 
@@ -23,15 +24,14 @@ void AckBuffer::add(const PublishOutcome &outcome, const QDateTime &createdAt,
     nack.delay = nack.permanent ? core::Millis(0) : retryDelay;
     nack.httpStatus = outcome.httpStatus;
     nack.duration = std::chrono::duration_cast<core::Millis>(outcome.duration);
-    qCDebug(lcDispatch).noquote() << QLatin1String("event=attempt_failed id=") %
-                                         core::uuidText(outcome.id) % QLatin1String(" attempt=") %
-                                         QString::number(outcome.attempts) %
-                                         QLatin1String(" outcome=") %
-                                         outcomeKindName(outcome.kind) % QLatin1String(" status=") %
-                                         (outcome.httpStatus ? QString::number(*outcome.httpStatus)
-                                                             : QStringLiteral("-")) %
-                                         QLatin1String(" retry_in_ms=") %
-                                         QString::number(nack.delay.count());
+    qCDebug(lcDispatch) << core::LogLine("attempt_failed")
+                               .add("id", core::uuidText(outcome.id))
+                               .add("attempt", outcome.attempts)
+                               .add("outcome", outcomeKindName(outcome.kind))
+                               .add("status", outcome.httpStatus
+                                                  ? QString::number(*outcome.httpStatus)
+                                                  : QStringLiteral("-"))
+                               .add("retry_in_ms", nack.delay.count());
     m_nacks.append(std::move(nack));
 }
 
@@ -56,9 +56,9 @@ core::Result<AckBuffer::Flushed> AckBuffer::flush(store::OutboxStore &store, con
         for (const PendingAck &ack : std::as_const(m_acks)) {
             if (fenced.contains(ack.id)) {
                 // Another worker owns the row now; it will deliver it (again).
-                qCInfo(lcDispatch).noquote() << QLatin1String("event=ack_fenced_out id=") %
-                                                    core::uuidText(ack.id) %
-                                                    QLatin1String(" reason=lease_lost");
+                qCInfo(lcDispatch) << core::LogLine("ack_fenced_out")
+                                          .add("id", core::uuidText(ack.id))
+                                          .add("reason", "lease_lost");
                 continue;
             }
             const qint64 latency = std::max<qint64>(ack.createdAt.msecsTo(now), 0) * 1000;
@@ -76,19 +76,19 @@ core::Result<AckBuffer::Flushed> AckBuffer::flush(store::OutboxStore &store, con
         const QSet<QUuid> fenced(result->fencedOut.cbegin(), result->fencedOut.cend());
         for (const store::Nack &nack : std::as_const(m_nacks)) {
             if (fenced.contains(nack.id)) {
-                qCInfo(lcDispatch).noquote() << QLatin1String("event=nack_fenced_out id=") %
-                                                    core::uuidText(nack.id) %
-                                                    QLatin1String(" reason=lease_lost");
+                qCInfo(lcDispatch) << core::LogLine("nack_fenced_out")
+                                          .add("id", core::uuidText(nack.id))
+                                          .add("reason", "lease_lost");
                 continue;
             }
             if (nack.permanent || nack.attempts >= maxAttempts) {
                 ++stats.dead;
-                qCInfo(lcDispatch).noquote()
-                    << QLatin1String("event=dead id=") % core::uuidText(nack.id) %
-                           QLatin1String(" attempts=") % QString::number(nack.attempts) %
-                           QLatin1String(" reason=") %
-                           (nack.permanent ? QStringLiteral("permanent")
-                                           : QStringLiteral("max_attempts"));
+                qCInfo(lcDispatch)
+                    << core::LogLine("dead")
+                           .add("id", core::uuidText(nack.id))
+                           .add("attempts", nack.attempts)
+                           .add("reason", nack.permanent ? QLatin1String("permanent")
+                                                         : QLatin1String("max_attempts"));
             } else {
                 ++stats.retried;
                 flushed.soonestRetry =

@@ -13,7 +13,7 @@
 
 namespace outbox::dispatch {
 
-// The batch format of the delivery contract (README.md): a body
+// The batch format of the delivery contract (docs/RUNNER-CONTRACT.md): a body
 // {"events": [ {...}, ... ]} whose elements carry an event's id, namespace,
 // topic, tenant_id, aggregate_type, aggregate_id, idempotency_key, attempt,
 // created_at and payload (the stored JSON as is), and the runner's optional

@@ -1,5 +1,6 @@
 #include "dispatch/batchpublisher.h"
 
+#include "core/logline.h"
 #include "core/retrypolicy.h"
 #include "core/uuidtext.h"
 #include "core/uuidv7.h"
@@ -209,10 +210,9 @@ QList<PublishOutcome> BatchPublisher::outcomesOf2xx(int status, const InFlight &
                             : PublishOutcome::retry(event, error, status, failure->retryAfter));
     }
     if (!failed.isEmpty())
-        qCWarning(lcDispatch).noquote() << QLatin1String("event=batch_answer_unknown_ids count=") %
-                                               QString::number(failed.size()) %
-                                               QLatin1String(" first=") %
-                                               core::uuidText(failed.cbegin().key());
+        qCWarning(lcDispatch) << core::LogLine("batch_answer_unknown_ids")
+                                     .add("count", failed.size())
+                                     .add("first", core::uuidText(failed.cbegin().key()));
     return outcomes;
 }
 

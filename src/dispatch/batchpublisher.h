@@ -13,7 +13,7 @@ class QNetworkReply;
 namespace outbox::dispatch {
 
 // POSTs claimed events to the runner many at a time (the batch format of the
-// delivery contract in README.md): the rows of one publishBatch() call are
+// delivery contract, docs/RUNNER-CONTRACT.md): the rows of one publishBatch() call are
 // packed into batches of at most batch_max_events events and
 // batch_max_bytes bytes, each one signed request (a new webhook-id per
 // batch, header Outbox-Batch: <count>). The answer decides every event:

@@ -1,5 +1,6 @@
 #include "dispatch/claimwindow.h"
 
+#include "core/logline.h"
 #include "dispatch/logging.h"
 
 #include <algorithm>
@@ -47,9 +48,8 @@ core::Result<ClaimWindow::Claimed> ClaimWindow::claim(store::OutboxStore &store,
     stats.claimed += result.rows.size();
     for (const store::ClaimedEvent &row : std::as_const(result.rows))
         m_flights.insert(row.id, Flight{row.attempts, row.createdAt});
-    qCDebug(lcDispatch).noquote() << QLatin1String("event=claim wanted=") %
-                                         QString::number(wanted) % QLatin1String(" got=") %
-                                         QString::number(result.rows.size());
+    qCDebug(lcDispatch)
+        << core::LogLine("claim").add("wanted", wanted).add("got", result.rows.size());
     if (result.full)
         m_backlog = true; // probably more waiting
     return result;

@@ -1,5 +1,6 @@
 #include "dispatch/dispatcher.h"
 
+#include "core/logline.h"
 #include "core/uuidtext.h"
 #include "core/uuidv7.h"
 #include "dispatch/logging.h"
@@ -66,7 +67,7 @@ Dispatcher::~Dispatcher() {
 
 void Dispatcher::start() {
     if (m_state != DispatcherState::Stopped && m_state != DispatcherState::Failed) {
-        qCDebug(lcDispatch) << "event=start_ignored reason=already_running";
+        qCDebug(lcDispatch) << core::LogLine("start_ignored").add("reason", "already_running");
         return;
     }
     m_stats = DispatcherStats();
@@ -86,16 +87,16 @@ void Dispatcher::start() {
     m_stats.workerId = m_config.workerId.isNull() ? core::createUuidV7() : m_config.workerId;
     m_retry = core::RetryPolicy{m_config.baseDelay, m_config.maxDelay};
     setState(DispatcherState::Starting);
-    qCInfo(lcDispatch).noquote() << QLatin1String("event=start worker_id=") %
-                                        core::uuidText(m_stats.workerId) % u' ' %
-                                        m_config.describe();
+    qCInfo(lcDispatch) << core::LogLine("start")
+                              .add("worker_id", core::uuidText(m_stats.workerId))
+                              .add(m_config.logFields());
 
     if (m_options.threadNiceIncrement > 0 && !m_niced) {
         if (const auto lowered = lowerThreadPriority(m_options.threadNiceIncrement); lowered)
             m_niced = true;
         else
-            qCWarning(lcDispatch).noquote()
-                << QLatin1String("event=nice_failed error=\"") % lowered.errorMessage() % u'"';
+            qCWarning(lcDispatch)
+                << core::LogLine("nice_failed").add("error", lowered.errorMessage());
     }
     m_publisher = m_factory();
     if (!m_publisher) {
@@ -115,9 +116,9 @@ void Dispatcher::start() {
             return;
         }
         noteError(opened.errorMessage());
-        qCWarning(lcDispatch).noquote()
-            << QLatin1String("event=connect_failed will_retry=true error=\"") %
-                   opened.errorMessage() % u'"';
+        qCWarning(lcDispatch) << core::LogLine("connect_failed")
+                                     .add("will_retry", true)
+                                     .add("error", opened.errorMessage());
         setState(DispatcherState::Reconnecting);
         m_reconnect.schedule();
         return;
@@ -179,7 +180,7 @@ void Dispatcher::disposePublisher() {
 }
 
 void Dispatcher::fail(const QString &message) {
-    qCWarning(lcDispatch).noquote() << QLatin1String("event=failed error=\"") % message % u'"';
+    qCWarning(lcDispatch) << core::LogLine("failed").add("error", message);
     noteError(message);
     stopTimers();
     stopListening();
@@ -203,18 +204,17 @@ void Dispatcher::onConnected() {
         return;
     }
     if (first) {
-        qCInfo(lcDispatch).noquote()
-            << QLatin1String("event=connected worker_id=") % core::uuidText(m_stats.workerId);
+        qCInfo(lcDispatch)
+            << core::LogLine("connected").add("worker_id", core::uuidText(m_stats.workerId));
         if (m_options.listen)
             startListening();
         setState(DispatcherState::Running);
         Q_EMIT started(m_stats.workerId);
     } else {
         ++m_stats.reconnects;
-        qCInfo(lcDispatch).noquote() << QLatin1String("event=reconnected pending_acks=") %
-                                            QString::number(m_buffer.ackCount()) %
-                                            QLatin1String(" pending_nacks=") %
-                                            QString::number(m_buffer.nackCount());
+        qCInfo(lcDispatch) << core::LogLine("reconnected")
+                                  .add("pending_acks", m_buffer.ackCount())
+                                  .add("pending_nacks", m_buffer.nackCount());
         setState(DispatcherState::Running);
     }
     m_watchdogTimer.start(m_config.pollInterval);
@@ -275,15 +275,15 @@ bool Dispatcher::handleStoreError(const core::Error &error, const QString &what)
     if (!lost && !m_connection.probe())
         lost = true;
     if (!lost) {
-        qCWarning(lcDispatch).noquote() << QLatin1String("event=statement_failed what=") % what %
-                                               QLatin1String(" error=\"") % error.message % u'"';
+        qCWarning(lcDispatch)
+            << core::LogLine("statement_failed").add("what", what).add("error", error.message);
         return false;
     }
-    qCWarning(lcDispatch).noquote()
-        << QLatin1String("event=connection_lost what=") % what % QLatin1String(" pending_acks=") %
-               QString::number(m_buffer.ackCount()) % QLatin1String(" pending_nacks=") %
-               QString::number(m_buffer.nackCount()) % QLatin1String(" error=\"") % error.message %
-               u'"';
+    qCWarning(lcDispatch) << core::LogLine("connection_lost")
+                                 .add("what", what)
+                                 .add("pending_acks", m_buffer.ackCount())
+                                 .add("pending_nacks", m_buffer.nackCount())
+                                 .add("error", error.message);
     enterReconnecting();
     return true;
 }
@@ -411,8 +411,7 @@ void Dispatcher::sweep(store::SweepScope scope) {
     }
     if (swept.value() > 0) {
         m_stats.swept += swept.value();
-        qCInfo(lcDispatch).noquote()
-            << QLatin1String("event=dead_sweep rows=") % QString::number(swept.value());
+        qCInfo(lcDispatch) << core::LogLine("dead_sweep").add("rows", swept.value());
     }
 }
 
@@ -431,8 +430,8 @@ void Dispatcher::emitStats() {
 
 void Dispatcher::setConfig(const core::DispatcherConfig &config) {
     if (const auto valid = config.validate(); !valid) {
-        qCWarning(lcDispatch).noquote()
-            << QLatin1String("event=config_rejected error=\"") % valid.errorMessage() % u'"';
+        qCWarning(lcDispatch)
+            << core::LogLine("config_rejected").add("error", valid.errorMessage());
         Q_EMIT configRejected(valid.errorMessage());
         return;
     }
@@ -465,7 +464,7 @@ void Dispatcher::setConfig(const core::DispatcherConfig &config) {
     m_stats.concurrency = m_config.concurrency;
     if (m_watchdogTimer.isActive())
         m_watchdogTimer.start(m_config.pollInterval);
-    qCInfo(lcDispatch).noquote() << QLatin1String("event=config_applied ") % m_config.describe();
+    qCInfo(lcDispatch) << core::LogLine("config_applied").add(m_config.logFields());
     Q_EMIT configApplied(m_config.describe());
     if (sweepAll)
         sweep(store::SweepScope::All);
@@ -488,10 +487,9 @@ void Dispatcher::stop() {
     m_sweepTimer.stop();
     stopListening();
     setState(DispatcherState::Stopping);
-    qCInfo(lcDispatch).noquote() << QLatin1String("event=stopping in_flight=") %
-                                        QString::number(m_window.inFlight()) %
-                                        QLatin1String(" grace=") %
-                                        core::formatDuration(m_config.shutdownGrace);
+    qCInfo(lcDispatch) << core::LogLine("stopping")
+                              .add("in_flight", m_window.inFlight())
+                              .add("grace", core::formatDuration(m_config.shutdownGrace));
     if (m_window.isEmpty()) {
         finishStop();
         return;
@@ -518,8 +516,7 @@ void Dispatcher::abort() {
 }
 
 void Dispatcher::onGraceExpired() {
-    qCInfo(lcDispatch).noquote() << QLatin1String("event=grace_expired abandoned=") %
-                                        QString::number(m_window.inFlight());
+    qCInfo(lcDispatch) << core::LogLine("grace_expired").add("abandoned", m_window.inFlight());
     abandonInFlight();
     finishStop();
 }
@@ -566,11 +563,11 @@ void Dispatcher::finalizeStop() {
     if (!m_buffer.isEmpty() || !m_releases.isEmpty()) {
         // Nothing is lost: these rows are claimed again when their leases
         // expire, and delivered again at worst.
-        qCWarning(lcDispatch).noquote()
-            << QLatin1String("event=stop_unflushed acks=") % QString::number(m_buffer.ackCount()) %
-                   QLatin1String(" nacks=") % QString::number(m_buffer.nackCount()) %
-                   QLatin1String(" releases=") % QString::number(m_releases.size()) %
-                   QLatin1String(" note=redelivered_after_lease");
+        qCWarning(lcDispatch) << core::LogLine("stop_unflushed")
+                                     .add("acks", m_buffer.ackCount())
+                                     .add("nacks", m_buffer.nackCount())
+                                     .add("releases", m_releases.size())
+                                     .add("note", "redelivered_after_lease");
         m_buffer.clear();
         m_releases.clear();
     }
@@ -578,16 +575,13 @@ void Dispatcher::finalizeStop() {
     m_connection.close();
     m_stopClock.invalidate();
     m_stopRequested = false;
-    qCInfo(lcDispatch).noquote() << QLatin1String("event=stopped worker_id=") %
-                                        core::uuidText(m_stats.workerId) %
-                                        QLatin1String(" delivered=") %
-                                        QString::number(m_stats.delivered) %
-                                        QLatin1String(" retried=") %
-                                        QString::number(m_stats.retried) % QLatin1String(" dead=") %
-                                        QString::number(m_stats.dead) %
-                                        QLatin1String(" released=") %
-                                        QString::number(m_stats.released) %
-                                        QLatin1String(" swept=") % QString::number(m_stats.swept);
+    qCInfo(lcDispatch) << core::LogLine("stopped")
+                              .add("worker_id", core::uuidText(m_stats.workerId))
+                              .add("delivered", m_stats.delivered)
+                              .add("retried", m_stats.retried)
+                              .add("dead", m_stats.dead)
+                              .add("released", m_stats.released)
+                              .add("swept", m_stats.swept);
     setState(DispatcherState::Stopped);
     emitStats();
     Q_EMIT stopped();

@@ -10,7 +10,7 @@ class QNetworkReply;
 
 namespace outbox::dispatch {
 
-// POSTs claimed events to the runner (the delivery contract in README.md):
+// POSTs claimed events to the runner (the delivery contract, docs/RUNNER-CONTRACT.md):
 //  - body: the payload bytes, Content-Type: application/json
 //  - webhook-id (event id), webhook-timestamp (unix seconds), and, when
 //    secrets are configured, webhook-signature (space-separated list while a

@@ -1,5 +1,6 @@
 #include "dispatch/leasereleases.h"
 
+#include "core/logline.h"
 #include "core/uuidtext.h"
 #include "dispatch/logging.h"
 
@@ -16,10 +17,10 @@ core::Result<void> LeaseReleases::write(store::OutboxStore &store, const QUuid &
     stats.released += released->applied - dead;
     stats.swept += dead;
     for (const QUuid &id : released->madeDead)
-        qCInfo(lcDispatch).noquote()
-            << QLatin1String("event=dead id=") % core::uuidText(id) % QLatin1String(" attempts=") %
-                   QString::number(maxAttempts) %
-                   QLatin1String(" reason=last_attempt_cut_off_by_shutdown");
+        qCInfo(lcDispatch) << core::LogLine("dead")
+                                  .add("id", core::uuidText(id))
+                                  .add("attempts", maxAttempts)
+                                  .add("reason", "last_attempt_cut_off_by_shutdown");
     m_releases.clear();
     return {};
 }

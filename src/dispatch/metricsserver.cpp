@@ -1,5 +1,6 @@
 #include "dispatch/metricsserver.h"
 
+#include "core/logline.h"
 #include "dispatch/logging.h"
 #include "dispatch/metrics.h"
 #include "dispatch/queuegaugereader.h"
@@ -76,9 +77,9 @@ core::Result<void> MetricsServer::listen(const QHostAddress &address, quint16 po
                 QStringLiteral("; choose another --metrics-addr"));
     m_server = server.release();
     m_http->bind(m_server); // takes ownership
-    qCInfo(lcDispatch).noquote() << QLatin1String("event=metrics_listen addr=") %
-                                        address.toString() % QLatin1Char(':') %
-                                        QString::number(m_server->serverPort());
+    qCInfo(lcDispatch) << core::LogLine("metrics_listen")
+                              .add("addr", QString(address.toString() % QLatin1Char(':') %
+                                                   QString::number(m_server->serverPort())));
     return {};
 }
 

@@ -1,5 +1,6 @@
 #include "dispatch/notifier.h"
 
+#include "core/logline.h"
 #include "dispatch/logging.h"
 #include "dispatch/storeconnection.h"
 
@@ -42,11 +43,10 @@ void Notifier::stop() {
 }
 
 void Notifier::onConnected(bool reconnected) {
-    qCInfo(lcDispatch).noquote() << QLatin1String("event=listen channel=") % store::kNotifyChannel %
-                                        QLatin1String(" backend_pid=") %
-                                        QString::number(m_keeper.session().backendPid()) %
-                                        QLatin1String(" reconnects=") %
-                                        QString::number(m_keeper.reconnects());
+    qCInfo(lcDispatch) << core::LogLine("listen")
+                              .add("channel", store::kNotifyChannel)
+                              .add("backend_pid", m_keeper.session().backendPid())
+                              .add("reconnects", m_keeper.reconnects());
     setListening(true, QLatin1String("listening on ") % store::kNotifyChannel);
     // The keeper hints after a reconnect; the first subscription began after
     // the dispatcher's first claim, so whatever came in between needs one too.
@@ -56,12 +56,10 @@ void Notifier::onConnected(bool reconnected) {
 
 void Notifier::onRetrying(const QString &reason, core::Millis delay) {
     if (m_listening)
-        qCWarning(lcDispatch).noquote()
-            << QLatin1String("event=listen_lost reason=\"") % reason % u'"';
+        qCWarning(lcDispatch) << core::LogLine("listen_lost").add("reason", reason);
     setListening(false, reason);
-    qCDebug(lcDispatch).noquote() << QLatin1String("event=listen_retry in_ms=") %
-                                         QString::number(delay.count()) %
-                                         QLatin1String(" reason=\"") % reason % u'"';
+    qCDebug(lcDispatch)
+        << core::LogLine("listen_retry").add("in_ms", delay.count()).add("reason", reason);
 }
 
 void Notifier::setListening(bool listening, const QString &detail) {

@@ -1,5 +1,6 @@
 #include "dispatch/queuegaugereader.h"
 
+#include "core/logline.h"
 #include "dispatch/logging.h"
 #include "store/session.h"
 
@@ -37,16 +38,15 @@ private:
     void read() {
         if (!m_session.isOpen()) {
             if (auto opened = m_session.open(); !opened) {
-                qCWarning(lcDispatch).noquote()
-                    << QLatin1String("event=queue_gauges_failed error=\"") % opened.errorMessage() %
-                           u'"';
+                qCWarning(lcDispatch)
+                    << core::LogLine("queue_gauges_failed").add("error", opened.errorMessage());
                 return;
             }
         }
         auto gauges = store::readQueueGauges(m_session);
         if (!gauges) {
-            qCWarning(lcDispatch).noquote() << QLatin1String("event=queue_gauges_failed error=\"") %
-                                                   gauges.errorMessage() % u'"';
+            qCWarning(lcDispatch)
+                << core::LogLine("queue_gauges_failed").add("error", gauges.errorMessage());
             m_session.close();
             return;
         }

@@ -1,5 +1,6 @@
 #include "dispatch/reconnectbackoff.h"
 
+#include "core/logline.h"
 #include "dispatch/logging.h"
 
 namespace outbox::dispatch {
@@ -17,9 +18,9 @@ void ReconnectBackoff::schedule() {
     if (m_timer.isActive())
         return;
     const core::Millis delay = m_policy.nextDelay(++m_failures, m_rng);
-    qCInfo(lcDispatch).noquote() << QLatin1String("event=reconnect_scheduled attempt=") %
-                                        QString::number(m_failures) % QLatin1String(" in_ms=") %
-                                        QString::number(delay.count());
+    qCInfo(lcDispatch) << core::LogLine("reconnect_scheduled")
+                              .add("attempt", m_failures)
+                              .add("in_ms", delay.count());
     m_timer.start(delay);
 }
 

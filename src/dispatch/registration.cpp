@@ -1,5 +1,6 @@
 #include "dispatch/registration.h"
 
+#include "core/logline.h"
 #include "dispatch/logging.h"
 #include "store/historystore.h"
 #include "store/queuegauges.h"
@@ -77,8 +78,8 @@ void Registration::onStopped() {
         recordHistory(); // the last few seconds' deliveries
         store::RegistryStore registry(m_session);
         if (auto removed = registry.unregister(m_workerId, m_token); !removed)
-            qCWarning(lcDispatch).noquote() << QLatin1String("event=unregister_failed error=\"") %
-                                                   removed.errorMessage() % u'"';
+            qCWarning(lcDispatch)
+                << core::LogLine("unregister_failed").add("error", removed.errorMessage());
     }
     m_workerId = QUuid();
     m_registered = false;
@@ -89,8 +90,8 @@ bool Registration::ensureOpen() {
     if (m_session.isOpen())
         return true;
     if (auto opened = m_session.open(); !opened) {
-        qCWarning(lcDispatch).noquote()
-            << QLatin1String("event=registry_unavailable error=\"") % opened.errorMessage() % u'"';
+        qCWarning(lcDispatch)
+            << core::LogLine("registry_unavailable").add("error", opened.errorMessage());
         return false;
     }
     return true;
@@ -112,8 +113,8 @@ bool Registration::registerNow() {
     // Store handles are temporaries: none may still hold the connection
     // when a failure closes the session (Qt warns "still in use").
     if (auto registered = store::RegistryStore(m_session).registerDispatcher(r); !registered) {
-        qCWarning(lcDispatch).noquote()
-            << QLatin1String("event=register_failed error=\"") % registered.errorMessage() % u'"';
+        qCWarning(lcDispatch)
+            << core::LogLine("register_failed").add("error", registered.errorMessage());
         m_session.close(); // reopened and registered again at the next beat
         m_registered = false;
         return false;
@@ -146,8 +147,8 @@ void Registration::beat() {
     }
     auto beaten = store::RegistryStore(m_session).heartbeat(m_workerId, m_token, nextHeartbeat());
     if (!beaten) {
-        qCWarning(lcDispatch).noquote()
-            << QLatin1String("event=heartbeat_failed error=\"") % beaten.errorMessage() % u'"';
+        qCWarning(lcDispatch)
+            << core::LogLine("heartbeat_failed").add("error", beaten.errorMessage());
         m_session.close();
         return;
     }
@@ -164,15 +165,15 @@ void Registration::recordHistory() {
     auto written = writeHistory();
     if (!written) {
         if (!m_historyFailing)
-            qCWarning(lcDispatch).noquote()
-                << QLatin1String("event=history_failed error=\"") % written.errorMessage() % u'"';
+            qCWarning(lcDispatch)
+                << core::LogLine("history_failed").add("error", written.errorMessage());
         m_historyFailing = true;
         if (written.error().kind == core::ErrorKind::Unavailable)
             m_session.close(); // reopened at the next beat
         return;
     }
     if (m_historyFailing)
-        qCInfo(lcDispatch).noquote() << QLatin1String("event=history_recovered");
+        qCInfo(lcDispatch) << core::LogLine("history_recovered");
     m_historyFailing = false;
 }
 

@@ -1,5 +1,6 @@
 #include "dispatch/retention.h"
 
+#include "core/logline.h"
 #include "dispatch/logging.h"
 #include "store/retentionstore.h"
 
@@ -60,9 +61,8 @@ void Retention::stop() {
 bool Retention::beginPass() {
     if (!m_session.isOpen()) {
         if (auto opened = m_session.open(); !opened) {
-            qCWarning(lcDispatch).noquote()
-                << QLatin1String("event=retention_unavailable error=\"") % opened.errorMessage() %
-                       u'"';
+            qCWarning(lcDispatch)
+                << core::LogLine("retention_unavailable").add("error", opened.errorMessage());
             return false;
         }
     }
@@ -70,13 +70,14 @@ bool Retention::beginPass() {
     // session may be closed below.
     auto locked = store::RetentionStore(m_session).tryLock();
     if (!locked) {
-        qCWarning(lcDispatch).noquote()
-            << QLatin1String("event=retention_failed error=\"") % locked.errorMessage() % u'"';
+        qCWarning(lcDispatch)
+            << core::LogLine("retention_failed").add("error", locked.errorMessage());
         m_session.close();
         return false;
     }
     if (!locked.value()) {
-        qCDebug(lcDispatch) << "event=retention_skipped reason=another_dispatcher_holds_the_lock";
+        qCDebug(lcDispatch) << core::LogLine("retention_skipped")
+                                   .add("reason", "another_dispatcher_holds_the_lock");
         return false;
     }
     m_inPass = true;
@@ -97,8 +98,8 @@ void Retention::step() {
     auto deleted = store::RetentionStore(m_session).deleteBatch(
         m_status, age, m_options.retentionBatch, QSysInfo::machineHostName());
     if (!deleted) {
-        qCWarning(lcDispatch).noquote()
-            << QLatin1String("event=retention_failed error=\"") % deleted.errorMessage() % u'"';
+        qCWarning(lcDispatch)
+            << core::LogLine("retention_failed").add("error", deleted.errorMessage());
         endPass();
         m_session.close(); // also releases the lock if the unlock could not
         return;
@@ -119,8 +120,7 @@ void Retention::step() {
 
 void Retention::endPass() {
     if (m_deletedInPass > 0)
-        qCInfo(lcDispatch).noquote()
-            << QStringLiteral("event=retention deleted=%1").arg(m_deletedInPass);
+        qCInfo(lcDispatch) << core::LogLine("retention").add("deleted", m_deletedInPass);
     m_inPass = false;
     if (m_session.isOpen() && !store::RetentionStore(m_session).unlock())
         m_session.close();

@@ -1,8 +1,10 @@
 #include "store/database.h"
 
+#include "store/errorclass.h"
 #include "store/logging.h"
 
 #include <QAtomicInteger>
+#include <QElapsedTimer>
 #include <QLoggingCategory>
 #include <QRegularExpression>
 #include <QSqlDriver>
@@ -81,13 +83,6 @@ bool containsAny(const QString &text, std::initializer_list<const char *> needle
     return false;
 }
 
-bool isUnreachable(const QString &text) {
-    return containsAny(
-        text, {"connection refused", "could not connect", "no such file or directory",
-               "could not translate host name", "name or service not known", "no route to host",
-               "network is unreachable", "timeout expired", "timed out", "is the server running"});
-}
-
 // Where libpq will connect, for the "cannot connect" message. Empty fields
 // fall back to libpq's environment defaults, like libpq itself does.
 QString describeServer(const core::ConnInfo &info) {
@@ -108,51 +103,41 @@ QString describeServer(const core::ConnInfo &info) {
     return host + QLatin1Char(':') + port;
 }
 
-core::Error connectError(const QSqlError &error, const core::ConnInfo &info) {
+// The message for a connect that failed: QPSQL's text (the server's words,
+// cleaned) with what to check, by the class of the failure.
+core::Error connectError(const QSqlError &error, const core::ConnInfo &info,
+                         const ConnectDiagnosis &diagnosis) {
     const QString reason = cleanText(error);
     const QString where = describeServer(info);
-    if (containsAny(reason, {"password authentication failed", "no password supplied",
-                             "password is required", "authentication failed"})) {
-        return {ErrorKind::Invalid,
-                QStringLiteral("PostgreSQL at %1 rejected the login: %2 — check the user and "
-                               "password in --db / OUTBOX_DB, PGPASSWORD or ~/.pgpass")
-                    .arg(where, reason)};
+    const ErrorKind kind = errorKindFor(diagnosis.errorClass);
+    const auto make = [kind](const QString &text) { return core::Error{kind, text}; };
+    switch (diagnosis.errorClass) {
+    case ErrorClass::Authentication:
+        return make(QStringLiteral("PostgreSQL at %1 rejected the login: %2 — check the user and "
+                                   "password in --db / OUTBOX_DB, PGPASSWORD or ~/.pgpass")
+                        .arg(where, reason));
+    case ErrorClass::LoginRefused:
+        return make(QStringLiteral("PostgreSQL at %1 refused the login: %2 — set user= in --db / "
+                                   "OUTBOX_DB to a role that exists and may log in from here "
+                                   "(the server's pg_hba.conf)")
+                        .arg(where, reason));
+    case ErrorClass::NoSuchDatabase:
+        return make(QStringLiteral("PostgreSQL at %1: %2 — create it (createdb) or set dbname= in "
+                                   "--db / OUTBOX_DB")
+                        .arg(where, reason));
+    case ErrorClass::PermissionDenied:
+    case ErrorClass::Other:
+        return make(
+            QStringLiteral("PostgreSQL at %1 refused the connection: %2").arg(where, reason));
+    case ErrorClass::Transient:
+        break;
     }
-    // 'role "x" does not exist', 'database "x" does not exist'.
-    static const struct {
-        const char *object;
-        const char *fix;
-    } missing[] = {
-        {"role \"", "set user= in --db / OUTBOX_DB to an existing role"},
-        {"database \"", "create it (createdb) or set dbname= in --db / OUTBOX_DB"},
-    };
-    for (const auto &[object, fix] : missing) {
-        if (reason.contains(QLatin1String(object)) &&
-            reason.contains(QLatin1String("does not exist"))) {
-            return {
-                ErrorKind::Invalid,
-                QStringLiteral("PostgreSQL at %1: %2 — %3").arg(where, reason, QLatin1String(fix))};
-        }
+    if (diagnosis.serverAnswered) {
+        return make(QStringLiteral("cannot connect to PostgreSQL at %1: %2").arg(where, reason));
     }
-    if (containsAny(reason,
-                    {"permission denied", "not permitted to log in", "no pg_hba.conf entry"})) {
-        return {ErrorKind::PermissionDenied,
-                QStringLiteral("PostgreSQL at %1 refused the connection: %2").arg(where, reason)};
-    }
-    if (containsAny(reason, {"invalid connection option", "invalid sslmode", "invalid port",
-                             "invalid integer value", "missing \"=\""})) {
-        return {
-            ErrorKind::Invalid,
-            QStringLiteral("invalid connection settings: %1 — fix --db / OUTBOX_DB").arg(reason)};
-    }
-    if (isUnreachable(reason) || reason.isEmpty()) {
-        return {ErrorKind::Unavailable,
-                QStringLiteral("cannot connect to PostgreSQL at %1: %2 — is the server running? "
+    return make(QStringLiteral("cannot connect to PostgreSQL at %1: %2 — is the server running? "
                                "check --db / OUTBOX_DB")
-                    .arg(where, reason.isEmpty() ? QStringLiteral("no reason given") : reason)};
-    }
-    return {ErrorKind::Unavailable,
-            QStringLiteral("cannot connect to PostgreSQL at %1: %2").arg(where, reason)};
+                    .arg(where, reason.isEmpty() ? QStringLiteral("no reason given") : reason));
 }
 
 } // namespace
@@ -190,8 +175,11 @@ core::Result<QSqlDatabase> openDatabase(const core::ConnInfo &info, const QStrin
         db.setPassword(info.password);
     }
     db.setConnectOptions(connectOptions.value());
+    QElapsedTimer took;
+    took.start();
     if (!db.open()) {
-        auto error = connectError(db.lastError(), info);
+        // QPSQL says why only in words, without the SQLSTATE: libpq tells.
+        auto error = connectError(db.lastError(), info, diagnoseConnect(info, took.elapsed()));
         qCDebug(lcStore) << "connect failed:" << error.message;
         db = QSqlDatabase();
         QSqlDatabase::removeDatabase(connectionName);
@@ -223,10 +211,12 @@ bool isConnectionLost(const QSqlError &error) {
         return false;
     }
     const QString code = error.nativeErrorCode();
-    if (code.startsWith(QLatin1String("08")) || code == QLatin1String("57P01") ||
-        code == QLatin1String("57P02") || code == QLatin1String("57P03")) {
-        return true;
+    if (!code.isEmpty()) {
+        return classifySqlState(code) == ErrorClass::Transient;
     }
+    // No code: libpq's own words for a connection that went away (it has no
+    // SQLSTATE for them), English only. A fallback: the dispatcher and the
+    // console's worker also probe the connection after any failure.
     const QString text = error.databaseText() + QLatin1Char(' ') + error.driverText();
     return containsAny(text, {"server closed the connection", "no connection to the server",
                               "terminating connection", "connection not open",
@@ -248,14 +238,14 @@ core::Error toError(const QSqlError &error, const QString &context) {
                                         "server is running; the connection must be re-opened")
                              .arg(text.isEmpty() ? QStringLiteral("connection closed") : text)};
     }
-    if (code == QLatin1String("42501")) {
+    if (classifySqlState(code) == ErrorClass::PermissionDenied) {
         return {
             ErrorKind::PermissionDenied,
             prefix + text +
                 QStringLiteral(" — the database role lacks this privilege; grant it the "
                                "matching outbox_* role (see `outboxctl migrate --with-roles`)")};
     }
-    if (error.type() == QSqlError::ConnectionError && isUnreachable(text)) {
+    if (error.type() == QSqlError::ConnectionError) {
         return {ErrorKind::Unavailable,
                 prefix + QStringLiteral("cannot connect to PostgreSQL: ") + text +
                     QStringLiteral(" — is the server running? check --db / OUTBOX_DB")};

@@ -80,8 +80,9 @@ void SessionKeeper::connectNow() {
     if (!opened.ok()) {
         const core::ErrorKind kind = opened.errorKind();
         if (m_options.giveUpOnInvalid &&
-            (kind == core::ErrorKind::Invalid || kind == core::ErrorKind::PermissionDenied)) {
-            Q_EMIT gaveUp(opened.errorMessage());
+            (kind == core::ErrorKind::Invalid || kind == core::ErrorKind::AuthenticationFailed ||
+             kind == core::ErrorKind::PermissionDenied)) {
+            Q_EMIT gaveUp(opened.errorMessage(), kind);
             return;
         }
         lost(opened.errorMessage());

@@ -45,8 +45,10 @@ public:
         // Equal jitter on the backoff (core::RetryPolicy), so that many
         // processes cut off together do not come back in step.
         bool jitter = true;
-        // A connect that fails with ErrorKind::Invalid or PermissionDenied (a
-        // wrong password, a missing database) is not retried: gaveUp().
+        // A connect that fails with ErrorKind::Invalid, AuthenticationFailed
+        // or PermissionDenied (a missing database, a wrong password) is not
+        // retried: gaveUp(). The kinds are the store's classification of the
+        // server's error code (store/errorclass.h), whatever its language.
         bool giveUpOnInvalid = false;
     };
 
@@ -75,8 +77,9 @@ Q_SIGNALS:
     void connected(bool reconnected);
     // A connect failed or the connection was lost; the next attempt is in `delay`.
     void retrying(const QString &reason, outbox::core::Millis delay);
-    // A connect failed in a way that retrying cannot fix (giveUpOnInvalid).
-    void gaveUp(const QString &reason);
+    // A connect failed in a way that retrying cannot fix (giveUpOnInvalid);
+    // `kind` says which (AuthenticationFailed: ask for a password).
+    void gaveUp(const QString &reason, outbox::core::ErrorKind kind);
     void notified();
 
 private:

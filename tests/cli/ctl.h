@@ -13,6 +13,10 @@
 #include <QString>
 #include <QStringList>
 #include <QTcpServer>
+#include <QTest>
+
+#include <pty.h>
+#include <unistd.h>
 
 // Runs the real outboxctl binary (OUTBOXCTL_PATH, set by CMake) as a child
 // process, the way scripts and operators do.
@@ -59,6 +63,57 @@ inline CtlResult runCtl(const QStringList &arguments, const QByteArray &input = 
     return result;
 }
 
+// outboxctl with its stdin on a pseudo-terminal (stdout and stderr stay
+// pipes), as at an operator's prompt: wait for the question, type the
+// answer.
+class TerminalCtl final {
+public:
+    TerminalCtl() { m_process.setProcessEnvironment(cleanEnvironment()); }
+    ~TerminalCtl() {
+        if (m_process.state() != QProcess::NotRunning) {
+            m_process.kill();
+            m_process.waitForFinished(5000);
+        }
+        if (m_master >= 0)
+            ::close(m_master);
+    }
+    Q_DISABLE_COPY_MOVE(TerminalCtl)
+
+    bool start(const QStringList &arguments) {
+        int slave = -1;
+        if (::openpty(&m_master, &slave, nullptr, nullptr, nullptr) != 0) {
+            qWarning("openpty failed");
+            return false;
+        }
+        m_process.setChildProcessModifier([slave] { ::dup2(slave, STDIN_FILENO); });
+        m_process.start(QStringLiteral(OUTBOXCTL_PATH), arguments);
+        const bool started = m_process.waitForStarted();
+        ::close(slave);
+        return started;
+    }
+    // Waits for the "[y/N]" of the question on stderr.
+    bool waitForQuestion() {
+        return QTest::qWaitFor([this] { return err().contains("[y/N]"); }, 30000);
+    }
+    // Types `text` on the terminal.
+    bool answer(const QByteArray &text) {
+        return ::write(m_master, text.constData(), size_t(text.size())) == ssize_t(text.size());
+    }
+    bool waitForFinished(int timeoutMs) { return m_process.waitForFinished(timeoutMs); }
+    int exitCode() const { return m_process.exitCode(); }
+    // All stderr so far.
+    QByteArray err() {
+        m_err += m_process.readAllStandardError();
+        return m_err;
+    }
+    QString out() { return QString::fromUtf8(m_process.readAllStandardOutput()); }
+
+private:
+    QProcess m_process;
+    int m_master = -1;
+    QByteArray m_err;
+};
+
 inline QJsonObject parseObject(const QString &text) {
     QJsonParseError error;
     const QJsonDocument document = QJsonDocument::fromJson(text.toUtf8(), &error);
@@ -68,15 +123,17 @@ inline QJsonObject parseObject(const QString &text) {
 }
 
 // One outbox_events row in a chosen state, written directly (the dispatcher
-// is not under test here). Intervals are PostgreSQL interval literals.
+// is not under test here). Intervals are PostgreSQL interval literals. Every
+// member has a default, so that a designated initializer names only what a
+// test cares about.
 struct Seed {
     QString nameSpace = QStringLiteral("ns");
     QString topic = QStringLiteral("topic");
     QString status = QStringLiteral("pending");
     int attempts = 0;
     QString nextIn = QStringLiteral("0s"); // next_attempt_at = now() + nextIn
-    QString leaseIn;                       // processing: locked_until = now() + leaseIn
-    QString lastError;
+    QString leaseIn{};                     // processing: locked_until = now() + leaseIn
+    QString lastError{};
     QString createdAgo = QStringLiteral("0s");
     QString updatedAgo = QStringLiteral("0s");
     QString payload = QStringLiteral("{}");

@@ -8,8 +8,6 @@
 #include <QtTest>
 
 #include <csignal>
-#include <fcntl.h>
-#include <pty.h>
 #include <unistd.h>
 
 using namespace outbox::testing;
@@ -35,10 +33,8 @@ private:
 
     // A mix: 3 pending (namespace a), 4 dead in a, 2 dead in b, 3 delivered.
     void seedMix() {
-        Seed seed;
-        seed.nameSpace = QStringLiteral("a");
-        seed.nextIn = QStringLiteral("1 hour");
-        seed.attempts = 2;
+        Seed seed{
+            .nameSpace = QStringLiteral("a"), .attempts = 2, .nextIn = QStringLiteral("1 hour")};
         seedEvents(m_db, seed, 3);
         seed.status = QStringLiteral("dead");
         seed.attempts = 10;
@@ -50,10 +46,8 @@ private:
         seed.lastError = QStringLiteral("HTTP 410 gone");
         seed.updatedAgo = QStringLiteral("0s");
         seedEvents(m_db, seed, 2);
-        Seed delivered;
-        delivered.nameSpace = QStringLiteral("a");
-        delivered.status = QStringLiteral("delivered");
-        delivered.attempts = 1;
+        Seed delivered{
+            .nameSpace = QStringLiteral("a"), .status = QStringLiteral("delivered"), .attempts = 1};
         seedEvents(m_db, delivered, 3);
     }
 
@@ -282,34 +276,20 @@ private Q_SLOTS:
         QFETCH(QByteArray, answer);
         QFETCH(int, exitCode);
         QFETCH(int, requeued);
-        int master = -1;
-        int slave = -1;
-        QVERIFY(::openpty(&master, &slave, nullptr, nullptr, nullptr) == 0);
-        QProcess process;
-        process.setProcessEnvironment(cleanEnvironment());
-        // stdin becomes the terminal; stdout and stderr stay pipes.
-        process.setChildProcessModifier([slave] { ::dup2(slave, STDIN_FILENO); });
-        process.start(QStringLiteral(OUTBOXCTL_PATH),
-                      {QStringLiteral("requeue"), QStringLiteral("--namespace"),
-                       QStringLiteral("b"), QStringLiteral("--db"), connInfo()});
-        QVERIFY(process.waitForStarted());
-        ::close(slave);
-        QByteArray err;
-        QTRY_VERIFY_WITH_TIMEOUT((err += process.readAllStandardError()).contains("[y/N]"), 30000);
-        QVERIFY2(err.contains("Requeue 2 events (namespace=b)?"), err.constData());
-        QCOMPARE(::write(master, answer.constData(), size_t(answer.size())),
-                 ssize_t(answer.size()));
-        QVERIFY(process.waitForFinished(30000));
-        ::close(master);
-        QCOMPARE(process.exitCode(), exitCode);
+        TerminalCtl ctl;
+        QVERIFY(ctl.start({QStringLiteral("requeue"), QStringLiteral("--namespace"),
+                           QStringLiteral("b"), QStringLiteral("--db"), connInfo()}));
+        QVERIFY2(ctl.waitForQuestion(), ctl.err().constData());
+        QVERIFY2(ctl.err().contains("Requeue 2 events (namespace=b)?"), ctl.err().constData());
+        QVERIFY(ctl.answer(answer));
+        QVERIFY(ctl.waitForFinished(30000));
+        QCOMPARE(ctl.exitCode(), exitCode);
         QCOMPARE(count(QStringLiteral("namespace = 'b' AND status = 'pending'")), requeued);
     }
 
     void interrupted() {
-        Seed seed;
-        seed.nameSpace = QStringLiteral("slow");
-        seed.status = QStringLiteral("dead");
-        seed.attempts = 10;
+        Seed seed{
+            .nameSpace = QStringLiteral("slow"), .status = QStringLiteral("dead"), .attempts = 10};
         seedEvents(m_db, seed, 40);
         QProcess process;
         process.setProcessEnvironment(cleanEnvironment());

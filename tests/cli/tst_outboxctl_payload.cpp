@@ -12,10 +12,7 @@
 #include <memory>
 
 using namespace outbox;
-using outbox::testing::CtlResult;
-using outbox::testing::runCtl;
-using outbox::testing::Seed;
-using outbox::testing::seedEvent;
+using namespace outbox::testing;
 
 class TestOutboxctlPayload final : public outbox::testing::PgTestSuite {
     Q_OBJECT
@@ -38,8 +35,7 @@ private Q_SLOTS:
         QVERIFY(!name.isEmpty());
         QSqlDatabase db = m_pg->open(name);
         const QString conn = m_pg->connInfo(name);
-        Seed seed;
-        seed.payload = QStringLiteral(R"({"invoice_id": 42, "customer": {"id": 7}})");
+        Seed seed{.payload = QStringLiteral(R"({"invoice_id": 42, "customer": {"id": 7}})")};
         const QString pending42 = seedEvent(db, seed);
         seed.status = QStringLiteral("dead");
         seed.attempts = 5;

@@ -8,14 +8,14 @@
 
 #include <QtTest>
 
-#include <fcntl.h>
-#include <pty.h>
-#include <unistd.h>
-
 using namespace outbox::testing;
 
-class TestOutboxctlTrust final : public QObject, protected outbox::testing::PgTestCase {
+class TestOutboxctlTrust final : public outbox::testing::PgTestSuite {
     Q_OBJECT
+
+public:
+    TestOutboxctlTrust()
+        : PgTestSuite(outbox::testing::migrateSchemaWithRoles) {}
 
 private:
     QString connInfo(const QString &user = {}) const {
@@ -35,39 +35,23 @@ private Q_SLOTS:
                              {QStringLiteral("operator"), QStringLiteral("producer")});
     }
 
-    void init() { openFreshDb(); }
-
-    void cleanup() { dropFreshDb(); }
-
-    void cleanupTestCase() { stopPg(); }
-
     // "Purge 50 events?" — 30 more match by the time "y" is typed: 50 go,
     // the 30 stay for the next run, and the result says so.
     void purgeChangesNoMoreThanConfirmed() {
-        Seed seed;
-        seed.status = QStringLiteral("delivered");
-        seed.attempts = 1;
-        seed.createdAgo = QStringLiteral("10 minutes");
-        seed.updatedAgo = QStringLiteral("5 minutes");
+        Seed seed{.status = QStringLiteral("delivered"),
+                  .attempts = 1,
+                  .createdAgo = QStringLiteral("10 minutes"),
+                  .updatedAgo = QStringLiteral("5 minutes")};
         seedEvents(m_db, seed, 50);
 
-        int master = -1;
-        int slave = -1;
-        QVERIFY(::openpty(&master, &slave, nullptr, nullptr, nullptr) == 0);
-        QProcess process;
-        process.setProcessEnvironment(cleanEnvironment());
-        // stdin becomes the terminal; stdout and stderr stay pipes.
-        process.setChildProcessModifier([slave] { ::dup2(slave, STDIN_FILENO); });
-        process.start(QStringLiteral(OUTBOXCTL_PATH),
-                      {QStringLiteral("purge"), QStringLiteral("--status"),
+        TerminalCtl ctl;
+        QVERIFY(
+            ctl.start({QStringLiteral("purge"), QStringLiteral("--status"),
                        QStringLiteral("delivered"), QStringLiteral("--older-than"),
                        QStringLiteral("1m"), QStringLiteral("--batch-size"), QStringLiteral("20"),
-                       QStringLiteral("--db"), connInfo(QStringLiteral("tst_cli_operator"))});
-        QVERIFY(process.waitForStarted());
-        ::close(slave);
-        QByteArray err;
-        QTRY_VERIFY_WITH_TIMEOUT((err += process.readAllStandardError()).contains("[y/N]"), 30000);
-        QVERIFY2(err.contains("Purge 50 events"), err.constData());
+                       QStringLiteral("--db"), connInfo(QStringLiteral("tst_cli_operator"))}));
+        QVERIFY2(ctl.waitForQuestion(), ctl.err().constData());
+        QVERIFY2(ctl.err().contains("Purge 50 events"), ctl.err().constData());
 
         // While the question waits: 30 more delivered events old enough.
         seed.createdAgo = QStringLiteral("0s");
@@ -75,12 +59,10 @@ private Q_SLOTS:
         seedEvents(m_db, seed, 30);
         QCOMPARE(count(QStringLiteral("status = 'delivered'")), 80);
 
-        QCOMPARE(::write(master, "y\n", 2), ssize_t(2));
-        QVERIFY(process.waitForFinished(60000));
-        ::close(master);
-        const QString out = QString::fromUtf8(process.readAllStandardOutput());
-        QVERIFY2(process.exitCode() == 0,
-                 qPrintable(out + QString::fromUtf8(err + process.readAllStandardError())));
+        QVERIFY(ctl.answer("y\n"));
+        QVERIFY(ctl.waitForFinished(60000));
+        const QString out = ctl.out();
+        QVERIFY2(ctl.exitCode() == 0, qPrintable(out + QString::fromUtf8(ctl.err())));
         QVERIFY2(out.startsWith(QLatin1String("purge: changed 50 of 50 confirmed, skipped 0")),
                  qPrintable(out));
         QVERIFY2(out.contains(QLatin1String("30 newer matching events left for the next run")),
@@ -93,34 +75,20 @@ private Q_SLOTS:
 
     // The default answer is no: Enter alone changes nothing.
     void enterAloneChangesNothing() {
-        Seed seed;
-        seed.status = QStringLiteral("dead");
-        seed.attempts = 3;
+        Seed seed{.status = QStringLiteral("dead"), .attempts = 3};
         seedEvents(m_db, seed, 3);
-        int master = -1;
-        int slave = -1;
-        QVERIFY(::openpty(&master, &slave, nullptr, nullptr, nullptr) == 0);
-        QProcess process;
-        process.setProcessEnvironment(cleanEnvironment());
-        process.setChildProcessModifier([slave] { ::dup2(slave, STDIN_FILENO); });
-        process.start(QStringLiteral(OUTBOXCTL_PATH),
-                      {QStringLiteral("cancel"), QStringLiteral("--all"), QStringLiteral("--db"),
-                       connInfo()});
-        QVERIFY(process.waitForStarted());
-        ::close(slave);
-        QByteArray err;
-        QTRY_VERIFY_WITH_TIMEOUT((err += process.readAllStandardError()).contains("[y/N]"), 30000);
-        QCOMPARE(::write(master, "\n", 1), ssize_t(1));
-        QVERIFY(process.waitForFinished(30000));
-        ::close(master);
-        QCOMPARE(process.exitCode(), 1);
+        TerminalCtl ctl;
+        QVERIFY(ctl.start({QStringLiteral("cancel"), QStringLiteral("--all"),
+                           QStringLiteral("--db"), connInfo()}));
+        QVERIFY2(ctl.waitForQuestion(), ctl.err().constData());
+        QVERIFY(ctl.answer("\n"));
+        QVERIFY(ctl.waitForFinished(30000));
+        QCOMPARE(ctl.exitCode(), 1);
         QCOMPARE(count(QStringLiteral("last_error LIKE 'cancelled%'")), 0);
     }
 
     void replayTwiceNeedsAgain() {
-        Seed seed;
-        seed.status = QStringLiteral("delivered");
-        seed.attempts = 1;
+        Seed seed{.status = QStringLiteral("delivered"), .attempts = 1};
         seedEvents(m_db, seed, 2);
         const QStringList replay{QStringLiteral("replay"),    QStringLiteral("--status"),
                                  QStringLiteral("delivered"), QStringLiteral("--yes"),

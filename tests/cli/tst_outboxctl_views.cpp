@@ -17,11 +17,9 @@ using namespace outbox::testing;
 class TestOutboxctlViews final : public outbox::testing::PgTestSuite {
     Q_OBJECT
 
-public:
-    TestOutboxctlViews()
-        : PgTestSuite(outbox::testing::migrateSchema, PerTest::Nothing) {}
-
 private:
+    QString connInfo() const { return m_pg->connInfo(m_dbName); }
+
     static QStringList column(QSqlDatabase db, const QString &sql) {
         QStringList values;
         QSqlQuery query(db);
@@ -80,50 +78,42 @@ private:
 
 private Q_SLOTS:
     void stats() {
-        const QString name = m_pg->freshMigratedDatabase();
-        QVERIFY(!name.isEmpty());
-        const QString connInfo = m_pg->connInfo(name);
-        QSqlDatabase db = m_pg->open(name);
-        QVERIFY(db.isOpen());
 
-        Seed seed;
-        seed.nameSpace = QStringLiteral("a");
-        seed.topic = QStringLiteral("t1");
-        seed.createdAgo = QStringLiteral("10 minutes");
-        QVERIFY(!seedEvent(db, seed).isEmpty()); // the oldest pending event
+        Seed seed{.nameSpace = QStringLiteral("a"),
+                  .topic = QStringLiteral("t1"),
+                  .createdAgo = QStringLiteral("10 minutes")};
+        QVERIFY(!seedEvent(m_db, seed).isEmpty()); // the oldest pending event
         seed.createdAgo = QStringLiteral("1 minute");
-        seedEvents(db, seed, 2);
+        seedEvents(m_db, seed, 2);
         seed.attempts = 2;
         seed.nextIn = QStringLiteral("1 hour");
         seed.lastError = QStringLiteral("HTTP 503");
-        seedEvents(db, seed, 2);
-        Seed processing;
-        processing.nameSpace = QStringLiteral("a");
-        processing.topic = QStringLiteral("t2");
-        processing.status = QStringLiteral("processing");
-        processing.attempts = 1;
-        processing.leaseIn = QStringLiteral("5 minutes");
-        seedEvent(db, processing);
+        seedEvents(m_db, seed, 2);
+        Seed processing{.nameSpace = QStringLiteral("a"),
+                        .topic = QStringLiteral("t2"),
+                        .status = QStringLiteral("processing"),
+                        .attempts = 1,
+                        .leaseIn = QStringLiteral("5 minutes")};
+        seedEvent(m_db, processing);
         processing.leaseIn = QStringLiteral("-1 minute");
-        seedEvent(db, processing);
-        Seed done;
-        done.nameSpace = QStringLiteral("b");
-        done.topic = QStringLiteral("t1");
-        done.status = QStringLiteral("delivered");
-        done.attempts = 1;
-        seedEvents(db, done, 4);
+        seedEvent(m_db, processing);
+        Seed done{.nameSpace = QStringLiteral("b"),
+                  .topic = QStringLiteral("t1"),
+                  .status = QStringLiteral("delivered"),
+                  .attempts = 1};
+        seedEvents(m_db, done, 4);
         done.status = QStringLiteral("dead");
         done.attempts = 10;
         done.lastError = QStringLiteral("HTTP 410");
-        seedEvents(db, done, 2);
+        seedEvents(m_db, done, 2);
 
-        CtlResult result = runCtl(
-            {QStringLiteral("stats"), QStringLiteral("--json"), QStringLiteral("--db"), connInfo});
+        CtlResult result = runCtl({QStringLiteral("stats"), QStringLiteral("--json"),
+                                   QStringLiteral("--db"), connInfo()});
         CTL_VERIFY_EXIT(result, 0);
         const QJsonObject json = parseObject(result.out);
         auto count = [&](const char *where) {
-            return sqlScalar(db, QStringLiteral("SELECT count(*) FROM outbox_events WHERE ") +
-                                     QLatin1String(where))
+            return sqlScalar(m_db, QStringLiteral("SELECT count(*) FROM outbox_events WHERE ") +
+                                       QLatin1String(where))
                 .toLongLong();
         };
         QCOMPARE(json.value(QLatin1String("pending")).toInteger(),
@@ -144,9 +134,9 @@ private Q_SLOTS:
             json.value(QLatin1String("oldest_pending_at")).toString(), Qt::ISODateWithMs);
         QVERIFY(oldest.isValid());
         QCOMPARE(oldest.toMSecsSinceEpoch(),
-                 sqlScalar(db, QStringLiteral("SELECT floor(extract(epoch FROM min(created_at)) "
-                                              "* 1000)::bigint FROM outbox_events WHERE status "
-                                              "= 'pending'"))
+                 sqlScalar(m_db, QStringLiteral("SELECT floor(extract(epoch FROM min(created_at)) "
+                                                "* 1000)::bigint FROM outbox_events WHERE status "
+                                                "= 'pending'"))
                      .toLongLong());
         const qint64 age = json.value(QLatin1String("oldest_pending_age_ms")).toInteger();
         QVERIFY2(age >= 10 * 60 * 1000, qPrintable(QString::number(age)));
@@ -156,9 +146,9 @@ private Q_SLOTS:
         QVERIFY(due.isValid());
         QCOMPARE(
             due.toMSecsSinceEpoch(),
-            sqlScalar(db, QStringLiteral("SELECT floor(extract(epoch FROM min(next_attempt_at))"
-                                         " * 1000)::bigint FROM outbox_events WHERE status ="
-                                         " 'pending' AND next_attempt_at <= now()"))
+            sqlScalar(m_db, QStringLiteral("SELECT floor(extract(epoch FROM min(next_attempt_at))"
+                                           " * 1000)::bigint FROM outbox_events WHERE status ="
+                                           " 'pending' AND next_attempt_at <= now()"))
                 .toLongLong());
         QVERIFY(json.value(QLatin1String("oldest_due_age_ms")).toInteger() >= 0);
         QCOMPARE(json.value(QLatin1String("blocked")).toInteger(-1), 0);
@@ -179,7 +169,7 @@ private Q_SLOTS:
         QCOMPARE(byName.value(QStringLiteral("b/t1")).value(QLatin1String("dead")).toInteger(), 2);
 
         // The table says the same for people.
-        result = runCtl({QStringLiteral("stats"), QStringLiteral("--db"), connInfo});
+        result = runCtl({QStringLiteral("stats"), QStringLiteral("--db"), connInfo()});
         CTL_VERIFY_EXIT(result, 0);
         QVERIFY2(result.out.contains(QRegularExpression(QStringLiteral("\\nretrying\\s+2\\s"))),
                  qPrintable(result.out));
@@ -192,37 +182,35 @@ private Q_SLOTS:
 
         // A dead event ahead of a pending one of its aggregate blocks it, once
         // aggregate order is on for the database.
-        QVERIFY(
-            sqlExec(db, QStringLiteral("UPDATE outbox_events SET aggregate_type = 'invoice',"
+        QVERIFY(sqlExec(m_db,
+                        QStringLiteral("UPDATE outbox_events SET aggregate_type = 'invoice',"
                                        " aggregate_id = '7', created_at = now() - interval '1 hour'"
                                        " WHERE id = (SELECT id FROM outbox_events"
                                        "             WHERE status = 'dead' ORDER BY id LIMIT 1)")));
-        QVERIFY(sqlExec(db, QStringLiteral("UPDATE outbox_events SET aggregate_type = 'invoice',"
-                                           " aggregate_id = '7' WHERE id = (SELECT id FROM"
-                                           " outbox_events WHERE status = 'pending'"
-                                           " ORDER BY id LIMIT 1)")));
+        QVERIFY(sqlExec(m_db, QStringLiteral("UPDATE outbox_events SET aggregate_type = 'invoice',"
+                                             " aggregate_id = '7' WHERE id = (SELECT id FROM"
+                                             " outbox_events WHERE status = 'pending'"
+                                             " ORDER BY id LIMIT 1)")));
         const auto blocked = [&] {
             const CtlResult stats = runCtl({QStringLiteral("stats"), QStringLiteral("--json"),
-                                            QStringLiteral("--db"), connInfo});
+                                            QStringLiteral("--db"), connInfo()});
             return parseObject(stats.out).value(QLatin1String("blocked")).toInteger(-1);
         };
         QCOMPARE(blocked(), 0);
-        QCOMPARE(outbox::store::Migrator(db).enableAggregateOrder().value(), true);
+        QCOMPARE(outbox::store::Migrator(m_db).enableAggregateOrder().value(), true);
         QCOMPARE(blocked(), 1);
-        result = runCtl({QStringLiteral("stats"), QStringLiteral("--db"), connInfo});
+        result = runCtl({QStringLiteral("stats"), QStringLiteral("--db"), connInfo()});
         CTL_VERIFY_EXIT(result, 0);
         QVERIFY2(result.out.contains(QLatin1String("Blocked:              1 pending event(s)")),
                  qPrintable(result.out));
     }
 
     void statsWatch() {
-        const QString name = m_pg->freshMigratedDatabase();
-        QVERIFY(!name.isEmpty());
         QProcess process;
         process.setProcessEnvironment(cleanEnvironment());
         process.start(QStringLiteral(OUTBOXCTL_PATH),
                       {QStringLiteral("stats"), QStringLiteral("--watch"), QStringLiteral("100ms"),
-                       QStringLiteral("--json"), QStringLiteral("--db"), m_pg->connInfo(name)});
+                       QStringLiteral("--json"), QStringLiteral("--db"), connInfo()});
         QVERIFY(process.waitForStarted());
         QByteArray output;
         QTRY_VERIFY_WITH_TIMEOUT((output += process.readAllStandardOutput()).count('\n') >= 2,
@@ -250,27 +238,24 @@ private Q_SLOTS:
     void listPaging() {
         QFETCH(bool, json);
         QFETCH(bool, oldestFirst);
-        const QString name = m_pg->freshMigratedDatabase();
-        QVERIFY(!name.isEmpty());
-        QSqlDatabase db = m_pg->open(name);
         // Ties are the hard case for keyset paging: 13 events share one
         // created_at (one statement), 10 more differ by microseconds.
-        QVERIFY(sqlExec(db, QStringLiteral("INSERT INTO outbox_events (id, namespace, topic, "
-                                           "payload) SELECT outbox_uuid_v7(), 'n', 't', "
-                                           "jsonb_build_object('i', i) FROM generate_series(1, "
-                                           "13) i")));
-        QVERIFY(sqlExec(db, QStringLiteral("INSERT INTO outbox_events (id, namespace, topic, "
-                                           "payload, created_at) SELECT gen_random_uuid(), 'n', "
-                                           "'t', '{}', now() - i * interval '7 microseconds' "
-                                           "FROM generate_series(1, 10) i")));
-        const QStringList expected =
-            column(db, QStringLiteral("SELECT id FROM outbox_events ORDER BY created_at %1, id %1")
-                           .arg(oldestFirst ? QLatin1String("ASC") : QLatin1String("DESC")));
+        QVERIFY(sqlExec(m_db, QStringLiteral("INSERT INTO outbox_events (id, namespace, topic, "
+                                             "payload) SELECT outbox_uuid_v7(), 'n', 't', "
+                                             "jsonb_build_object('i', i) FROM generate_series(1, "
+                                             "13) i")));
+        QVERIFY(sqlExec(m_db, QStringLiteral("INSERT INTO outbox_events (id, namespace, topic, "
+                                             "payload, created_at) SELECT gen_random_uuid(), 'n', "
+                                             "'t', '{}', now() - i * interval '7 microseconds' "
+                                             "FROM generate_series(1, 10) i")));
+        const QStringList expected = column(
+            m_db, QStringLiteral("SELECT id FROM outbox_events ORDER BY created_at %1, id %1")
+                      .arg(oldestFirst ? QLatin1String("ASC") : QLatin1String("DESC")));
         QCOMPARE(expected.size(), 23);
 
         const QStringList seen = pageThrough(
-            m_pg->connInfo(name),
-            oldestFirst ? QStringList{QStringLiteral("--oldest-first")} : QStringList{}, json);
+            connInfo(), oldestFirst ? QStringList{QStringLiteral("--oldest-first")} : QStringList{},
+            json);
         QStringList expectedIds;
         for (const QString &id : expected)
             expectedIds << uuidText(id);
@@ -278,19 +263,16 @@ private Q_SLOTS:
     }
 
     void listFiltersAndTable() {
-        const QString name = m_pg->freshMigratedDatabase();
-        QVERIFY(!name.isEmpty());
-        QSqlDatabase db = m_pg->open(name);
         Seed seed;
-        seedEvents(db, seed, 3);
+        seedEvents(m_db, seed, 3);
         seed.status = QStringLiteral("dead");
         seed.attempts = 10;
         seed.lastError = QStringLiteral("HTTP 500: upstream exploded");
-        const QStringList dead = seedEvents(db, seed, 2);
+        const QStringList dead = seedEvents(m_db, seed, 2);
 
         CtlResult result =
             runCtl({QStringLiteral("list"), QStringLiteral("--status"), QStringLiteral("dead"),
-                    QStringLiteral("--jsonl"), QStringLiteral("--db"), m_pg->connInfo(name)});
+                    QStringLiteral("--jsonl"), QStringLiteral("--db"), connInfo()});
         CTL_VERIFY_EXIT(result, 0);
         QSet<QString> ids;
         for (const QString &line : result.out.split(QLatin1Char('\n'), Qt::SkipEmptyParts)) {
@@ -303,7 +285,7 @@ private Q_SLOTS:
         QVERIFY(!result.err.contains(QLatin1String("next cursor")));
 
         result = runCtl({QStringLiteral("list"), QStringLiteral("--limit"), QStringLiteral("4"),
-                         QStringLiteral("--db"), m_pg->connInfo(name)});
+                         QStringLiteral("--db"), connInfo()});
         CTL_VERIFY_EXIT(result, 0);
         QVERIFY(result.out.startsWith(QLatin1String("ID ")));
         QCOMPARE(result.out.count(QLatin1Char('\n')), 5); // header + 4 rows
@@ -312,18 +294,15 @@ private Q_SLOTS:
         QVERIFY(result.err.contains(QLatin1String("next cursor: ")));
 
         result = runCtl({QStringLiteral("list"), QStringLiteral("--error-contains"),
-                         QStringLiteral("nothing like this"), QStringLiteral("--db"),
-                         m_pg->connInfo(name)});
+                         QStringLiteral("nothing like this"), QStringLiteral("--db"), connInfo()});
         CTL_VERIFY_EXIT(result, 0);
         QCOMPARE(result.out, QStringLiteral("No events match.\n"));
     }
 
     void showUnknown() {
-        const QString name = m_pg->freshMigratedDatabase();
-        QVERIFY(!name.isEmpty());
         const CtlResult result =
             runCtl({QStringLiteral("show"), QStringLiteral("0190f5e2-7c1a-7b3e-9a4d-2f6c8e1b0a57"),
-                    QStringLiteral("--db"), m_pg->connInfo(name)});
+                    QStringLiteral("--db"), connInfo()});
         CTL_VERIFY_EXIT(result, 1);
         QVERIFY2(result.err.contains(
                      QLatin1String("no event with id 0190f5e2-7c1a-7b3e-9a4d-2f6c8e1b0a57")),
@@ -362,21 +341,13 @@ private Q_SLOTS:
         QFETCH(QString, nextIn);
         QFETCH(QString, leaseIn);
         QFETCH(QString, why);
-        const QString name = m_pg->freshMigratedDatabase();
-        QVERIFY(!name.isEmpty());
-        QSqlDatabase db = m_pg->open(name);
-        Seed seed;
-        seed.status = status;
-        seed.attempts = attempts;
-        seed.nextIn = nextIn;
-        seed.leaseIn = leaseIn;
+        Seed seed{.status = status, .attempts = attempts, .nextIn = nextIn, .leaseIn = leaseIn};
         if (status == QLatin1String("dead"))
             seed.lastError = QStringLiteral("boom");
-        const QString id = seedEvent(db, seed);
+        const QString id = seedEvent(m_db, seed);
         QVERIFY(!id.isEmpty());
 
-        CtlResult result =
-            runCtl({QStringLiteral("show"), id, QStringLiteral("--db"), m_pg->connInfo(name)});
+        CtlResult result = runCtl({QStringLiteral("show"), id, QStringLiteral("--db"), connInfo()});
         CTL_VERIFY_EXIT(result, 0);
         const QRegularExpression whyLine(QStringLiteral("\\n  Why:\\s+(.*)\\n"));
         const auto match = whyLine.match(result.out);
@@ -384,7 +355,7 @@ private Q_SLOTS:
         QVERIFY2(match.captured(1).contains(why), qPrintable(match.captured(1)));
 
         result = runCtl({QStringLiteral("show"), id, QStringLiteral("--json"),
-                         QStringLiteral("--db"), m_pg->connInfo(name)});
+                         QStringLiteral("--db"), connInfo()});
         CTL_VERIFY_EXIT(result, 0);
         const QJsonObject json = parseObject(result.out);
         QVERIFY(json.value(QLatin1String("why")).toString().contains(why));
@@ -393,34 +364,30 @@ private Q_SLOTS:
     }
 
     void showDetail() {
-        const QString name = m_pg->freshMigratedDatabase();
-        QVERIFY(!name.isEmpty());
-        QSqlDatabase db = m_pg->open(name);
-        Seed seed;
-        seed.status = QStringLiteral("dead");
-        seed.attempts = 3;
-        seed.lastError = QStringLiteral("HTTP 500: still broken");
-        seed.payload = QStringLiteral("{\"a\": {\"b\": [1, 2]}, \"big\": 12345678901234567890}");
-        const QString id = seedEvent(db, seed);
+        Seed seed{.status = QStringLiteral("dead"),
+                  .attempts = 3,
+                  .lastError = QStringLiteral("HTTP 500: still broken"),
+                  .payload =
+                      QStringLiteral("{\"a\": {\"b\": [1, 2]}, \"big\": 12345678901234567890}")};
+        const QString id = seedEvent(m_db, seed);
         QVERIFY(!id.isEmpty());
         for (int attempt = 1; attempt <= 2; ++attempt) {
-            QVERIFY(sqlExec(db,
+            QVERIFY(sqlExec(m_db,
                             QStringLiteral("INSERT INTO outbox_attempts (event_id, attempt, "
                                            "worker_id, http_status, duration_ms, error) VALUES "
                                            "(?::uuid, ?, gen_random_uuid(), 500, 120, ?)"),
                             {id, attempt, QStringLiteral("HTTP 500: attempt %1").arg(attempt)}));
         }
         // One operator action in the audit trail, then dead again.
-        CtlResult result =
-            runCtl({QStringLiteral("requeue"), QStringLiteral("--id"), id, QStringLiteral("--yes"),
-                    QStringLiteral("--db"), m_pg->connInfo(name)});
+        CtlResult result = runCtl({QStringLiteral("requeue"), QStringLiteral("--id"), id,
+                                   QStringLiteral("--yes"), QStringLiteral("--db"), connInfo()});
         CTL_VERIFY_EXIT(result, 0);
-        QVERIFY(sqlExec(db,
+        QVERIFY(sqlExec(m_db,
                         QStringLiteral("UPDATE outbox_events SET status = 'dead', attempts = 3"
                                        " WHERE id = ?::uuid"),
                         {id}));
 
-        result = runCtl({QStringLiteral("show"), id, QStringLiteral("--db"), m_pg->connInfo(name)});
+        result = runCtl({QStringLiteral("show"), id, QStringLiteral("--db"), connInfo()});
         CTL_VERIFY_EXIT(result, 0);
         QVERIFY2(result.out.startsWith(QStringLiteral("Event ") + id), qPrintable(result.out));
         // Pretty printed, and the big number exactly as stored.
@@ -433,7 +400,7 @@ private Q_SLOTS:
         QVERIFY(result.out.contains(QRegularExpression(QStringLiteral("\\s+requeue\\s"))));
 
         result = runCtl({QStringLiteral("show"), QStringLiteral("--json"), id,
-                         QStringLiteral("--db"), m_pg->connInfo(name)});
+                         QStringLiteral("--db"), connInfo()});
         CTL_VERIFY_EXIT(result, 0);
         QVERIFY2(result.out.contains(QLatin1String("12345678901234567890")),
                  qPrintable(result.out));

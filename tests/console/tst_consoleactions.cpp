@@ -30,8 +30,6 @@
 #include <QClipboard>
 #include <QComboBox>
 #include <QDialogButtonBox>
-#include <QDir>
-#include <QFileDialog>
 #include <QHeaderView>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -49,15 +47,10 @@
 #include <memory>
 
 using namespace outbox;
-using console::ActionController;
-using console::BulkDialog;
-using console::ConnectionState;
-using console::MainWindow;
-using testing::kWindowTimeout;
-using testing::uuidArray;
+using namespace outbox::console;
+using namespace outbox::testing;
 
 namespace {
-constexpr int kTimeout = kWindowTimeout;
 
 const QList<ActionController::Kind> kChanging{
     ActionController::RetrySelected,   ActionController::RequeueSelected,
@@ -81,7 +74,37 @@ private Q_SLOTS:
     void purgeOldDeliveredWithPreview();
     void purgeChangesNoMoreThanConfirmed();
     void exportAndCopySelectedRows();
+
+private:
+    // Edit > Purge old events: the dialog and its controls (null when
+    // missing).
+    struct PurgeOldDialog {
+        console::PurgeDialog *dialog = nullptr;
+        QComboBox *states = nullptr;
+        QLineEdit *age = nullptr;
+        QLabel *preview = nullptr;
+        QPushButton *purgeButton = nullptr;
+        QDialogButtonBox *buttons = nullptr;
+        bool complete() const {
+            return dialog && states && age && preview && purgeButton && buttons;
+        }
+    };
+    PurgeOldDialog openPurgeOld();
 };
+
+TestConsoleActions::PurgeOldDialog TestConsoleActions::openPurgeOld() {
+    action(ActionController::PurgeOld)->trigger();
+    PurgeOldDialog purge;
+    purge.dialog = m_window->findChild<console::PurgeDialog *>();
+    if (!purge.dialog)
+        return purge;
+    purge.states = purge.dialog->findChild<QComboBox *>(QStringLiteral("statusCombo"));
+    purge.age = purge.dialog->findChild<QLineEdit *>(QStringLiteral("ageEdit"));
+    purge.preview = purge.dialog->findChild<QLabel *>(QStringLiteral("previewLabel"));
+    purge.purgeButton = purge.dialog->findChild<QPushButton *>(QStringLiteral("purgeButton"));
+    purge.buttons = purge.dialog->findChild<QDialogButtonBox *>(QStringLiteral("buttons"));
+    return purge;
+}
 
 void TestConsoleActions::requeueSelectedDeadRows() {
     insertDead(5, QStringLiteral("billing"), QStringLiteral("HTTP 503"));
@@ -89,10 +112,8 @@ void TestConsoleActions::requeueSelectedDeadRows() {
     console::EventView *view = showLoaded(core::Status::Dead, 5);
     QVERIFY(!QTest::currentTestFailed());
 
-    QList<QUuid> chosen;
-    for (int row = 0; row < 3; ++row)
-        chosen << view->model()->eventAt(row).id;
-    QCOMPARE(clickRows(view, chosen), 3);
+    const QList<QUuid> chosen = clickRowsAt(view, {0, 1, 2});
+    QCOMPARE(chosen.size(), 3);
 
     QString asked;
     answerNext<QMessageBox>([&](QMessageBox *box) {
@@ -112,7 +133,7 @@ void TestConsoleActions::requeueSelectedDeadRows() {
         scalar(QStringLiteral("SELECT count(*) FROM outbox_events WHERE id = ANY(?::uuid[]) "
                               "AND status = 'pending' AND attempts = 0"),
                {ids}),
-        QStringLiteral("3"), kTimeout);
+        QStringLiteral("3"), kWindowTimeout);
     QCOMPARE(scalar(QStringLiteral("SELECT count(*) FROM outbox_events WHERE status = 'dead'")),
              QStringLiteral("2"));
     QCOMPARE(scalar(QStringLiteral("SELECT action || ':' || affected || ':' || skipped "
@@ -123,7 +144,7 @@ void TestConsoleActions::requeueSelectedDeadRows() {
                     {ids}),
              QStringLiteral("3"));
     // The page follows: the requeued rows leave the dead view.
-    QTRY_COMPARE_WITH_TIMEOUT(view->model()->rowCount(), 2, kTimeout);
+    QTRY_COMPARE_WITH_TIMEOUT(view->model()->rowCount(), 2, kWindowTimeout);
     for (const auto &event : view->model()->events())
         QVERIFY(!chosen.contains(event.id));
 }
@@ -145,10 +166,8 @@ void TestConsoleActions::replaySelectedAsksBeforeReplayingAgain() {
     openWindow();
     console::EventView *view = showLoaded(core::Status::Dead, 3);
     QVERIFY(!QTest::currentTestFailed());
-    QList<QUuid> chosen;
-    for (int row = 0; row < 3; ++row)
-        chosen << view->model()->eventAt(row).id;
-    QCOMPARE(clickRows(view, chosen), 3);
+    const QList<QUuid> chosen = clickRowsAt(view, {0, 1, 2});
+    QCOMPARE(chosen.size(), 3);
     const QString copies = QStringLiteral("SELECT count(*) FROM outbox_events"
                                           " WHERE replay_of IS NOT NULL");
 
@@ -165,7 +184,7 @@ void TestConsoleActions::replaySelectedAsksBeforeReplayingAgain() {
         box->button(QMessageBox::Cancel)->click();
     });
     action(ActionController::ReplaySelected)->trigger();
-    QTRY_VERIFY_WITH_TIMEOUT(answered, kTimeout);
+    QTRY_VERIFY_WITH_TIMEOUT(answered, kWindowTimeout);
     QVERIFY(!yesEnabledAtFirst);
     QVERIFY2(informative.startsWith(QLatin1String("1 event")), qPrintable(informative));
     QCOMPARE(scalar(copies), QStringLiteral("1"));
@@ -180,8 +199,8 @@ void TestConsoleActions::replaySelectedAsksBeforeReplayingAgain() {
         box->button(QMessageBox::Yes)->click();
     });
     action(ActionController::ReplaySelected)->trigger();
-    QTRY_VERIFY_WITH_TIMEOUT(answered, kTimeout);
-    QTRY_COMPARE_WITH_TIMEOUT(scalar(copies), QStringLiteral("4"), kTimeout);
+    QTRY_VERIFY_WITH_TIMEOUT(answered, kWindowTimeout);
+    QTRY_COMPARE_WITH_TIMEOUT(scalar(copies), QStringLiteral("4"), kWindowTimeout);
     QCOMPARE(scalar(QStringLiteral("SELECT count(*) FROM outbox_events"
                                    " WHERE replay_of = ?::uuid"),
                     {original}),
@@ -202,7 +221,7 @@ void TestConsoleActions::bulkRequeueByFilterCanBeCancelled() {
     action(ActionController::RequeueMatching)->trigger();
     auto *dialog = m_window->findChild<BulkDialog *>();
     QVERIFY(dialog);
-    QTRY_COMPARE_WITH_TIMEOUT(dialog->stage(), BulkDialog::Stage::Confirm, kTimeout);
+    QTRY_COMPARE_WITH_TIMEOUT(dialog->stage(), BulkDialog::Stage::Confirm, kWindowTimeout);
     QCOMPARE(dialog->matched(), 400); // the dry run counted billing only
     auto *start = dialog->findChild<QPushButton *>(QStringLiteral("startButton"));
     QVERIFY(start && start->isVisible());
@@ -214,7 +233,7 @@ void TestConsoleActions::bulkRequeueByFilterCanBeCancelled() {
     dialog->setBatchSize(10);
     start->click();
     // The job goes to the background; the dialog closes.
-    QTRY_VERIFY_WITH_TIMEOUT(!m_window->findChild<BulkDialog *>(), kTimeout);
+    QTRY_VERIFY_WITH_TIMEOUT(!m_window->findChild<BulkDialog *>(), kWindowTimeout);
     auto *jobs = m_window->findChild<console::JobListModel *>();
     QVERIFY(jobs);
     QCOMPARE(jobs->rowCount(), 1);
@@ -222,11 +241,12 @@ void TestConsoleActions::bulkRequeueByFilterCanBeCancelled() {
     QTRY_VERIFY_WITH_TIMEOUT(
         scalar(QStringLiteral("SELECT count(*) FROM outbox_events WHERE status = 'pending'"))
                 .toInt() >= 20,
-        kTimeout);
+        kWindowTimeout);
     auto *stop = m_window->findChild<QPushButton *>(QStringLiteral("stopJobButton"));
     QVERIFY(stop && stop->isVisible() && stop->isEnabled());
     stop->click();
-    QTRY_COMPARE_WITH_TIMEOUT(jobs->stateAt(0), console::JobListModel::State::Stopped, kTimeout);
+    QTRY_COMPARE_WITH_TIMEOUT(jobs->stateAt(0), console::JobListModel::State::Stopped,
+                              kWindowTimeout);
 
     const int changed = scalar(QStringLiteral("SELECT count(*) FROM outbox_events "
                                               "WHERE status = 'pending' AND namespace = 'billing'"))
@@ -287,7 +307,7 @@ void TestConsoleActions::viewerRoleIsReadOnly() {
     console::EventView *view = showLoaded(core::Status::Dead, 2); // a viewer can read
     QVERIFY(!QTest::currentTestFailed());
     selectAllRows(view);
-    QTRY_VERIFY_WITH_TIMEOUT(actions()->isReadOnly(), kTimeout);
+    QTRY_VERIFY_WITH_TIMEOUT(actions()->isReadOnly(), kWindowTimeout);
     for (ActionController::Kind kind : kChanging) {
         QAction *changing = action(kind);
         QVERIFY2(!changing->isEnabled(), qPrintable(changing->text()));
@@ -309,51 +329,47 @@ void TestConsoleActions::purgeOldDeliveredWithPreview() {
                              "       ELSE now() - interval '10 days' END "
                              "FROM generate_series(1, 9) AS g")));
     openWindow();
-    action(ActionController::PurgeOld)->trigger();
-    auto *purge = m_window->findChild<console::PurgeDialog *>();
-    QVERIFY(purge);
-    auto *states = purge->findChild<QComboBox *>(QStringLiteral("statusCombo"));
-    auto *age = purge->findChild<QLineEdit *>(QStringLiteral("ageEdit"));
-    auto *preview = purge->findChild<QLabel *>(QStringLiteral("previewLabel"));
-    auto *purgeButton = purge->findChild<QPushButton *>(QStringLiteral("purgeButton"));
-    QVERIFY(states && age && preview && purgeButton);
+    const PurgeOldDialog purge = openPurgeOld();
+    QVERIFY(purge.complete());
     const auto choose = [&](const QString &text) {
-        const int index = states->findText(text);
+        const int index = purge.states->findText(text);
         QVERIFY2(index >= 0, qPrintable(text));
-        states->setCurrentIndex(index);
+        purge.states->setCurrentIndex(index);
     };
     const auto type = [&](const QString &text) {
-        age->selectAll();
-        QTest::keyClicks(age, text);
-        QCOMPARE(age->text(), text);
+        purge.age->selectAll();
+        QTest::keyClicks(purge.age, text);
+        QCOMPARE(purge.age->text(), text);
     };
     choose(QStringLiteral("Delivered"));
     type(QStringLiteral("7d"));
-    QTRY_COMPARE_WITH_TIMEOUT(preview->text(), QStringLiteral("4 events would be deleted."),
-                              kTimeout);
+    QTRY_COMPARE_WITH_TIMEOUT(purge.preview->text(), QStringLiteral("4 events would be deleted."),
+                              kWindowTimeout);
     choose(QStringLiteral("Delivered and dead"));
-    QTRY_COMPARE_WITH_TIMEOUT(preview->text(), QStringLiteral("6 events would be deleted."),
-                              kTimeout);
+    QTRY_COMPARE_WITH_TIMEOUT(purge.preview->text(), QStringLiteral("6 events would be deleted."),
+                              kWindowTimeout);
     type(QStringLiteral("7 days")); // not a duration
-    QVERIFY2(preview->text().startsWith(QLatin1String("Age: ")), qPrintable(preview->text()));
-    QVERIFY(!purgeButton->isEnabled());
+    QVERIFY2(purge.preview->text().startsWith(QLatin1String("Age: ")),
+             qPrintable(purge.preview->text()));
+    QVERIFY(!purge.purgeButton->isEnabled());
     choose(QStringLiteral("Delivered"));
     type(QStringLiteral("7d"));
-    QTRY_COMPARE_WITH_TIMEOUT(preview->text(), QStringLiteral("4 events would be deleted."),
-                              kTimeout);
-    QVERIFY(purgeButton->isEnabled());
-    QTest::mouseClick(purgeButton, Qt::LeftButton);
+    QTRY_COMPARE_WITH_TIMEOUT(purge.preview->text(), QStringLiteral("4 events would be deleted."),
+                              kWindowTimeout);
+    QVERIFY(purge.purgeButton->isEnabled());
+    QTest::mouseClick(purge.purgeButton, Qt::LeftButton);
 
     auto *bulk = m_window->findChild<BulkDialog *>();
     QVERIFY(bulk);
     QCOMPARE(bulk->action(), store::Action::Purge);
-    QTRY_COMPARE_WITH_TIMEOUT(bulk->stage(), BulkDialog::Stage::Confirm, kTimeout);
+    QTRY_COMPARE_WITH_TIMEOUT(bulk->stage(), BulkDialog::Stage::Confirm, kWindowTimeout);
     QCOMPARE(bulk->matched(), 4);
     bulk->findChild<QPushButton *>(QStringLiteral("startButton"))->click();
     auto *jobs = m_window->findChild<console::JobListModel *>();
     QVERIFY(jobs);
-    QTRY_COMPARE_WITH_TIMEOUT(jobs->rowCount(), 1, kTimeout);
-    QTRY_COMPARE_WITH_TIMEOUT(jobs->stateAt(0), console::JobListModel::State::Finished, kTimeout);
+    QTRY_COMPARE_WITH_TIMEOUT(jobs->rowCount(), 1, kWindowTimeout);
+    QTRY_COMPARE_WITH_TIMEOUT(jobs->stateAt(0), console::JobListModel::State::Finished,
+                              kWindowTimeout);
     QVERIFY(jobs->index(0, 0)
                 .data(console::JobListModel::SummaryRole)
                 .toString()
@@ -382,28 +398,21 @@ void TestConsoleActions::purgeChangesNoMoreThanConfirmed() {
     };
     insertOldDelivered(4);
     openWindow();
-    action(ActionController::PurgeOld)->trigger();
-    auto *purge = m_window->findChild<console::PurgeDialog *>();
-    QVERIFY(purge);
-    auto *states = purge->findChild<QComboBox *>(QStringLiteral("statusCombo"));
-    auto *age = purge->findChild<QLineEdit *>(QStringLiteral("ageEdit"));
-    auto *preview = purge->findChild<QLabel *>(QStringLiteral("previewLabel"));
-    auto *purgeButton = purge->findChild<QPushButton *>(QStringLiteral("purgeButton"));
-    auto *buttons = purge->findChild<QDialogButtonBox *>(QStringLiteral("buttons"));
-    QVERIFY(states && age && preview && purgeButton && buttons);
-    states->setCurrentIndex(states->findText(QStringLiteral("Delivered")));
-    age->selectAll();
-    QTest::keyClicks(age, QStringLiteral("7d"));
-    QTRY_COMPARE_WITH_TIMEOUT(preview->text(), QStringLiteral("4 events would be deleted."),
-                              kTimeout);
-    QVERIFY(buttons->button(QDialogButtonBox::Cancel)->isDefault());
-    QVERIFY(!purgeButton->isDefault());
+    const PurgeOldDialog purge = openPurgeOld();
+    QVERIFY(purge.complete());
+    purge.states->setCurrentIndex(purge.states->findText(QStringLiteral("Delivered")));
+    purge.age->selectAll();
+    QTest::keyClicks(purge.age, QStringLiteral("7d"));
+    QTRY_COMPARE_WITH_TIMEOUT(purge.preview->text(), QStringLiteral("4 events would be deleted."),
+                              kWindowTimeout);
+    QVERIFY(purge.buttons->button(QDialogButtonBox::Cancel)->isDefault());
+    QVERIFY(!purge.purgeButton->isDefault());
 
     insertOldDelivered(3); // after the preview
-    QTest::mouseClick(purgeButton, Qt::LeftButton);
+    QTest::mouseClick(purge.purgeButton, Qt::LeftButton);
     auto *bulk = m_window->findChild<BulkDialog *>();
     QVERIFY(bulk);
-    QTRY_COMPARE_WITH_TIMEOUT(bulk->stage(), BulkDialog::Stage::Confirm, kTimeout);
+    QTRY_COMPARE_WITH_TIMEOUT(bulk->stage(), BulkDialog::Stage::Confirm, kWindowTimeout);
     QCOMPARE(bulk->matched(), 4); // never more than the preview said
     auto *start = bulk->findChild<QPushButton *>(QStringLiteral("startButton"));
     auto *cancel = bulk->findChild<QPushButton *>(QStringLiteral("cancelButton"));
@@ -417,8 +426,9 @@ void TestConsoleActions::purgeChangesNoMoreThanConfirmed() {
     // changed, what was confirmed and what was left.
     auto *jobs = m_window->findChild<console::JobListModel *>();
     QVERIFY(jobs);
-    QTRY_COMPARE_WITH_TIMEOUT(jobs->rowCount(), 1, kTimeout);
-    QTRY_COMPARE_WITH_TIMEOUT(jobs->stateAt(0), console::JobListModel::State::Finished, kTimeout);
+    QTRY_COMPARE_WITH_TIMEOUT(jobs->rowCount(), 1, kWindowTimeout);
+    QTRY_COMPARE_WITH_TIMEOUT(jobs->stateAt(0), console::JobListModel::State::Finished,
+                              kWindowTimeout);
     const QString summary = jobs->index(0, 0).data(console::JobListModel::SummaryRole).toString();
     QVERIFY2(summary.startsWith(QLatin1String("Changed 4 of 4 confirmed, skipped 0")) &&
                  summary.contains(QLatin1String("5 newer matching events left")),
@@ -431,20 +441,11 @@ void TestConsoleActions::exportAndCopySelectedRows() {
     openWindow();
     console::EventView *view = showLoaded(core::Status::Dead, 3);
     QVERIFY(!QTest::currentTestFailed());
-    QList<QUuid> chosen{view->model()->eventAt(0).id, view->model()->eventAt(2).id};
-    QCOMPARE(clickRows(view, chosen), 2);
+    const QList<QUuid> chosen = clickRowsAt(view, {0, 2});
+    QCOMPARE(chosen.size(), 2);
 
-    // The file dialog opens in the working directory: the test's own, where
-    // the operator saves under the suggested name.
-    const QString oldCwd = QDir::currentPath();
-    QVERIFY(QDir::setCurrent(m_dir->path()));
-    const auto restoreCwd = qScopeGuard([&] { QDir::setCurrent(oldCwd); });
-    QString suggested;
-    answerNext<QFileDialog>([&](QFileDialog *dialog) {
-        suggested = dialog->selectedFiles().value(0);
-        static_cast<QDialog *>(dialog)->accept(); // "Save"
-    });
-    action(ActionController::ExportJson)->trigger();
+    // Saved under the suggested name.
+    const QString suggested = saveAs(action(ActionController::ExportJson));
     QVERIFY2(suggested.startsWith(m_dir->path()) && suggested.endsWith(QLatin1String(".jsonl")),
              qPrintable(suggested));
     QFile file(suggested);

@@ -4,9 +4,9 @@
 // and demo controls). The models themselves are tested headless
 // (tst_navmodels, tst_eventtablemodel, tst_demoenvironment).
 
-#include "console/model/demoenvironment.h"
+#include "console/demo/demoenvironment.h"
+#include "console/demo/demopanel.h"
 #include "console/model/statusnavmodel.h"
-#include "console/widgets/demopanel.h"
 #include "console/widgets/dispatcherpanel.h"
 #include "store/database.h"
 #include "store/queries.h"

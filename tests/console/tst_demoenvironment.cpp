@@ -4,8 +4,8 @@
 // stop (and, as a last resort, the destructor) removes everything. The demo
 // panel and the screenshots are in tst_consoleviews.
 
-#include "console/model/demoenvironment.h"
-#include "console/model/demoproducer.h"
+#include "console/demo/demoenvironment.h"
+#include "console/demo/demoproducer.h"
 #include "dispatch/dispatcherhost.h"
 #include "store/database.h"
 #include "support/pgfixture.h"

@@ -44,6 +44,29 @@ QString figure(DispatcherPanel &panel, const char *key) {
     return label ? label->text() : QString();
 }
 
+// The console's settings file, in a directory removed with the object.
+class SettingsFile final {
+public:
+    bool isValid() const { return m_dir.isValid(); }
+    std::unique_ptr<QSettings> open() const {
+        return std::make_unique<QSettings>(path(), QSettings::IniFormat);
+    }
+    // What the file holds (empty, with a warning, when it cannot be read).
+    QByteArray contents() const {
+        QFile file(path());
+        if (!file.open(QIODevice::ReadOnly)) {
+            qWarning().noquote() << "cannot read" << path();
+            return {};
+        }
+        return file.readAll();
+    }
+
+private:
+    QString path() const { return m_dir.filePath(QStringLiteral("console.ini")); }
+
+    QTemporaryDir m_dir;
+};
+
 core::DispatcherConfig validConfig() {
     core::DispatcherConfig config;
     config.runnerUrl = QUrl(QStringLiteral("http://127.0.0.1:9/events"));
@@ -193,13 +216,12 @@ void TestDispatcherPanel::readOnlyDisablesStart() {
 }
 
 void TestDispatcherPanel::settingsPersistWithoutSecret() {
-    QTemporaryDir dir;
-    QVERIFY(dir.isValid());
-    const QString path = dir.filePath(QStringLiteral("console.ini"));
+    const SettingsFile file;
+    QVERIFY(file.isValid());
     const QString secret = QStringLiteral("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw");
     {
-        QSettings settings(path, QSettings::IniFormat);
-        DispatcherPanel panel(&settings);
+        const auto settings = file.open();
+        DispatcherPanel panel(settings.get());
         child<QLineEdit>(&panel, "runnerUrl")->setText(QStringLiteral("http://runner.test/hooks"));
         child<QLineEdit>(&panel, "secret")->setText(secret);
         child<QSpinBox>(&panel, "concurrency")->setValue(7);
@@ -207,17 +229,15 @@ void TestDispatcherPanel::settingsPersistWithoutSecret() {
         child<QCheckBox>(&panel, "aggregateOrder")->setChecked(true);
         QVERIFY2(panel.validationError().isEmpty(), qPrintable(panel.validationError()));
         QCOMPARE(child<QLineEdit>(&panel, "secret")->echoMode(), QLineEdit::Password);
-        settings.sync();
+        settings->sync();
     }
-    QFile file(path);
-    QVERIFY(file.open(QIODevice::ReadOnly));
-    const QByteArray contents = file.readAll();
+    const QByteArray contents = file.contents();
     QVERIFY(contents.contains("runner.test"));
     QVERIFY(!contents.contains("MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"));
     QVERIFY(!contents.toLower().contains("whsec"));
 
-    QSettings settings(path, QSettings::IniFormat);
-    DispatcherPanel panel(&settings);
+    const auto settings = file.open();
+    DispatcherPanel panel(settings.get());
     const core::DispatcherConfig config = panel.config();
     QCOMPARE(config.runnerUrl, QUrl(QStringLiteral("http://runner.test/hooks")));
     QCOMPARE(config.concurrency, 7);
@@ -229,43 +249,39 @@ void TestDispatcherPanel::settingsPersistWithoutSecret() {
     core::DispatcherConfig demo = validConfig();
     panel.setConfig(demo, false);
     child<QSpinBox>(&panel, "concurrency")->setValue(3);
-    settings.sync();
-    QSettings reread(path, QSettings::IniFormat);
-    QCOMPARE(reread.value(QStringLiteral("dispatcher/runnerUrl")).toString(),
+    settings->sync();
+    const auto reread = file.open();
+    QCOMPARE(reread->value(QStringLiteral("dispatcher/runnerUrl")).toString(),
              QStringLiteral("http://runner.test/hooks"));
-    QCOMPARE(reread.value(QStringLiteral("dispatcher/concurrency")).toInt(), 7);
+    QCOMPARE(reread->value(QStringLiteral("dispatcher/concurrency")).toInt(), 7);
 }
 
 // Credentials in the runner URL work for the session but never reach the
 // settings file.
 void TestDispatcherPanel::runnerUrlCredentialsAreNotSaved() {
-    QTemporaryDir dir;
-    QVERIFY(dir.isValid());
-    const QString path = dir.filePath(QStringLiteral("console.ini"));
+    const SettingsFile file;
+    QVERIFY(file.isValid());
     {
-        QSettings settings(path, QSettings::IniFormat);
-        DispatcherPanel panel(&settings);
+        const auto settings = file.open();
+        DispatcherPanel panel(settings.get());
         child<QLineEdit>(&panel, "runnerUrl")
             ->setText(QStringLiteral("https://ops:Sup3rSecretPw@runner.test/hooks"));
         QVERIFY2(panel.validationError().isEmpty(), qPrintable(panel.validationError()));
         QCOMPARE(panel.config().runnerUrl.password(), QStringLiteral("Sup3rSecretPw"));
-        settings.sync();
+        settings->sync();
     }
-    QFile file(path);
-    QVERIFY(file.open(QIODevice::ReadOnly));
-    const QByteArray contents = file.readAll();
+    const QByteArray contents = file.contents();
     QVERIFY2(contents.contains("runner.test/hooks"), contents.constData());
     QVERIFY2(!contents.contains("Sup3rSecretPw"), contents.constData());
     QVERIFY2(!contents.contains("ops@"), contents.constData());
 }
 
 void TestDispatcherPanel::batchDeliverySetting() {
-    QTemporaryDir dir;
-    QVERIFY(dir.isValid());
-    const QString path = dir.filePath(QStringLiteral("console.ini"));
+    const SettingsFile file;
+    QVERIFY(file.isValid());
     {
-        QSettings settings(path, QSettings::IniFormat);
-        DispatcherPanel panel(&settings);
+        const auto settings = file.open();
+        DispatcherPanel panel(settings.get());
         child<QLineEdit>(&panel, "runnerUrl")->setText(QStringLiteral("http://runner.test/hooks"));
         auto *delivery = child<QComboBox>(&panel, "delivery");
         auto *maxEvents = child<QSpinBox>(&panel, "batchMaxEvents");
@@ -282,10 +298,10 @@ void TestDispatcherPanel::batchDeliverySetting() {
         QCOMPARE(config.delivery, core::Delivery::Batch);
         QCOMPARE(config.batchMaxEvents, 250);
         QCOMPARE(config.batchMaxBytes, 200000);
-        settings.sync();
+        settings->sync();
     }
-    QSettings settings(path, QSettings::IniFormat);
-    DispatcherPanel panel(&settings);
+    const auto settings = file.open();
+    DispatcherPanel panel(settings.get());
     const core::DispatcherConfig config = panel.config();
     QCOMPARE(config.delivery, core::Delivery::Batch);
     QCOMPARE(config.batchMaxEvents, 250);

@@ -132,10 +132,9 @@ void TestJobsAndAlerts::jobListStopsAndClears() {
 
 void TestJobsAndAlerts::alertsAreEdgeTriggered() {
     AlertMonitor monitor;
-    console::AlertThresholds t;
-    t.oldestDueAge = std::chrono::minutes(5);
-    t.deathsPerMinute = 0;
-    t.unclaimedFor = std::chrono::seconds(0);
+    console::AlertThresholds t{.oldestDueAge = std::chrono::minutes(5),
+                               .deathsPerMinute = 0,
+                               .unclaimedFor = std::chrono::seconds(0)};
     monitor.setThresholds(t);
     QSignalSpy raised(&monitor, &AlertMonitor::raised);
     QSignalSpy cleared(&monitor, &AlertMonitor::cleared);
@@ -181,10 +180,9 @@ void TestJobsAndAlerts::alertsAreEdgeTriggered() {
 
 void TestJobsAndAlerts::alertOnDeathRate() {
     AlertMonitor monitor;
-    console::AlertThresholds t;
-    t.oldestDueAge = std::chrono::seconds(0);
-    t.unclaimedFor = std::chrono::seconds(0);
-    t.deathsPerMinute = 10;
+    const console::AlertThresholds t{.oldestDueAge = std::chrono::seconds(0),
+                                     .deathsPerMinute = 10,
+                                     .unclaimedFor = std::chrono::seconds(0)};
     monitor.setThresholds(t);
     QSignalSpy raised(&monitor, &AlertMonitor::raised);
 
@@ -220,11 +218,9 @@ void TestJobsAndAlerts::alertOnDeathRate() {
 
 void TestJobsAndAlerts::alertWhenNothingClaims() {
     AlertMonitor monitor;
-    console::AlertThresholds t;
-    t.oldestDueAge = std::chrono::seconds(0);
-    t.deathsPerMinute = 0;
-    t.unclaimedFor = std::chrono::minutes(2);
-    monitor.setThresholds(t);
+    monitor.setThresholds({.oldestDueAge = std::chrono::seconds(0),
+                           .deathsPerMinute = 0,
+                           .unclaimedFor = std::chrono::minutes(2)});
     QSignalSpy raised(&monitor, &AlertMonitor::raised);
 
     // Deliveries move: fine, however long it runs.

@@ -17,7 +17,6 @@
 
 #include <QDir>
 #include <QDockWidget>
-#include <QFileDialog>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QLabel>
@@ -30,14 +29,8 @@
 #include <QtTest>
 
 using namespace outbox;
-using console::ActionController;
-using console::BulkDialog;
-using console::JobListModel;
-using testing::kWindowTimeout;
-
-namespace {
-constexpr int kTimeout = kWindowTimeout;
-}
+using namespace outbox::console;
+using namespace outbox::testing;
 
 class TestJobsWindow : public testing::WindowTestBase {
     Q_OBJECT
@@ -61,7 +54,7 @@ void TestJobsWindow::startSlowBulk(ActionController::Kind kind, qint64 matched, 
     action(kind)->trigger();
     auto *dialog = m_window->findChild<BulkDialog *>();
     QVERIFY(dialog);
-    QTRY_COMPARE_WITH_TIMEOUT(dialog->stage(), BulkDialog::Stage::Confirm, kTimeout);
+    QTRY_COMPARE_WITH_TIMEOUT(dialog->stage(), BulkDialog::Stage::Confirm, kWindowTimeout);
     QCOMPARE(dialog->matched(), matched);
     dialog->setRate(rate);
     dialog->setBatchSize(10);
@@ -69,7 +62,7 @@ void TestJobsWindow::startSlowBulk(ActionController::Kind kind, qint64 matched, 
     QVERIFY(start && start->isVisible());
     start->click();
     // The dialog hands the job over and goes.
-    QTRY_VERIFY_WITH_TIMEOUT(!m_window->findChild<BulkDialog *>(), kTimeout);
+    QTRY_VERIFY_WITH_TIMEOUT(!m_window->findChild<BulkDialog *>(), kWindowTimeout);
 }
 
 QStringList TestJobsWindow::idsWhere(const QString &condition) {
@@ -104,14 +97,15 @@ void TestJobsWindow::redriveRunsInTheBackground() {
     QTRY_VERIFY_WITH_TIMEOUT(
         scalar(QStringLiteral("SELECT count(*) FROM outbox_events WHERE status = 'pending'"))
                 .toInt() >= 20,
-        kTimeout);
+        kWindowTimeout);
     showPage(core::Status::Pending);
     refresh();
-    QTRY_VERIFY_WITH_TIMEOUT(page(core::Status::Pending)->model()->rowCount() >= 20, kTimeout);
+    QTRY_VERIFY_WITH_TIMEOUT(page(core::Status::Pending)->model()->rowCount() >= 20,
+                             kWindowTimeout);
     QCOMPARE(jobs()->stateAt(0), JobListModel::State::Running);
     // Its progress, rate and time left are shown.
     QTRY_VERIFY_WITH_TIMEOUT(
-        !jobs()->index(0, JobListModel::RateColumn).data().toString().isEmpty(), kTimeout);
+        !jobs()->index(0, JobListModel::RateColumn).data().toString().isEmpty(), kWindowTimeout);
     QVERIFY(jobs()
                 ->index(0, JobListModel::RemainingColumn)
                 .data()
@@ -127,7 +121,7 @@ void TestJobsWindow::redriveRunsInTheBackground() {
     startSlowBulk(ActionController::CancelMatching, 300, 0);
     QVERIFY(!QTest::currentTestFailed());
     QCOMPARE(jobs()->rowCount(), 2);
-    QTRY_COMPARE_WITH_TIMEOUT(jobs()->stateAt(1), JobListModel::State::Finished, kTimeout);
+    QTRY_COMPARE_WITH_TIMEOUT(jobs()->stateAt(1), JobListModel::State::Finished, kWindowTimeout);
     QCOMPARE(jobs()->stateAt(0), JobListModel::State::Running); // both ran side by side
     QCOMPARE(scalar(QStringLiteral("SELECT count(*) FROM outbox_events WHERE namespace = "
                                    "'shipping' AND last_error LIKE 'cancelled by %'")),
@@ -139,7 +133,7 @@ void TestJobsWindow::redriveRunsInTheBackground() {
     const QModelIndex stopCell = view->model()->index(0, JobListModel::StopColumn);
     view->scrollTo(stopCell);
     QTest::mouseClick(view->viewport(), Qt::LeftButton, {}, view->visualRect(stopCell).center());
-    QTRY_COMPARE_WITH_TIMEOUT(jobs()->stateAt(0), JobListModel::State::Stopped, kTimeout);
+    QTRY_COMPARE_WITH_TIMEOUT(jobs()->stateAt(0), JobListModel::State::Stopped, kWindowTimeout);
     const QString requeued =
         scalar(QStringLiteral("SELECT count(*) FROM outbox_events WHERE namespace = 'billing' AND "
                               "status = 'pending'"));
@@ -150,7 +144,7 @@ void TestJobsWindow::redriveRunsInTheBackground() {
                                    "AND finished_at IS NOT NULL AND affected = ?"),
                     {requeued.toInt()}),
              QStringLiteral("1"));
-    QTRY_VERIFY_WITH_TIMEOUT(!indicator->isVisible(), kTimeout);
+    QTRY_VERIFY_WITH_TIMEOUT(!indicator->isVisible(), kWindowTimeout);
 }
 
 void TestJobsWindow::closingWithAJobRunningAsks() {
@@ -168,7 +162,7 @@ void TestJobsWindow::closingWithAJobRunningAsks() {
         box->defaultButton()->click();
     });
     m_window->close();
-    QTRY_VERIFY_WITH_TIMEOUT(!QApplication::activeModalWidget(), kTimeout);
+    QTRY_VERIFY_WITH_TIMEOUT(!QApplication::activeModalWidget(), kWindowTimeout);
     QTest::qWait(200);
     QVERIFY(m_window->isVisible());
     QCOMPARE(jobs()->stateAt(0), JobListModel::State::Running);
@@ -178,7 +172,7 @@ void TestJobsWindow::closingWithAJobRunningAsks() {
         box->findChild<QPushButton *>(QStringLiteral("stopAndCloseButton"))->click();
     });
     m_window->close();
-    QTRY_VERIFY_WITH_TIMEOUT(!m_window->isVisible(), kTimeout);
+    QTRY_VERIFY_WITH_TIMEOUT(!m_window->isVisible(), kWindowTimeout);
     m_window.reset(); // the client waits for the job's last batch
     const int requeued =
         scalar(QStringLiteral("SELECT count(*) FROM outbox_events WHERE status = 'pending'"))
@@ -198,22 +192,13 @@ void TestJobsWindow::exportAllMatching() {
     showLoaded(core::Status::Dead, 200); // only the first page is loaded
     QVERIFY(!QTest::currentTestFailed());
 
-    // The file dialog opens in the working directory: the test's own, where
-    // the operator saves under the suggested name.
-    const QString oldCwd = QDir::currentPath();
-    QVERIFY(QDir::setCurrent(m_dir->path()));
-    const auto restoreCwd = qScopeGuard([&] { QDir::setCurrent(oldCwd); });
-    QString path;
-    answerNext<QFileDialog>([&](QFileDialog *dialog) {
-        path = dialog->selectedFiles().value(0);
-        static_cast<QDialog *>(dialog)->accept(); // "Save"
-    });
+    // Saved under the suggested name.
     auto *exportAction = part<QAction>(QStringLiteral("exportMatchingAction"));
     QVERIFY(exportAction && exportAction->isEnabled());
-    exportAction->trigger();
-    QTRY_COMPARE_WITH_TIMEOUT(jobs()->rowCount(), 1, kTimeout);
+    const QString path = saveAs(exportAction);
+    QTRY_COMPARE_WITH_TIMEOUT(jobs()->rowCount(), 1, kWindowTimeout);
     QVERIFY2(path.startsWith(m_dir->path()), qPrintable(path));
-    QTRY_COMPARE_WITH_TIMEOUT(jobs()->stateAt(0), JobListModel::State::Finished, kTimeout);
+    QTRY_COMPARE_WITH_TIMEOUT(jobs()->stateAt(0), JobListModel::State::Finished, kWindowTimeout);
 
     QFile file(path);
     QVERIFY2(file.open(QIODevice::ReadOnly),
@@ -250,7 +235,8 @@ void TestJobsWindow::stoppedExportLeavesNoFile() {
         if (done > 0)
             jobs.stop(jobs.rowOf(id));
     });
-    QTRY_COMPARE_WITH_TIMEOUT(jobs.stateAt(jobs.rowOf(id)), JobListModel::State::Stopped, kTimeout);
+    QTRY_COMPARE_WITH_TIMEOUT(jobs.stateAt(jobs.rowOf(id)), JobListModel::State::Stopped,
+                              kWindowTimeout);
     QVERIFY(!QFile::exists(path));
     // No temporary file is left beside it either.
     QCOMPARE(QDir(m_dir->path()).entryList({QStringLiteral("stopped*")}, QDir::Files),
@@ -280,7 +266,7 @@ void TestJobsWindow::alertShowsInTheWindow() {
     auto *marker = part<QToolButton>(QStringLiteral("alertMarker"));
     auto *banner = part<QFrame>(QStringLiteral("alertBanner"));
     QVERIFY(marker && banner);
-    QTRY_VERIFY_WITH_TIMEOUT(marker->isVisible(), kTimeout);
+    QTRY_VERIFY_WITH_TIMEOUT(marker->isVisible(), kWindowTimeout);
     QCOMPARE(marker->text(), QStringLiteral("Events are waiting too long"));
     QVERIFY2(marker->toolTip().contains(QLatin1String("1 h")), qPrintable(marker->toolTip()));
     QVERIFY(banner->isVisible());
@@ -307,7 +293,7 @@ void TestJobsWindow::alertShowsInTheWindow() {
     QVERIFY(testing::sqlExec(m_db, QStringLiteral("DELETE FROM outbox_events WHERE status = "
                                                   "'pending'")));
     refresh();
-    QTRY_VERIFY_WITH_TIMEOUT(!marker->isVisible(), kTimeout);
+    QTRY_VERIFY_WITH_TIMEOUT(!marker->isVisible(), kWindowTimeout);
 }
 
 QTEST_MAIN(TestJobsWindow)

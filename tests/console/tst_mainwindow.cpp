@@ -41,16 +41,8 @@
 #include <memory>
 
 using namespace outbox;
-using console::ActionController;
-using console::BulkDialog;
-using console::ConnectionState;
-using console::MainWindow;
-using testing::kWindowTimeout;
-using testing::uuidArray;
-
-namespace {
-constexpr int kTimeout = kWindowTimeout;
-} // namespace
+using namespace outbox::console;
+using namespace outbox::testing;
 
 class TestMainWindow : public testing::WindowTestBase {
     Q_OBJECT
@@ -120,7 +112,7 @@ void TestMainWindow::detailPaneExplainsWhy() {
     QVERIFY(!QTest::currentTestFailed());
     QCOMPARE(clickRows(view, {QUuid::fromString(id)}), 1);
     QTRY_VERIFY2_WITH_TIMEOUT(detailExplanation().contains(expected),
-                              qPrintable(detailExplanation()), kTimeout);
+                              qPrintable(detailExplanation()), kWindowTimeout);
     // Payload: re-indented, every digit kept.
     const QString payload = detailPayload();
     QVERIFY2(payload.contains(QLatin1String("\"big\": 12345678901234567890")), qPrintable(payload));
@@ -141,10 +133,10 @@ void TestMainWindow::aFilterThatHidesTheSelectedEventClearsTheDetail() {
     QVERIFY(!billing.isNull());
     QCOMPARE(clickRows(view, {billing}), 1);
     QTRY_VERIFY2_WITH_TIMEOUT(detailTitle().contains(billing.toString(QUuid::WithoutBraces)),
-                              qPrintable(detailTitle()), kTimeout);
+                              qPrintable(detailTitle()), kWindowTimeout);
 
     part<console::FilterBar>()->setNamespace(QStringLiteral("shipping"));
-    QTRY_COMPARE_WITH_TIMEOUT(view->model()->rowCount(), 2, kTimeout);
+    QTRY_COMPARE_WITH_TIMEOUT(view->model()->rowCount(), 2, kWindowTimeout);
     QCOMPARE(detailTitle(), QStringLiteral("Select an event to see its details."));
 }
 
@@ -159,22 +151,22 @@ void TestMainWindow::filterBarNarrowsTheView() {
     console::FilterBar *bar = part<console::FilterBar>();
 
     bar->setNamespace(QStringLiteral("shipping"));
-    QTRY_COMPARE_WITH_TIMEOUT(view->model()->rowCount(), 2, kTimeout);
+    QTRY_COMPARE_WITH_TIMEOUT(view->model()->rowCount(), 2, kWindowTimeout);
     for (const auto &event : view->model()->events())
         QCOMPARE(event.nameSpace, QStringLiteral("shipping"));
     bar->clear();
-    QTRY_COMPARE_WITH_TIMEOUT(view->model()->rowCount(), 5, kTimeout);
+    QTRY_COMPARE_WITH_TIMEOUT(view->model()->rowCount(), 5, kWindowTimeout);
     bar->setText(QStringLiteral("bill-2"));
-    QTRY_COMPARE_WITH_TIMEOUT(view->model()->rowCount(), 1, kTimeout);
+    QTRY_COMPARE_WITH_TIMEOUT(view->model()->rowCount(), 1, kWindowTimeout);
     QCOMPARE(view->model()->eventAt(0).dedupeKey.value_or(QString()), QStringLiteral("bill-2"));
     bar->clear();
-    QTRY_COMPARE_WITH_TIMEOUT(view->model()->rowCount(), 5, kTimeout);
+    QTRY_COMPARE_WITH_TIMEOUT(view->model()->rowCount(), 5, kWindowTimeout);
 
     // "What is failing": two signatures (numbers folded); a click filters.
     console::ErrorGroupsView *errors = part<console::ErrorGroupsView>();
     QAbstractItemModelTester groupsTester(errors->model(),
                                           QAbstractItemModelTester::FailureReportingMode::QtTest);
-    QTRY_COMPARE_WITH_TIMEOUT(errors->model()->rowCount(), 2, kTimeout);
+    QTRY_COMPARE_WITH_TIMEOUT(errors->model()->rowCount(), 2, kWindowTimeout);
     int timeoutRow = -1;
     for (int row = 0; row < errors->model()->rowCount(); ++row) {
         if (errors->model()->groups().at(row).signature.startsWith(QLatin1String("timeout")))
@@ -185,8 +177,8 @@ void TestMainWindow::filterBarNarrowsTheView() {
     const QModelIndex cell = errors->model()->index(timeoutRow, 0);
     QTest::mouseClick(errors->view()->viewport(), Qt::LeftButton, {},
                       errors->view()->visualRect(cell).center());
-    QTRY_VERIFY_WITH_TIMEOUT(!bar->errorSignature().isEmpty(), kTimeout); // its chip
-    QTRY_COMPARE_WITH_TIMEOUT(view->model()->rowCount(), 2, kTimeout);
+    QTRY_VERIFY_WITH_TIMEOUT(!bar->errorSignature().isEmpty(), kWindowTimeout); // its chip
+    QTRY_COMPARE_WITH_TIMEOUT(view->model()->rowCount(), 2, kWindowTimeout);
     for (const auto &event : view->model()->events())
         QCOMPARE(event.nameSpace, QStringLiteral("shipping"));
     // A second click on the active group removes the narrowing.
@@ -195,8 +187,8 @@ void TestMainWindow::filterBarNarrowsTheView() {
         errors->view()
             ->visualRect(errors->model()->index(errors->model()->rowOf(bar->errorSignature()), 0))
             .center());
-    QTRY_VERIFY_WITH_TIMEOUT(bar->errorSignature().isEmpty(), kTimeout);
-    QTRY_COMPARE_WITH_TIMEOUT(view->model()->rowCount(), 5, kTimeout);
+    QTRY_VERIFY_WITH_TIMEOUT(bar->errorSignature().isEmpty(), kWindowTimeout);
+    QTRY_COMPARE_WITH_TIMEOUT(view->model()->rowCount(), 5, kWindowTimeout);
 }
 
 void TestMainWindow::navigatorChoosesPageAndFilter() {
@@ -209,7 +201,7 @@ void TestMainWindow::navigatorChoosesPageAndFilter() {
     QVERIFY(navigator);
     const QString shippingKey =
         console::StatusNavModel::namespaceKey(core::Status::Dead, QStringLiteral("shipping"));
-    QTRY_VERIFY_WITH_TIMEOUT(navigator->indexForKey(shippingKey).isValid(), kTimeout);
+    QTRY_VERIFY_WITH_TIMEOUT(navigator->indexForKey(shippingKey).isValid(), kWindowTimeout);
     const QModelIndex shipping = navigator->indexForKey(shippingKey);
     tree->expandAll();
     tree->scrollTo(shipping);
@@ -217,7 +209,7 @@ void TestMainWindow::navigatorChoosesPageAndFilter() {
     // The page follows the console's filter as it is announced.
     QTRY_COMPARE_WITH_TIMEOUT(currentPage()->status(), core::Status::Dead, kTimeout);
     console::EventView *view = currentPage();
-    QTRY_COMPARE_WITH_TIMEOUT(view->model()->rowCount(), 2, kTimeout);
+    QTRY_COMPARE_WITH_TIMEOUT(view->model()->rowCount(), 2, kWindowTimeout);
     QCOMPARE(view->filter().nameSpace, QStringLiteral("shipping"));
 }
 
@@ -233,7 +225,7 @@ void TestMainWindow::pausedLiveViewHoldsStill() {
     QTest::qWait(3000);
     QCOMPARE(view->model()->rowCount(), 2);
     setLive(true);
-    QTRY_COMPARE_WITH_TIMEOUT(view->model()->rowCount(), 5, kTimeout);
+    QTRY_COMPARE_WITH_TIMEOUT(view->model()->rowCount(), 5, kWindowTimeout);
 }
 
 void TestMainWindow::connectionDialogTestsWithoutBlocking() {
@@ -244,7 +236,7 @@ void TestMainWindow::connectionDialogTestsWithoutBlocking() {
     QSignalSpy finished(&dialog, &console::ConnectionDialog::testFinished);
     dialog.testConnection();
     QVERIFY(dialog.isTesting()); // it runs off the GUI thread
-    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, kTimeout);
+    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, kWindowTimeout);
     QVERIFY(finished.at(0).at(0).toBool());
     const QString message = finished.at(0).at(1).toString();
     QVERIFY2(message.contains(QLatin1String("PostgreSQL")) && message.contains(m_dbName) &&
@@ -258,7 +250,7 @@ void TestMainWindow::connectionDialogTestsWithoutBlocking() {
     wrong.dbname = QStringLiteral("no_such_database");
     dialog.setConnInfo(wrong);
     dialog.testConnection();
-    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 2, kTimeout);
+    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 2, kWindowTimeout);
     QVERIFY(!finished.at(1).at(0).toBool());
     QVERIFY2(finished.at(1).at(1).toString().contains(QLatin1String("no_such_database")),
              qPrintable(finished.at(1).at(1).toString()));
@@ -274,7 +266,7 @@ void TestMainWindow::closingSavesLayoutPerView() {
     setLive(false);
     // Closing is asynchronous (the embedded dispatcher stops first).
     QVERIFY(!m_window->close());
-    QTRY_VERIFY_WITH_TIMEOUT(!m_window->isVisible(), kTimeout);
+    QTRY_VERIFY_WITH_TIMEOUT(!m_window->isVisible(), kWindowTimeout);
     QVERIFY(!m_settings->windowGeometry().isEmpty());
     QVERIFY(!m_settings->liveEnabled());
     m_tester.reset();
@@ -297,7 +289,7 @@ void TestMainWindow::databaseWithoutSchemaSaysWhatToDo() {
     m_window->show();
     auto *banner = part<console::ConnectionBanner>();
     QVERIFY(banner);
-    QTRY_VERIFY_WITH_TIMEOUT(banner->isVisible(), kTimeout);
+    QTRY_VERIFY_WITH_TIMEOUT(banner->isVisible(), kWindowTimeout);
     QVERIFY2(banner->text().contains(QLatin1String("outboxctl migrate")),
              qPrintable(banner->text()));
     m_window.reset();
@@ -317,7 +309,7 @@ void TestMainWindow::lostConnectionIsShownAndRecovers() {
     m_pg->close(connection);
 
     QVERIFY(m_pg->cluster().stop().ok());
-    QTRY_VERIFY_WITH_TIMEOUT(banner->isVisible(), kTimeout);
+    QTRY_VERIFY_WITH_TIMEOUT(banner->isVisible(), kWindowTimeout);
     QVERIFY2(banner->text().contains(QLatin1String("lost")), qPrintable(banner->text()));
     QVERIFY2(connectionText().contains(QLatin1String("reconnecting")),
              qPrintable(connectionText()));
@@ -328,13 +320,13 @@ void TestMainWindow::lostConnectionIsShownAndRecovers() {
     QCOMPARE(view->model()->rowCount(), 2); // what was loaded stays visible
 
     QVERIFY(m_pg->cluster().start().ok());
-    QTRY_VERIFY2_WITH_TIMEOUT(isConnected(), qPrintable(connectionText()), kTimeout);
-    QTRY_VERIFY_WITH_TIMEOUT(!banner->isVisible(), kTimeout);
+    QTRY_VERIFY2_WITH_TIMEOUT(isConnected(), qPrintable(connectionText()), kWindowTimeout);
+    QTRY_VERIFY_WITH_TIMEOUT(!banner->isVisible(), kWindowTimeout);
     QVERIFY(requeue->isEnabled());
     m_db = m_pg->open(m_dbName);
     QVERIFY(m_db.isOpen());
     insertDead(1, QStringLiteral("billing"), QStringLiteral("HTTP 503"));
-    QTRY_COMPARE_WITH_TIMEOUT(view->model()->rowCount(), 3, kTimeout);
+    QTRY_COMPARE_WITH_TIMEOUT(view->model()->rowCount(), 3, kWindowTimeout);
 }
 
 QTEST_MAIN(TestMainWindow)

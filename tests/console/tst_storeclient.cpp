@@ -74,7 +74,16 @@ private:
     void insertEvents(int count, const QString &status, int attempts = 0, const QString &error = {},
                       const QString &extra = {});
     qint64 countWhere(const QString &condition);
+    // A requeue of every dead event.
+    static console::BulkJob *requeueDead(StoreClient &client, const store::BulkOptions &options);
 };
+
+console::BulkJob *TestStoreClient::requeueDead(StoreClient &client,
+                                               const store::BulkOptions &options) {
+    store::EventFilter filter;
+    filter.status = core::Status::Dead;
+    return client.startBulk(store::Action::Requeue, filter, options);
+}
 
 std::unique_ptr<StoreClient> TestStoreClient::makeClient(console::StoreClientOptions options) {
     auto info = core::ConnInfo::parse(m_pg->connInfo(m_dbName));
@@ -410,12 +419,10 @@ void TestStoreClient::bulkJobReportsProgressAndFinishes() {
     auto client = makeClient();
     QVERIFY(client);
 
-    store::EventFilter filter;
-    filter.status = core::Status::Dead;
     store::BulkOptions options;
     options.batchSize = 100;
     options.reason = QStringLiteral("test redrive");
-    console::BulkJob *job = client->startBulk(store::Action::Requeue, filter, options);
+    console::BulkJob *job = requeueDead(*client, options);
     QVERIFY(job);
     QVERIFY(job->isRunning());
     QSignalSpy progress(job, &console::BulkJob::progress);
@@ -442,11 +449,9 @@ void TestStoreClient::bulkJobCancel() {
     auto client = makeClient();
     QVERIFY(client);
 
-    store::EventFilter filter;
-    filter.status = core::Status::Dead;
     store::BulkOptions options;
     options.batchSize = 50;
-    console::BulkJob *job = client->startBulk(store::Action::Requeue, filter, options);
+    console::BulkJob *job = requeueDead(*client, options);
     std::optional<store::BulkResult> result;
     connect(job, &console::BulkJob::finished, this,
             [&](const store::BulkResult &r) { result = r; });

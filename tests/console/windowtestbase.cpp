@@ -5,14 +5,19 @@
 #include "console/widgets/detailpane.h"
 #include "store/database.h"
 
+#include <QDir>
+#include <QFileDialog>
 #include <QHeaderView>
 #include <QLabel>
 #include <QPlainTextEdit>
+#include <QScopeGuard>
 #include <QTabBar>
 #include <QTabWidget>
 #include <QTableView>
 #include <QToolButton>
 #include <QtTest>
+
+#include <memory>
 
 namespace outbox::testing {
 
@@ -173,6 +178,17 @@ int WindowTestBase::clickRows(console::EventView *view, const QList<QUuid> &ids)
     return int(selected.size());
 }
 
+QList<QUuid> WindowTestBase::clickRowsAt(console::EventView *view, const QList<int> &rows) {
+    QList<QUuid> ids;
+    for (const int row : rows)
+        ids << view->model()->eventAt(row).id;
+    if (const int selected = clickRows(view, ids); selected != int(rows.size())) {
+        qWarning("%d rows selected, expected %d", selected, int(rows.size()));
+        return {};
+    }
+    return ids;
+}
+
 void WindowTestBase::selectAllRows(console::EventView *view) {
     QTest::keyClick(view->table(), Qt::Key_A, Qt::ControlModifier);
 }
@@ -189,6 +205,23 @@ QString WindowTestBase::detailPayload() const {
     return part<console::DetailPane>()
         ->findChild<QPlainTextEdit *>(QStringLiteral("payloadEdit"))
         ->toPlainText();
+}
+
+QString WindowTestBase::saveAs(QAction *action) {
+    const QString oldCwd = QDir::currentPath();
+    if (!QDir::setCurrent(m_dir->path())) {
+        qWarning().noquote() << "cannot change to" << m_dir->path();
+        return {};
+    }
+    const auto restoreCwd = qScopeGuard([&] { QDir::setCurrent(oldCwd); });
+    // Shared: the answer outlives this call when no dialog comes.
+    auto path = std::make_shared<QString>();
+    answerNext<QFileDialog>([path](QFileDialog *dialog) {
+        *path = dialog->selectedFiles().value(0);
+        static_cast<QDialog *>(dialog)->accept(); // "Save"
+    });
+    action->trigger();
+    return *path;
 }
 
 QString WindowTestBase::scalar(const QString &sql, const QVariantList &values) {

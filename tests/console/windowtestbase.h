@@ -80,6 +80,9 @@ protected:
     // Ctrl), as a user selects them; returns how many rows are selected, or
     // -1 when a row not asked for is.
     int clickRows(console::EventView *view, const QList<QUuid> &ids);
+    // clickRows() on the events at these row positions: their ids, or none
+    // (with a warning) when the selection is not exactly those rows.
+    QList<QUuid> clickRowsAt(console::EventView *view, const QList<int> &rows);
     // Ctrl+A in the page's table.
     void selectAllRows(console::EventView *view);
     // The detail pane: its title (the event's id once one is chosen), the
@@ -104,6 +107,11 @@ protected:
         });
         poll->start();
     }
+    // Triggers `action`, which asks where to save, and saves under the
+    // suggested name in the test's directory (the working directory
+    // meanwhile, where the file dialog opens): the path saved to, empty when
+    // no file dialog came.
+    QString saveAs(QAction *action);
     QString scalar(const QString &sql, const QVariantList &values = {});
 
     std::unique_ptr<QTemporaryDir> m_dir;

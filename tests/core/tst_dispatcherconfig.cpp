@@ -286,7 +286,7 @@ void TestDispatcherConfig::describeHidesSecrets() {
     QVERIFY2(!line.contains(QStringLiteral("c2Vjb25ka2V5")), qPrintable(line));
     QVERIFY2(!line.contains(QStringLiteral("tok-very-secret")), qPrintable(line));
     QVERIFY2(line.contains(QStringLiteral("runner.example.com/in")), qPrintable(line));
-    QVERIFY2(line.contains(QStringLiteral("signing=on(2 secrets)")), qPrintable(line));
+    QVERIFY2(line.contains(QStringLiteral("signing=\"on(2 secrets)\"")), qPrintable(line));
     QVERIFY2(line.contains(QStringLiteral("bearer-token=on")), qPrintable(line));
 
     // Validation messages quote the URL without its password too.

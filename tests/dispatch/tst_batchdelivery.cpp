@@ -14,18 +14,12 @@
 #include <memory>
 
 using namespace outbox;
+using namespace outbox::dispatch;
+using namespace outbox::testing;
 using devtools::DevRunner;
 using devtools::DevRunnerSettings;
-using dispatch::DispatcherHost;
-using testing::countStatus;
-using testing::enqueueMany;
-using testing::sqlExec;
-using testing::sqlScalar;
-using testing::stopHost;
 
 namespace {
-
-const QString kSecret = QStringLiteral("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw");
 
 core::DispatcherConfig batchConfig(const QUrl &url) {
     core::DispatcherConfig config = testing::baseConfig(url);
@@ -55,23 +49,21 @@ private:
 };
 
 std::unique_ptr<DispatcherHost> TestBatchDelivery::startHost(const core::DispatcherConfig &config) {
-    auto host = std::make_unique<DispatcherHost>(testing::connInfoFor(*m_pg, m_dbName), config);
-    QSignalSpy started(host.get(), &DispatcherHost::started);
-    host->start();
-    if (!started.wait(20000) && started.isEmpty())
+    auto host = makeHost(config);
+    if (!testing::startHost(*host, 20000))
         return {};
     return host;
 }
 
 void TestBatchDelivery::deliversSignedBatchesWithinTheirBounds() {
     DevRunner runner;
-    QVERIFY(runner.setSecrets({kSecret}).ok()); // 401 for anything not signed right
+    QVERIFY(runner.setSecrets({testing::kWebhookSecret}).ok()); // 401 for anything not signed right
     runner.setRecording(true);
     QVERIFY(runner.listen().ok());
     QVERIFY(enqueueMany(m_db, 300));
 
     auto config = batchConfig(runner.url());
-    config.secrets = {kSecret};
+    config.secrets = {testing::kWebhookSecret};
     config.batchMaxBytes = 3000; // about 12 of these events
     auto host = startHost(config);
     QVERIFY(host);

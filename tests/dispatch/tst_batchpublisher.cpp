@@ -7,6 +7,7 @@
 #include "devtools/devrunner.h"
 #include "dispatch/batchformat.h"
 #include "dispatch/batchpublisher.h"
+#include "dispatchtesting.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -17,45 +18,30 @@
 #include <QtTest>
 
 using namespace outbox;
+using namespace outbox::testing;
 using devtools::DevRunner;
 using dispatch::BatchPublisher;
 using dispatch::PublishOutcome;
 
 namespace {
 
-const QString kSecret = QStringLiteral("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw");
-
-store::ClaimedEvent makeEvent(int n, const QByteArray &payload = {}) {
-    store::ClaimedEvent event;
-    event.id = QUuid::createUuid();
-    event.nameSpace = QStringLiteral("billing");
-    event.topic = QStringLiteral("invoice.paid");
-    event.payload = payload.isEmpty() ? R"({"n": )" + QByteArray::number(n) + '}' : payload;
-    event.attempts = 1 + n % 3;
-    event.createdAt = QDateTime::currentDateTimeUtc();
-    return event;
-}
-
-QList<store::ClaimedEvent> makeEvents(int count) {
-    QList<store::ClaimedEvent> events;
-    for (int i = 0; i < count; ++i)
-        events << makeEvent(i);
-    return events;
-}
-
 core::DispatcherConfig configFor(const QUrl &url) {
-    core::DispatcherConfig config;
-    config.runnerUrl = url;
-    config.requestTimeout = core::Millis(5000);
+    core::DispatcherConfig config = testing::publisherConfig(url);
     config.delivery = core::Delivery::Batch;
     config.concurrency = 64;
     return config;
 }
 
-// Publishes `events` and returns their outcomes by id (fails the test when
-// they do not all arrive, or arrive twice).
-QHash<QUuid, PublishOutcome> publishAll(BatchPublisher &publisher,
+// Publishes `events` through a BatchPublisher configured with `config` and
+// returns their outcomes by id; fewer (and a warning) when the publisher
+// refuses the configuration, or when they do not all arrive, or arrive twice.
+QHash<QUuid, PublishOutcome> publishAll(const core::DispatcherConfig &config,
                                         const QList<store::ClaimedEvent> &events) {
+    BatchPublisher publisher;
+    if (const auto configured = publisher.configure(config); !configured.ok()) {
+        qWarning().noquote() << "configure:" << configured.errorMessage();
+        return {};
+    }
     QSignalSpy spy(&publisher, &dispatch::Publisher::finished);
     publisher.publishBatch(events);
     if (spy.size() != 0 || publisher.inFlight() != events.size())
@@ -127,7 +113,7 @@ private Q_SLOTS:
 };
 
 void TestBatchPublisher::elementCarriesTheEventAndItsPayloadAsIs() {
-    store::ClaimedEvent event = makeEvent(1, R"({"amount": 12345678901234567890, "x": "é\"q"})");
+    store::ClaimedEvent event = claimedEvent(R"({"amount": 12345678901234567890, "x": "é\"q"})", 2);
     event.nameSpace = QStringLiteral("line\nbreak \"quoted\" \\ é");
     event.tenantId = QUuid::createUuid();
     event.aggregateType = QStringLiteral("invoice");
@@ -155,7 +141,7 @@ void TestBatchPublisher::elementCarriesTheEventAndItsPayloadAsIs() {
              element.constData());
 
     // Absent values are null; the idempotency key falls back to the id.
-    const store::ClaimedEvent bare = makeEvent(2);
+    const store::ClaimedEvent bare = numberedEvent(2);
     const QJsonObject plain = QJsonDocument::fromJson(dispatch::batchElement(bare)).object();
     QVERIFY(plain.value(QLatin1String("tenant_id")).isNull());
     QVERIFY(plain.value(QLatin1String("aggregate_type")).isNull());
@@ -165,7 +151,7 @@ void TestBatchPublisher::elementCarriesTheEventAndItsPayloadAsIs() {
 }
 
 void TestBatchPublisher::packHonoursCountAndByteBounds() {
-    const QList<store::ClaimedEvent> events = makeEvents(250);
+    const QList<store::ClaimedEvent> events = numberedEvents(250);
     const auto byCount = dispatch::packBatches(events, 100, 1 << 20);
     QCOMPARE(byCount.size(), 3);
     QCOMPARE(byCount.at(0).events.size(), 100);
@@ -198,9 +184,9 @@ void TestBatchPublisher::packHonoursCountAndByteBounds() {
 }
 
 void TestBatchPublisher::oversizedEventTravelsAlone() {
-    QList<store::ClaimedEvent> events = makeEvents(4);
+    QList<store::ClaimedEvent> events = numberedEvents(4);
     const QByteArray big = R"({"blob": ")" + QByteArray(5000, 'x') + "\"}";
-    events.insert(2, makeEvent(99, big));
+    events.insert(2, claimedEvent(big, 1));
     const auto batches = dispatch::packBatches(events, 100, 1000);
     QCOMPARE(batches.size(), 3);
     QCOMPARE(batches.at(0).events.size(), 2);
@@ -255,16 +241,14 @@ void TestBatchPublisher::replyParsing() {
 
 void TestBatchPublisher::signedBatchIsDeliveredAndVerified() {
     DevRunner runner;
-    QVERIFY(runner.setSecrets({kSecret}).ok()); // 401 unless signed right
+    QVERIFY(runner.setSecrets({kWebhookSecret}).ok()); // 401 unless signed right
     runner.setRecording(true);
     QVERIFY(runner.listen().ok());
 
-    BatchPublisher publisher;
     core::DispatcherConfig config = configFor(runner.url());
-    config.secrets = {kSecret};
-    QVERIFY(publisher.configure(config).ok());
-    const QList<store::ClaimedEvent> events = makeEvents(30);
-    const auto outcomes = publishAll(publisher, events);
+    config.secrets = {kWebhookSecret};
+    const QList<store::ClaimedEvent> events = numberedEvents(30);
+    const auto outcomes = publishAll(config, events);
     QCOMPARE(outcomes.size(), events.size());
     for (const store::ClaimedEvent &event : events) {
         QCOMPARE(outcomes.value(event.id).kind, PublishOutcome::Kind::Delivered);
@@ -285,7 +269,7 @@ void TestBatchPublisher::signedBatchIsDeliveredAndVerified() {
     QVERIFY(!QUuid::fromString(QLatin1String(webhookId)).isNull());
     for (const store::ClaimedEvent &event : events)
         QVERIFY(QUuid::fromString(QLatin1String(webhookId)) != event.id);
-    const auto signer = core::WebhookSigner::fromSecrets({kSecret});
+    const auto signer = core::WebhookSigner::fromSecrets({kWebhookSecret});
     QVERIFY(signer.ok());
     QVERIFY(signer->verify(webhookId, request.header("webhook-timestamp").toLongLong(),
                            request.body, request.header("webhook-signature")));
@@ -302,10 +286,8 @@ void TestBatchPublisher::partialFailuresAreRetried() {
     runner.setRetryAfter("9");
     QVERIFY(runner.listen().ok());
 
-    BatchPublisher publisher;
-    QVERIFY(publisher.configure(configFor(runner.url())).ok());
-    const QList<store::ClaimedEvent> events = makeEvents(60);
-    const auto outcomes = publishAll(publisher, events);
+    const QList<store::ClaimedEvent> events = numberedEvents(60);
+    const auto outcomes = publishAll(configFor(runner.url()), events);
     QCOMPARE(outcomes.size(), events.size());
     int delivered = 0;
     int retried = 0;
@@ -337,10 +319,8 @@ void TestBatchPublisher::permanentFailuresAreDead() {
     QVERIFY(runner.setSettings(settings).ok());
     QVERIFY(runner.listen().ok());
 
-    BatchPublisher publisher;
-    QVERIFY(publisher.configure(configFor(runner.url())).ok());
-    const QList<store::ClaimedEvent> events = makeEvents(5);
-    const auto outcomes = publishAll(publisher, events);
+    const QList<store::ClaimedEvent> events = numberedEvents(5);
+    const auto outcomes = publishAll(configFor(runner.url()), events);
     QCOMPARE(outcomes.size(), events.size());
     for (const PublishOutcome &outcome : outcomes)
         QCOMPARE(outcome.kind, PublishOutcome::Kind::Permanent);
@@ -362,10 +342,8 @@ void TestBatchPublisher::otherStatusesApplyToEveryEvent() {
     runner.setRetryAfter("4");
     QVERIFY(runner.listen().ok());
 
-    BatchPublisher publisher;
-    QVERIFY(publisher.configure(configFor(runner.url())).ok());
-    const QList<store::ClaimedEvent> events = makeEvents(12);
-    const auto outcomes = publishAll(publisher, events);
+    const QList<store::ClaimedEvent> events = numberedEvents(12);
+    const auto outcomes = publishAll(configFor(runner.url()), events);
     QCOMPARE(outcomes.size(), events.size());
     for (const PublishOutcome &outcome : outcomes) {
         QCOMPARE(int(outcome.kind), kind);
@@ -384,11 +362,9 @@ void TestBatchPublisher::connectionRefusedRetriesEveryEvent() {
     const quint16 port = probe.serverPort();
     probe.close();
 
-    BatchPublisher publisher;
-    QVERIFY(publisher.configure(configFor(QUrl(QStringLiteral("http://127.0.0.1:%1/e").arg(port))))
-                .ok());
-    const QList<store::ClaimedEvent> events = makeEvents(7);
-    const auto outcomes = publishAll(publisher, events);
+    const QList<store::ClaimedEvent> events = numberedEvents(7);
+    const auto outcomes =
+        publishAll(configFor(QUrl(QStringLiteral("http://127.0.0.1:%1/e").arg(port))), events);
     QCOMPARE(outcomes.size(), events.size());
     for (const PublishOutcome &outcome : outcomes) {
         QCOMPARE(outcome.kind, PublishOutcome::Kind::Retry);
@@ -403,14 +379,12 @@ void TestBatchPublisher::largeClaimIsSplitIntoRequests() {
     runner.setRecording(true);
     QVERIFY(runner.listen().ok());
 
-    BatchPublisher publisher;
     core::DispatcherConfig config = configFor(runner.url());
     config.batchMaxEvents = 40;
     config.batchMaxBytes = 3000;
-    QVERIFY(publisher.configure(config).ok());
-    QList<store::ClaimedEvent> events = makeEvents(100);
-    events[50] = makeEvent(50, R"({"blob": ")" + QByteArray(8000, 'y') + "\"}");
-    const auto outcomes = publishAll(publisher, events);
+    QList<store::ClaimedEvent> events = numberedEvents(100);
+    events[50] = claimedEvent(R"({"blob": ")" + QByteArray(8000, 'y') + "\"}", 3);
+    const auto outcomes = publishAll(config, events);
     QCOMPARE(outcomes.size(), events.size());
     for (const PublishOutcome &outcome : outcomes)
         QCOMPARE(outcome.kind, PublishOutcome::Kind::Delivered);
@@ -435,10 +409,8 @@ void TestBatchPublisher::tooLongAnswerIsCutOffAndRetried() {
     const QByteArray huge = R"({"failed": [], "padding": ")" + QByteArray(4 << 20, 'p') + "\"}";
     FixedServer server(okResponse(huge));
     QVERIFY(server.listen());
-    BatchPublisher publisher;
-    QVERIFY(publisher.configure(configFor(server.url())).ok());
-    const QList<store::ClaimedEvent> events = makeEvents(3);
-    const auto outcomes = publishAll(publisher, events);
+    const QList<store::ClaimedEvent> events = numberedEvents(3);
+    const auto outcomes = publishAll(configFor(server.url()), events);
     QCOMPARE(outcomes.size(), events.size());
     const qint64 limit = BatchPublisher::ReplyBaseBytes + 3 * BatchPublisher::ReplyBytesPerEvent;
     for (const PublishOutcome &outcome : outcomes) {
@@ -451,10 +423,8 @@ void TestBatchPublisher::tooLongAnswerIsCutOffAndRetried() {
 void TestBatchPublisher::unreadableAnswerRetriesEveryEvent() {
     FixedServer server(okResponse(R"({"failed": [{"id": )"));
     QVERIFY(server.listen());
-    BatchPublisher publisher;
-    QVERIFY(publisher.configure(configFor(server.url())).ok());
-    const QList<store::ClaimedEvent> events = makeEvents(4);
-    const auto outcomes = publishAll(publisher, events);
+    const QList<store::ClaimedEvent> events = numberedEvents(4);
+    const auto outcomes = publishAll(configFor(server.url()), events);
     QCOMPARE(outcomes.size(), events.size());
     for (const PublishOutcome &outcome : outcomes) {
         QCOMPARE(outcome.kind, PublishOutcome::Kind::Retry);

@@ -14,23 +14,10 @@
 #include <memory>
 
 using namespace outbox;
+using namespace outbox::dispatch;
+using namespace outbox::testing;
 using devtools::DevRunner;
 using devtools::DevRunnerSettings;
-using dispatch::DispatcherHost;
-using dispatch::DispatcherOptions;
-using dispatch::DispatcherState;
-using testing::baseConfig;
-using testing::countStatus;
-using testing::enqueueMany;
-using testing::sqlExec;
-using testing::sqlScalar;
-using testing::stopHost;
-
-namespace {
-
-const QString kSecret = QStringLiteral("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw");
-
-} // namespace
 
 class TestDispatcher : public outbox::testing::DispatchTestSuite {
     Q_OBJECT
@@ -58,22 +45,16 @@ private Q_SLOTS:
     void rowsOlderThanTheClaimFloorAreStillDelivered();
 
 private:
-    std::unique_ptr<DispatcherHost> makeHost(const core::DispatcherConfig &config,
-                                             dispatch::PublisherFactory factory = {},
-                                             DispatcherOptions options = {});
     static bool startHost(DispatcherHost &host) { return testing::startHost(host, 20000); }
+    // Starts `host` and checks that it stops at once, failed, with a message
+    // that names `reason`.
+    static void verifyRefusedAtStart(DispatcherHost &host, QLatin1String reason);
     // Starts a dispatcher with a short grace period whose `events` requests
-    // reach a runner that never answers: stopping it cuts them off.
+    // reach a runner that never answers (all of them processing): stopping
+    // it cuts them off.
     std::unique_ptr<DispatcherHost> startWithHangingRequests(DevRunner &runner, int events,
                                                              int maxAttempts);
 };
-
-std::unique_ptr<DispatcherHost> TestDispatcher::makeHost(const core::DispatcherConfig &config,
-                                                         dispatch::PublisherFactory factory,
-                                                         DispatcherOptions options) {
-    return std::make_unique<DispatcherHost>(testing::connInfoFor(*m_pg, m_dbName), config,
-                                            std::move(factory), std::move(options));
-}
 
 std::unique_ptr<DispatcherHost>
 TestDispatcher::startWithHangingRequests(DevRunner &runner, int events, int maxAttempts) {
@@ -89,17 +70,22 @@ TestDispatcher::startWithHangingRequests(DevRunner &runner, int events, int maxA
     if (!startHost(*host) || !enqueueMany(m_db, events) ||
         !QTest::qWaitFor([&] { return runner.stats().received == events; }, 10000))
         return {};
+    if (const int processing = countStatus(m_db, QStringLiteral("processing"));
+        processing != events) {
+        qWarning("%d events processing, expected %d", processing, events);
+        return {};
+    }
     return host;
 }
 
 void TestDispatcher::deliversEventsEnqueuedBeforeAndAfterStart() {
     DevRunner runner;
-    QVERIFY(runner.setSecrets({kSecret}).ok()); // every request must be signed
+    QVERIFY(runner.setSecrets({testing::kWebhookSecret}).ok()); // every request must be signed
     QVERIFY(runner.listen().ok());
     QVERIFY(enqueueMany(m_db, 50));
 
     auto config = baseConfig(runner.url());
-    config.secrets = {kSecret};
+    config.secrets = {testing::kWebhookSecret};
     auto host = makeHost(config);
     QVERIFY(startHost(*host));
 
@@ -141,14 +127,10 @@ void TestDispatcher::deliversEventsEnqueuedBeforeAndAfterStart() {
 void TestDispatcher::notifyWakesBeforeThePoll() {
     DevRunner runner;
     QVERIFY(runner.listen().ok());
-    auto config = baseConfig(runner.url());
-    config.pollInterval = core::Millis(10000);
-    config.lease = core::Millis(60000);
-    auto host = makeHost(config);
-    QVERIFY(startHost(*host));
+    auto host = startListeningHost(runner.url());
+    QVERIFY(host);
     // Subscribed, and the start-up claims are done: from here only NOTIFY
     // (or the poll, 10 s away) can wake the dispatcher.
-    QTRY_VERIFY_WITH_TIMEOUT(host->lastStats().listening, 10000);
     QTRY_VERIFY(host->lastStats().claims >= 1);
     QTest::qWait(300);
     const qint64 claimsBefore = host->lastStats().claims;
@@ -298,8 +280,6 @@ void TestDispatcher::gracefulStopReleasesLeases() {
     DevRunner runner;
     auto host = startWithHangingRequests(runner, 5, /*maxAttempts=*/5);
     QVERIFY(host);
-    QCOMPARE(countStatus(m_db, QStringLiteral("processing")), 5);
-
     QVERIFY(stopHost(*host));
     QCOMPARE(host->lastStats().released, 5);
     QCOMPARE(countStatus(m_db, QStringLiteral("pending")), 5);
@@ -338,8 +318,6 @@ void TestDispatcher::gracefulStopAtTheLastAttemptEndsDead() {
     DevRunner runner;
     auto host = startWithHangingRequests(runner, 4, /*maxAttempts=*/1);
     QVERIFY(host);
-    QCOMPARE(countStatus(m_db, QStringLiteral("processing")), 4);
-
     QVERIFY(stopHost(*host));
     QCOMPARE(host->lastStats().released, 0);
     QCOMPARE(host->lastStats().swept, 4);
@@ -443,19 +421,23 @@ void TestDispatcher::namespaceFilter() {
     QVERIFY(stopHost(*host));
 }
 
-void TestDispatcher::refusesUnmigratedDatabase() {
-    const QString empty = m_pg->freshDatabase();
-    QVERIFY(!empty.isEmpty());
-    DispatcherHost host(testing::connInfoFor(*m_pg, empty),
-                        baseConfig(QUrl(QStringLiteral("http://127.0.0.1:9/"))));
+void TestDispatcher::verifyRefusedAtStart(DispatcherHost &host, QLatin1String reason) {
     QSignalSpy failed(&host, &DispatcherHost::failed);
     QSignalSpy stopped(&host, &DispatcherHost::stopped);
     host.start();
     QTRY_COMPARE_WITH_TIMEOUT(stopped.size(), 1, 20000);
     QCOMPARE(failed.size(), 1);
     const QString message = failed.first().first().toString();
-    QVERIFY2(message.contains(QLatin1String("migrate")), qPrintable(message));
+    QVERIFY2(message.contains(reason), qPrintable(message));
     QCOMPARE(host.lastStats().state, DispatcherState::Failed);
+}
+
+void TestDispatcher::refusesUnmigratedDatabase() {
+    const QString empty = m_pg->freshDatabase();
+    QVERIFY(!empty.isEmpty());
+    DispatcherHost host(testing::connInfoFor(*m_pg, empty),
+                        baseConfig(QUrl(QStringLiteral("http://127.0.0.1:9/"))));
+    verifyRefusedAtStart(host, QLatin1String("migrate"));
 }
 
 // The embedded dispatcher (the console's) as `outboxctl dispatch`: aggregate
@@ -463,30 +445,13 @@ void TestDispatcher::refusesUnmigratedDatabase() {
 void TestDispatcher::refusesAggregateOrderWithoutItsIndex() {
     auto config = baseConfig(QUrl(QStringLiteral("http://127.0.0.1:9/")));
     config.ordering = core::Ordering::Aggregate;
-    auto host = makeHost(config);
-    QSignalSpy failed(host.get(), &DispatcherHost::failed);
-    QSignalSpy stopped(host.get(), &DispatcherHost::stopped);
-    host->start();
-    QTRY_COMPARE_WITH_TIMEOUT(stopped.size(), 1, 20000);
-    QCOMPARE(failed.size(), 1);
-    QVERIFY2(failed.first().first().toString().contains(
-                 QLatin1String("`outboxctl migrate --aggregate-order`")),
-             qPrintable(failed.first().first().toString()));
-    QCOMPARE(host->lastStats().state, DispatcherState::Failed);
+    verifyRefusedAtStart(*makeHost(config), QLatin1String("`outboxctl migrate --aggregate-order`"));
 }
 
 void TestDispatcher::refusesInvalidConfiguration() {
     auto config = baseConfig(QUrl(QStringLiteral("http://127.0.0.1:9/")));
     config.requestTimeout = config.lease;
-    auto host = makeHost(config);
-    QSignalSpy failed(host.get(), &DispatcherHost::failed);
-    QSignalSpy stopped(host.get(), &DispatcherHost::stopped);
-    host->start();
-    QTRY_COMPARE(stopped.size(), 1);
-    QCOMPARE(failed.size(), 1);
-    QVERIFY2(failed.first().first().toString().contains(QLatin1String("--request-timeout")),
-             qPrintable(failed.first().first().toString()));
-    QCOMPARE(host->lastStats().state, DispatcherState::Failed);
+    verifyRefusedAtStart(*makeHost(config), QLatin1String("--request-timeout"));
 }
 
 void TestDispatcher::hostDestructionReleasesLeases() {

@@ -12,17 +12,9 @@
 #include <memory>
 
 using namespace outbox;
+using namespace outbox::dispatch;
+using namespace outbox::testing;
 using devtools::DevRunner;
-using dispatch::DispatcherHost;
-using dispatch::DispatcherOptions;
-using dispatch::DispatcherState;
-using testing::baseConfig;
-using testing::countStatus;
-using testing::enqueueMany;
-using testing::sqlExec;
-using testing::sqlScalar;
-using testing::startHost;
-using testing::stopHost;
 
 class TestDispatcherFaults : public outbox::testing::DispatchTestSuite {
     Q_OBJECT
@@ -41,8 +33,15 @@ private Q_SLOTS:
     void databaseRestartUnderLoad();
 
 private:
-    std::unique_ptr<DispatcherHost> makeHost(const core::DispatcherConfig &config,
-                                             DispatcherOptions options = {});
+    // A started dispatcher sending 4 requests at a time to `runner`, with
+    // `events` enqueued and a tenth of them delivered (null, with a warning,
+    // otherwise), and a spy on its states since before the start.
+    struct LoadedHost {
+        std::unique_ptr<DispatcherHost> host;
+        std::unique_ptr<QSignalSpy> states;
+    };
+    LoadedHost startUnderLoad(const DevRunner &runner, int events);
+    static bool sawReconnecting(const QSignalSpy &states);
     // Reopens the test's connection after a server restart.
     bool reopen();
     bool terminateBackends(const QString &applicationName);
@@ -54,10 +53,32 @@ bool TestDispatcherFaults::reopen() {
     return m_db.isOpen();
 }
 
-std::unique_ptr<DispatcherHost> TestDispatcherFaults::makeHost(const core::DispatcherConfig &config,
-                                                               DispatcherOptions options) {
-    return std::make_unique<DispatcherHost>(testing::connInfoFor(*m_pg, m_dbName), config,
-                                            dispatch::PublisherFactory{}, std::move(options));
+TestDispatcherFaults::LoadedHost TestDispatcherFaults::startUnderLoad(const DevRunner &runner,
+                                                                      int events) {
+    auto config = baseConfig(runner.url());
+    config.concurrency = 4;
+    config.batchSize = 4;
+    LoadedHost loaded{makeHost(config), nullptr};
+    loaded.states = std::make_unique<QSignalSpy>(loaded.host.get(), &DispatcherHost::stateChanged);
+    if (!startHost(*loaded.host) || !enqueueMany(m_db, events)) {
+        qWarning("the dispatcher did not start, or nothing was enqueued");
+        return {};
+    }
+    if (!QTest::qWaitFor(
+            [&] { return countStatus(m_db, QStringLiteral("delivered")) >= events / 10; }, 20000)) {
+        qWarning("%d of %d events delivered", countStatus(m_db, QStringLiteral("delivered")),
+                 events);
+        return {};
+    }
+    return loaded;
+}
+
+bool TestDispatcherFaults::sawReconnecting(const QSignalSpy &states) {
+    for (const auto &arguments : states) {
+        if (arguments.first().value<DispatcherState>() == DispatcherState::Reconnecting)
+            return true;
+    }
+    return false;
 }
 
 bool TestDispatcherFaults::terminateBackends(const QString &applicationName) {
@@ -79,24 +100,14 @@ void TestDispatcherFaults::dispatcherConnectionKilled() {
     DevRunner runner;
     runner.setLatency(core::Millis(20));
     QVERIFY(runner.listen().ok());
-    auto config = baseConfig(runner.url());
-    config.concurrency = 4;
-    config.batchSize = 4;
-    auto host = makeHost(config);
-    QSignalSpy states(host.get(), &DispatcherHost::stateChanged);
-    QVERIFY(startHost(*host));
-    QVERIFY(enqueueMany(m_db, 200));
-    QTRY_VERIFY_WITH_TIMEOUT(countStatus(m_db, QStringLiteral("delivered")) >= 20, 20000);
+    auto [host, states] = startUnderLoad(runner, 200);
+    QVERIFY(host);
 
     QVERIFY(terminateBackends(QStringLiteral("outbox-dispatch")));
 
     QTRY_COMPARE_WITH_TIMEOUT(countStatus(m_db, QStringLiteral("delivered")), 200, 60000);
     QTRY_VERIFY(host->lastStats().reconnects >= 1);
-    bool sawReconnecting = false;
-    for (const auto &arguments : std::as_const(states))
-        sawReconnecting |=
-            arguments.first().value<DispatcherState>() == DispatcherState::Reconnecting;
-    QVERIFY(sawReconnecting);
+    QVERIFY(sawReconnecting(*states));
     QCOMPARE(runner.stats().uniqueIds, 200);
     QVERIFY(stopHost(*host));
 }
@@ -110,7 +121,7 @@ void TestDispatcherFaults::listenerKilledWatchdogStillDelivers() {
     // Keep the listener down for the whole test: only the poll can deliver.
     options.reconnectBaseDelay = core::Millis(120000);
     options.reconnectMaxDelay = core::Millis(120000);
-    auto host = makeHost(config, options);
+    auto host = makeHost(config, {}, options);
     QVERIFY(startHost(*host));
     QTRY_VERIFY_WITH_TIMEOUT(host->lastStats().listening, 10000);
 
@@ -127,12 +138,8 @@ void TestDispatcherFaults::listenerKilledWatchdogStillDelivers() {
 void TestDispatcherFaults::listenerKilledResubscribes() {
     DevRunner runner;
     QVERIFY(runner.listen().ok());
-    auto config = baseConfig(runner.url());
-    config.pollInterval = core::Millis(10000);
-    config.lease = core::Millis(60000);
-    auto host = makeHost(config);
-    QVERIFY(startHost(*host));
-    QTRY_VERIFY_WITH_TIMEOUT(host->lastStats().listening, 10000);
+    auto host = startListeningHost(runner.url());
+    QVERIFY(host);
     const QString before = backendPid(QStringLiteral("outbox-dispatch-listen"));
     QVERIFY(!before.isEmpty());
 
@@ -153,14 +160,8 @@ void TestDispatcherFaults::databaseRestartUnderLoad() {
     DevRunner runner;
     runner.setLatency(core::Millis(30));
     QVERIFY(runner.listen().ok());
-    auto config = baseConfig(runner.url());
-    config.concurrency = 4;
-    config.batchSize = 4;
-    auto host = makeHost(config);
-    QSignalSpy states(host.get(), &DispatcherHost::stateChanged);
-    QVERIFY(startHost(*host));
-    QVERIFY(enqueueMany(m_db, 100));
-    QTRY_VERIFY_WITH_TIMEOUT(countStatus(m_db, QStringLiteral("delivered")) >= 10, 20000);
+    auto [host, states] = startUnderLoad(runner, 100);
+    QVERIFY(host);
 
     m_db = QSqlDatabase();
     const auto restarted = m_pg->cluster().restart();
@@ -171,11 +172,7 @@ void TestDispatcherFaults::databaseRestartUnderLoad() {
     QTRY_COMPARE_WITH_TIMEOUT(countStatus(m_db, QStringLiteral("delivered")), 150, 90000);
     QCOMPARE(runner.stats().uniqueIds, 150); // nothing lost (a duplicate would be allowed)
     QTRY_VERIFY(host->lastStats().reconnects >= 1);
-    bool sawReconnecting = false;
-    for (const auto &arguments : std::as_const(states))
-        sawReconnecting |=
-            arguments.first().value<DispatcherState>() == DispatcherState::Reconnecting;
-    QVERIFY(sawReconnecting);
+    QVERIFY(sawReconnecting(*states));
     QVERIFY(stopHost(*host));
     QCOMPARE(countStatus(m_db, QStringLiteral("processing")), 0);
 }

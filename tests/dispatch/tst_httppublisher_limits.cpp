@@ -4,6 +4,7 @@
 // first bytes in its error.
 
 #include "dispatch/httppublisher.h"
+#include "dispatchtesting.h"
 
 #include <QSignalSpy>
 #include <QTcpServer>
@@ -72,17 +73,6 @@ private:
     qint64 m_written = 0;
 };
 
-store::ClaimedEvent makeEvent() {
-    store::ClaimedEvent event;
-    event.id = QUuid::createUuid();
-    event.nameSpace = QStringLiteral("billing");
-    event.topic = QStringLiteral("invoice.paid");
-    event.payload = R"({"invoice_id": 42})";
-    event.attempts = 1;
-    event.createdAt = QDateTime::currentDateTimeUtc();
-    return event;
-}
-
 } // namespace
 
 class TestHttpPublisherLimits : public QObject {
@@ -90,63 +80,60 @@ class TestHttpPublisherLimits : public QObject {
 
 private Q_SLOTS:
     void initTestCase() { qRegisterMetaType<PublishOutcome>(); }
-    void hugeReplyIsCut_data();
-    void hugeReplyIsCut();
-    void capIsValidated();
+
+    void hugeReplyIsCut_data() {
+        QTest::addColumn<int>("status");
+        QTest::addColumn<bool>("withLength");
+        QTest::addColumn<int>("kind");
+        QTest::newRow("200 streamed") << 200 << false << int(PublishOutcome::Kind::Retry);
+        QTest::newRow("200 with length") << 200 << true << int(PublishOutcome::Kind::Retry);
+        QTest::newRow("503 streamed") << 503 << false << int(PublishOutcome::Kind::Retry);
+        QTest::newRow("410 streamed") << 410 << false << int(PublishOutcome::Kind::Permanent);
+    }
+
+    void hugeReplyIsCut() {
+        QFETCH(int, status);
+        QFETCH(bool, withLength);
+        QFETCH(int, kind);
+
+        HugeReplyServer server(status, withLength);
+        QVERIFY(server.listen());
+        HttpPublisher publisher;
+        core::DispatcherConfig config;
+        config.runnerUrl = server.url();
+        config.requestTimeout = core::Millis(20000);
+        QCOMPARE(config.maxResponseBytes, 64 * 1024); // the default
+        QVERIFY(publisher.configure(config).ok());
+
+        QSignalSpy spy(&publisher, &dispatch::Publisher::finished);
+        publisher.publish(testing::invoiceEvent());
+        QTRY_COMPARE_WITH_TIMEOUT(spy.size(), 1, 30000);
+        const auto outcome = spy.first().first().value<PublishOutcome>();
+        QCOMPARE(int(outcome.kind), kind);
+        QCOMPARE(outcome.httpStatus.value_or(0), status);
+        QVERIFY2(outcome.error.contains(QLatin1String("--max-response-bytes (64 KiB)")),
+                 qPrintable(outcome.error));
+        QVERIFY2(outcome.error.contains(QLatin1String("runner says: queue full")),
+                 qPrintable(outcome.error));
+        QVERIFY(outcome.error.size() <= PublishOutcome::MaxErrorLength);
+        // The connection was dropped long before the server could write the
+        // whole body: the socket buffers between the two hold a few MiB at most.
+        QVERIFY2(server.written() < kHugeBody, qPrintable(QString::number(server.written())));
+        QCOMPARE(publisher.inFlight(), 0);
+    }
+
+    void capIsValidated() {
+        core::DispatcherConfig config;
+        config.runnerUrl = QUrl(QStringLiteral("http://127.0.0.1:1/events"));
+        QVERIFY(config.validate().ok());
+        config.maxResponseBytes = 0;
+        QVERIFY(!config.validate().ok());
+        QVERIFY(config.validate().errorMessage().contains(QLatin1String("--max-response-bytes")));
+        config.maxResponseBytes = core::DispatcherConfig::MaxResponseBytesLimit + 1;
+        QVERIFY(!config.validate().ok());
+        QVERIFY(config.describe().contains(QLatin1String("max-response-bytes=")));
+    }
 };
-
-void TestHttpPublisherLimits::hugeReplyIsCut_data() {
-    QTest::addColumn<int>("status");
-    QTest::addColumn<bool>("withLength");
-    QTest::addColumn<int>("kind");
-    QTest::newRow("200 streamed") << 200 << false << int(PublishOutcome::Kind::Retry);
-    QTest::newRow("200 with length") << 200 << true << int(PublishOutcome::Kind::Retry);
-    QTest::newRow("503 streamed") << 503 << false << int(PublishOutcome::Kind::Retry);
-    QTest::newRow("410 streamed") << 410 << false << int(PublishOutcome::Kind::Permanent);
-}
-
-void TestHttpPublisherLimits::hugeReplyIsCut() {
-    QFETCH(int, status);
-    QFETCH(bool, withLength);
-    QFETCH(int, kind);
-
-    HugeReplyServer server(status, withLength);
-    QVERIFY(server.listen());
-    HttpPublisher publisher;
-    core::DispatcherConfig config;
-    config.runnerUrl = server.url();
-    config.requestTimeout = core::Millis(20000);
-    QCOMPARE(config.maxResponseBytes, 64 * 1024); // the default
-    QVERIFY(publisher.configure(config).ok());
-
-    QSignalSpy spy(&publisher, &dispatch::Publisher::finished);
-    publisher.publish(makeEvent());
-    QTRY_COMPARE_WITH_TIMEOUT(spy.size(), 1, 30000);
-    const auto outcome = spy.first().first().value<PublishOutcome>();
-    QCOMPARE(int(outcome.kind), kind);
-    QCOMPARE(outcome.httpStatus.value_or(0), status);
-    QVERIFY2(outcome.error.contains(QLatin1String("--max-response-bytes (64 KiB)")),
-             qPrintable(outcome.error));
-    QVERIFY2(outcome.error.contains(QLatin1String("runner says: queue full")),
-             qPrintable(outcome.error));
-    QVERIFY(outcome.error.size() <= PublishOutcome::MaxErrorLength);
-    // The connection was dropped long before the server could write the
-    // whole body: the socket buffers between the two hold a few MiB at most.
-    QVERIFY2(server.written() < kHugeBody, qPrintable(QString::number(server.written())));
-    QCOMPARE(publisher.inFlight(), 0);
-}
-
-void TestHttpPublisherLimits::capIsValidated() {
-    core::DispatcherConfig config;
-    config.runnerUrl = QUrl(QStringLiteral("http://127.0.0.1:1/events"));
-    QVERIFY(config.validate().ok());
-    config.maxResponseBytes = 0;
-    QVERIFY(!config.validate().ok());
-    QVERIFY(config.validate().errorMessage().contains(QLatin1String("--max-response-bytes")));
-    config.maxResponseBytes = core::DispatcherConfig::MaxResponseBytesLimit + 1;
-    QVERIFY(!config.validate().ok());
-    QVERIFY(config.describe().contains(QLatin1String("max-response-bytes=")));
-}
 
 QTEST_MAIN(TestHttpPublisherLimits)
 #include "tst_httppublisher_limits.moc"

@@ -6,6 +6,7 @@
 #include "devtools/inprocesspublisher.h"
 #include "dispatch/httppublisher.h"
 #include "dispatch/threadedpublisher.h"
+#include "dispatchtesting.h"
 
 #include <QSignalSpy>
 #include <QtTest>
@@ -13,29 +14,12 @@
 #include <atomic>
 
 using namespace outbox;
+using namespace outbox::testing;
 using devtools::InProcessPublisher;
 using dispatch::PublishOutcome;
 using dispatch::ThreadedPublisher;
 
 namespace {
-
-store::ClaimedEvent makeEvent(int n) {
-    store::ClaimedEvent event;
-    event.id = QUuid::createUuid();
-    event.nameSpace = QStringLiteral("billing");
-    event.topic = QStringLiteral("invoice.paid");
-    event.payload = "{\"n\": " + QByteArray::number(n) + "}";
-    event.attempts = 1 + n % 3;
-    event.createdAt = QDateTime::currentDateTimeUtc();
-    return event;
-}
-
-QList<store::ClaimedEvent> makeEvents(int count, int first = 0) {
-    QList<store::ClaimedEvent> events;
-    for (int i = 0; i < count; ++i)
-        events << makeEvent(first + i);
-    return events;
-}
 
 // Records where the wrapped publisher's handler ran and how often.
 struct HandlerProbe {
@@ -123,8 +107,8 @@ void TestThreadedPublisher::everyEventFinishesOnceInTheCallersThread() {
         }
     });
 
-    const QList<store::ClaimedEvent> batch = makeEvents(500);
-    const store::ClaimedEvent single = makeEvent(1000);
+    const QList<store::ClaimedEvent> batch = numberedEvents(500);
+    const store::ClaimedEvent single = numberedEvent(1000);
     for (const store::ClaimedEvent &event : batch)
         sent.insert(event.id, event);
     sent.insert(single.id, single);
@@ -157,7 +141,7 @@ void TestThreadedPublisher::abortAllDropsOutcomesNotYetDelivered() {
     // The wrapped publisher finishes all of them while this thread does not
     // run its event loop: the outcomes wait to be delivered when abortAll()
     // comes, and must not be delivered after it.
-    publisher.publishBatch(makeEvents(50));
+    publisher.publishBatch(numberedEvents(50));
     QVERIFY(waitWithoutEvents([&] { return probe.calls.load() == 50; }));
     publisher.abortAll();
     QCOMPARE(publisher.inFlight(), 0);
@@ -165,7 +149,7 @@ void TestThreadedPublisher::abortAllDropsOutcomesNotYetDelivered() {
     QCOMPARE(spy.size(), 0);
 
     // Still usable afterwards.
-    const store::ClaimedEvent event = makeEvent(1);
+    const store::ClaimedEvent event = numberedEvent(1);
     publisher.publish(event);
     QTRY_COMPARE_WITH_TIMEOUT(spy.size(), 1, 10000);
     QCOMPARE(spy.first().first().value<PublishOutcome>().id, event.id);
@@ -181,7 +165,7 @@ void TestThreadedPublisher::abortAllFromAFinishedHandlerStopsTheDelivery() {
         if (++finished == 1)
             publisher.abortAll(); // e.g. the dispatcher's grace period ends here
     });
-    publisher.publishBatch(makeEvents(20));
+    publisher.publishBatch(numberedEvents(20));
     // All twenty finish before this thread looks, so they arrive together.
     QVERIFY(waitWithoutEvents([&] { return probe.calls.load() == 20; }));
     QTRY_COMPARE_WITH_TIMEOUT(finished, 1, 10000);
@@ -210,7 +194,7 @@ void TestThreadedPublisher::aFactoryWithoutAPublisherFailsClearly() {
 
     // Events published anyway come back as retries, not lost.
     QSignalSpy spy(&publisher, &dispatch::Publisher::finished);
-    const store::ClaimedEvent event = makeEvent(1);
+    const store::ClaimedEvent event = numberedEvent(1);
     publisher.publish(event);
     QTRY_COMPARE_WITH_TIMEOUT(spy.size(), 1, 10000);
     const auto outcome = spy.first().first().value<PublishOutcome>();
@@ -233,7 +217,7 @@ void TestThreadedPublisher::destroyedWithRequestsInFlight() {
         const auto publisher = threadedHttpPublisher();
         QVERIFY(publisher->configure(httpConfig(runner.url(), 8)).ok());
         connect(publisher.get(), &dispatch::Publisher::finished, this, [&] { ++finished; });
-        publisher->publishBatch(makeEvents(8));
+        publisher->publishBatch(numberedEvents(8));
         QTRY_COMPARE_WITH_TIMEOUT(runner.stats().received, 8, 20000);
     }
     QVERIFY2(clock.elapsed() < answerAfterMs, "the destructor waited for the runner's answers");
@@ -249,7 +233,7 @@ void TestThreadedPublisher::deliversOverHttp() {
     QVERIFY(publisher->configure(httpConfig(runner.url(), 16)).ok());
 
     QSignalSpy spy(publisher.get(), &dispatch::Publisher::finished);
-    const QList<store::ClaimedEvent> events = makeEvents(200);
+    const QList<store::ClaimedEvent> events = numberedEvents(200);
     publisher->publishBatch(events);
     QTRY_COMPARE_WITH_TIMEOUT(spy.size(), 200, 20000);
     for (const QList<QVariant> &arguments : std::as_const(spy)) {

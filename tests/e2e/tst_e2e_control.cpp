@@ -81,8 +81,12 @@ bool hasLines(const QByteArray &metrics, const QList<QByteArray> &expected) {
 
 } // namespace
 
-class TestE2eControl final : public QObject, protected outbox::testing::PgTestCase {
+class TestE2eControl final : public outbox::testing::PgTestSuite {
     Q_OBJECT
+
+public:
+    TestE2eControl()
+        : PgTestSuite(outbox::testing::migrateSchemaWithRoles) {}
 
 private Q_SLOTS:
     void initTestCase() {
@@ -93,13 +97,10 @@ private Q_SLOTS:
                               QStringLiteral("viewer")});
     }
 
-    void cleanupTestCase() { stopPg(); }
-
     // Two dispatchers (as the dispatcher role) register with their pid and
     // host; SIGKILL leaves a row that goes stale; SIGTERM removes the row.
     void registryEntriesAppearGoStaleAndDisappear() {
-        const QString dbName = m_pg->freshMigratedDatabase();
-        const QString admin = m_pg->connInfo(dbName);
+        const QString admin = m_pg->connInfo(m_dbName);
         const QString asDispatcher = withUser(admin, QStringLiteral("ctl_dispatcher"));
         RunnerProcess runner;
         QVERIFY(runner.start(0));
@@ -153,16 +154,13 @@ private Q_SLOTS:
     // The dispatcher role can write only the row whose secret it holds, and
     // may not pause; viewers may not pause; operators may, audited.
     void rolesAreEnforcedByTheDatabase() {
-        const QString dbName = m_pg->freshMigratedDatabase();
-        QSqlDatabase db = m_pg->open(dbName);
-        QVERIFY(db.isOpen());
-        const QString admin = m_pg->connInfo(dbName);
+        const QString admin = m_pg->connInfo(m_dbName);
         QVERIFY(
-            sqlExec(db, QStringLiteral("SELECT outbox_dispatcher_register("
-                                       "'0190e0a0-0000-7000-8000-000000000001', repeat('a', 64),"
-                                       " 'h', 1, 'v', 'a', NULL, 'http://x', 1, 1000, now())")));
+            sqlExec(m_db, QStringLiteral("SELECT outbox_dispatcher_register("
+                                         "'0190e0a0-0000-7000-8000-000000000001', repeat('a', 64),"
+                                         " 'h', 1, 'v', 'a', NULL, 'http://x', 1, 1000, now())")));
         const QString dispatcherConn =
-            m_pg->connInfo(dbName) + QStringLiteral(" user=ctl_dispatcher");
+            m_pg->connInfo(m_dbName) + QStringLiteral(" user=ctl_dispatcher");
         {
             auto info = outbox::core::ConnInfo::parse(dispatcherConn);
             QVERIFY(info.ok());
@@ -182,7 +180,7 @@ private Q_SLOTS:
                                    "SELECT outbox_dispatcher_unregister("
                                    "'0190e0a0-0000-7000-8000-000000000001', repeat('b', 64))")),
                      QStringLiteral("false"));
-            QCOMPARE(sqlScalar(db, QStringLiteral("SELECT count(*) FROM outbox_dispatchers")),
+            QCOMPARE(sqlScalar(m_db, QStringLiteral("SELECT count(*) FROM outbox_dispatchers")),
                      QStringLiteral("1"));
             // Nor take over a live row, nor write the table directly.
             QVERIFY(
@@ -208,17 +206,17 @@ private Q_SLOTS:
             QVERIFY2(code != 0 && out.contains(QStringLiteral("permission denied")),
                      qPrintable(out));
         }
-        QCOMPARE(sqlScalar(db, QStringLiteral("SELECT count(*) FROM outbox_pauses")),
+        QCOMPARE(sqlScalar(m_db, QStringLiteral("SELECT count(*) FROM outbox_pauses")),
                  QStringLiteral("0"));
         const auto [code, out] = ctl(
             QStringList{QStringLiteral("--db"), withUser(admin, QStringLiteral("ctl_operator"))} +
             pause);
         QVERIFY2(code == 0, qPrintable(out));
         QCOMPARE(
-            sqlScalar(db, QStringLiteral("SELECT paused_by || '/' || reason FROM outbox_pauses")),
+            sqlScalar(m_db, QStringLiteral("SELECT paused_by || '/' || reason FROM outbox_pauses")),
             QStringLiteral("ctl_operator/runner down"));
-        QCOMPARE(sqlScalar(db, QStringLiteral("SELECT string_agg(action || ':' || db_user, ',')"
-                                              " FROM outbox_audit")),
+        QCOMPARE(sqlScalar(m_db, QStringLiteral("SELECT string_agg(action || ':' || db_user, ',')"
+                                                " FROM outbox_audit")),
                  QStringLiteral("pause:ctl_operator"));
         // Without --reason: a usage error that says what to add.
         const auto [usageCode, usageOut] =
@@ -232,10 +230,7 @@ private Q_SLOTS:
     // the rest is delivered; pausing a running namespace holds its new events
     // within a poll interval; resume delivers at once.
     void pauseHoldsUnderThreeDispatchersAndResumeDrains() {
-        const QString dbName = m_pg->freshMigratedDatabase();
-        QSqlDatabase db = m_pg->open(dbName);
-        QVERIFY(db.isOpen());
-        const QString admin = m_pg->connInfo(dbName);
+        const QString admin = m_pg->connInfo(m_dbName);
         const QString asOperator = withUser(admin, QStringLiteral("ctl_operator"));
         const auto pauseCmd = [&](const QString &ns) {
             return ctl({QStringLiteral("--db"), asOperator, QStringLiteral("pause"),
@@ -243,8 +238,8 @@ private Q_SLOTS:
                         QStringLiteral("test"), QStringLiteral("--yes")});
         };
         QCOMPARE(pauseCmd(QStringLiteral("billing")).first, 0);
-        QVERIFY(insertEvents(db, 300, QStringLiteral("billing")));
-        QVERIFY(insertEvents(db, 300, QStringLiteral("shipping")));
+        QVERIFY(insertEvents(m_db, 300, QStringLiteral("billing")));
+        QVERIFY(insertEvents(m_db, 300, QStringLiteral("shipping")));
 
         RunnerProcess runner;
         QVERIFY(runner.start(0));
@@ -261,20 +256,20 @@ private Q_SLOTS:
             QVERIFY(dispatchers.back()->start());
         }
         QTRY_COMPARE_WITH_TIMEOUT(
-            countWhere(db, QStringLiteral("namespace = 'shipping' AND status = 'delivered'")),
+            countWhere(m_db, QStringLiteral("namespace = 'shipping' AND status = 'delivered'")),
             qint64(300), 60000);
         // Several poll intervals later, nothing of billing was touched.
         QTest::qWait(1000);
-        QCOMPARE(countWhere(db, QStringLiteral("namespace = 'billing' AND status = 'pending'"
-                                               " AND attempts = 0")),
+        QCOMPARE(countWhere(m_db, QStringLiteral("namespace = 'billing' AND status = 'pending'"
+                                                 " AND attempts = 0")),
                  qint64(300));
 
         // Pause while running: later events of shipping wait too.
         QCOMPARE(pauseCmd(QStringLiteral("shipping")).first, 0);
         QTest::qWait(300); // a poll interval
-        QVERIFY(insertEvents(db, 100, QStringLiteral("shipping")));
+        QVERIFY(insertEvents(m_db, 100, QStringLiteral("shipping")));
         QTest::qWait(1000);
-        QCOMPARE(countWhere(db, QStringLiteral("namespace = 'shipping' AND status = 'pending'")),
+        QCOMPARE(countWhere(m_db, QStringLiteral("namespace = 'shipping' AND status = 'pending'")),
                  qint64(100));
         // The console and `outboxctl dispatchers` name the pause.
         const QJsonArray paused = dispatchersJson(admin).value(QStringLiteral("paused")).toArray();
@@ -290,7 +285,7 @@ private Q_SLOTS:
                       "outbox_queue_oldest_due_age_seconds 0", "outbox_queue_paused_namespaces 2",
                       "outbox_dispatchers_alive 3"}),
             scrape(metricsPort).constData(), 20000);
-        QCOMPARE(countWhere(db, QStringLiteral("status = 'pending'")), qint64(400));
+        QCOMPARE(countWhere(m_db, QStringLiteral("status = 'pending'")), qint64(400));
         QCOMPARE(paused.at(0).toObject().value(QStringLiteral("paused_by")).toString(),
                  QStringLiteral("ctl_operator"));
 
@@ -299,16 +294,16 @@ private Q_SLOTS:
                                       QStringLiteral("--yes")});
         QVERIFY2(code == 0, qPrintable(out));
         QTRY_COMPARE_WITH_TIMEOUT(
-            countWhere(db, QStringLiteral("namespace = 'billing' AND status = 'delivered'")),
+            countWhere(m_db, QStringLiteral("namespace = 'billing' AND status = 'delivered'")),
             qint64(300), 60000);
-        QCOMPARE(countWhere(db, QStringLiteral("namespace = 'shipping' AND status = 'pending'")),
+        QCOMPARE(countWhere(m_db, QStringLiteral("namespace = 'shipping' AND status = 'pending'")),
                  qint64(100));
         QCOMPARE(ctl({QStringLiteral("--db"), asOperator, QStringLiteral("resume"),
                       QStringLiteral("--namespace"), QStringLiteral("shipping"),
                       QStringLiteral("--yes")})
                      .first,
                  0);
-        QTRY_COMPARE_WITH_TIMEOUT(countWhere(db, QStringLiteral("status <> 'delivered'")),
+        QTRY_COMPARE_WITH_TIMEOUT(countWhere(m_db, QStringLiteral("status <> 'delivered'")),
                                   qint64(0), 60000);
         // Resuming what is not paused says so.
         QCOMPARE(ctl({QStringLiteral("--db"), asOperator, QStringLiteral("resume"),
@@ -321,26 +316,24 @@ private Q_SLOTS:
             QVERIFY(dispatcher->waitForExit(30000));
         }
         QCOMPARE(runner.counts().duplicates, qint64(0));
-        QCOMPARE(sqlScalar(db, QStringLiteral("SELECT string_agg(action, ',' ORDER BY id)"
-                                              " FROM outbox_audit")),
+        QCOMPARE(sqlScalar(m_db, QStringLiteral("SELECT string_agg(action, ',' ORDER BY id)"
+                                                " FROM outbox_audit")),
                  QStringLiteral("pause,pause,resume,resume"));
     }
 
     // Two dispatchers with the same retention: old delivered and dead rows
     // go in batches (audited as retention), recent ones and live ones stay.
     void retentionDeletesOldRowsInBatches() {
-        const QString dbName = m_pg->freshMigratedDatabase();
-        QSqlDatabase db = m_pg->open(dbName);
-        QVERIFY(db.isOpen());
-        const QString admin = m_pg->connInfo(dbName);
+        const QString admin = m_pg->connInfo(m_dbName);
         QVERIFY(sqlExec(
-            db, QStringLiteral("INSERT INTO outbox_events (id, namespace, topic, payload, status,"
-                               " delivered_at, created_at)"
-                               " SELECT outbox_uuid_v7(), 'old', 't', '{}', s, now(),"
-                               "        now() - interval '3 hours'"
-                               "   FROM generate_series(1, 2500), unnest(ARRAY['delivered','dead'])"
-                               "        AS s")));
-        QVERIFY(insertEvents(db, 200, QStringLiteral("new")));
+            m_db,
+            QStringLiteral("INSERT INTO outbox_events (id, namespace, topic, payload, status,"
+                           " delivered_at, created_at)"
+                           " SELECT outbox_uuid_v7(), 'old', 't', '{}', s, now(),"
+                           "        now() - interval '3 hours'"
+                           "   FROM generate_series(1, 2500), unnest(ARRAY['delivered','dead'])"
+                           "        AS s")));
+        QVERIFY(insertEvents(m_db, 200, QStringLiteral("new")));
         RunnerProcess runner;
         QVERIFY(runner.start(0));
         std::vector<std::unique_ptr<CtlProcess>> dispatchers;
@@ -352,21 +345,21 @@ private Q_SLOTS:
                                    QStringLiteral("--retention-batch"), QStringLiteral("400")})));
             QVERIFY(dispatchers.back()->start());
         }
-        QTRY_COMPARE_WITH_TIMEOUT(countWhere(db, QStringLiteral("namespace = 'old'")), qint64(0),
+        QTRY_COMPARE_WITH_TIMEOUT(countWhere(m_db, QStringLiteral("namespace = 'old'")), qint64(0),
                                   60000);
-        QTRY_COMPARE_WITH_TIMEOUT(countWhere(db, QStringLiteral("status = 'delivered'")),
+        QTRY_COMPARE_WITH_TIMEOUT(countWhere(m_db, QStringLiteral("status = 'delivered'")),
                                   qint64(200), 60000);
         for (auto &dispatcher : dispatchers) {
             dispatcher->terminate();
             QVERIFY(dispatcher->waitForExit(30000));
             QCOMPARE(dispatcher->exitCode(), 0);
         }
-        QCOMPARE(sqlScalar(db, QStringLiteral("SELECT sum(affected) || ' ' || min(db_user)"
-                                              " || ' ' || bool_and(affected <= 400)"
-                                              " FROM outbox_audit WHERE action = 'retention'")),
+        QCOMPARE(sqlScalar(m_db, QStringLiteral("SELECT sum(affected) || ' ' || min(db_user)"
+                                                " || ' ' || bool_and(affected <= 400)"
+                                                " FROM outbox_audit WHERE action = 'retention'")),
                  QStringLiteral("5000 ctl_dispatcher true"));
-        QVERIFY(sqlScalar(db, QStringLiteral("SELECT count(*) FROM outbox_audit"
-                                             " WHERE action = 'retention'"))
+        QVERIFY(sqlScalar(m_db, QStringLiteral("SELECT count(*) FROM outbox_audit"
+                                               " WHERE action = 'retention'"))
                     .toInt() >= 13);
     }
 };

@@ -152,30 +152,23 @@ QStringList dispatchArguments(const QString &connInfo, const QString &url,
 class TestE2eDbFaults final : public outbox::testing::PgTestSuite {
     Q_OBJECT
 
-public:
-    TestE2eDbFaults()
-        : PgTestSuite(outbox::testing::migrateSchema, PerTest::Nothing) {}
-
 private Q_SLOTS:
     void sigtermWhileTheServerIsFrozen() {
-        const QString dbName = m_pg->freshMigratedDatabase();
-        QSqlDatabase db = m_pg->open(dbName);
-        QVERIFY(db.isOpen());
         constexpr int events = 50;
-        QVERIFY(insertEvents(db, events));
+        QVERIFY(insertEvents(m_db, events));
         RunnerProcess runner;
         QVERIFY(runner.start(0));
         CtlProcess dispatch(
-            dispatchArguments(m_pg->connInfo(dbName), runner.url().toString(),
+            dispatchArguments(m_pg->connInfo(m_dbName), runner.url().toString(),
                               {QStringLiteral("--shutdown-grace"), QStringLiteral("2s"),
                                QStringLiteral("--no-listen")}));
         QVERIFY(dispatch.start());
-        QTRY_COMPARE_WITH_TIMEOUT(countWhere(db, QStringLiteral("status = 'delivered'")),
+        QTRY_COMPARE_WITH_TIMEOUT(countWhere(m_db, QStringLiteral("status = 'delivered'")),
                                   qint64(events), 60000);
 
         const qint64 backend =
-            scalar(db, QStringLiteral("SELECT pid FROM pg_stat_activity"
-                                      " WHERE application_name = 'outboxctl-dispatch'"));
+            scalar(m_db, QStringLiteral("SELECT pid FROM pg_stat_activity"
+                                        " WHERE application_name = 'outboxctl-dispatch'"));
         QVERIFY2(backend > 0, qPrintable(dispatch.output()));
         QCOMPARE(::kill(pid_t(backend), SIGSTOP), 0);
         ContinueOnExit resume{pid_t(backend)};
@@ -199,15 +192,12 @@ private Q_SLOTS:
 
         ::kill(pid_t(backend), SIGCONT);
         // The acks written before the stall are still there.
-        QCOMPARE(countWhere(db, QStringLiteral("status = 'delivered'")), qint64(events));
+        QCOMPARE(countWhere(m_db, QStringLiteral("status = 'delivered'")), qint64(events));
     }
 
     void ambiguousCommitOfAnAck() {
-        const QString dbName = m_pg->freshMigratedDatabase();
-        QSqlDatabase db = m_pg->open(dbName);
-        QVERIFY(db.isOpen());
         constexpr int events = 200;
-        QVERIFY(insertEvents(db, events));
+        QVERIFY(insertEvents(m_db, events));
         RunnerProcess runner;
         QVERIFY(runner.start(0));
 
@@ -219,20 +209,21 @@ private Q_SLOTS:
             QStringLiteral("host=127.0.0.1 port=%1 dbname=%2 user=%3 sslmode=disable "
                            "gssencmode=disable")
                 .arg(proxy.port())
-                .arg(dbName, cluster.superuser());
+                .arg(m_dbName, cluster.superuser());
         CtlProcess dispatch(dispatchArguments(
             viaProxy, runner.url().toString(),
             {QStringLiteral("--no-listen"), QStringLiteral("--concurrency"), QStringLiteral("8")}));
         QVERIFY(dispatch.start());
 
-        QTRY_COMPARE_WITH_TIMEOUT(countWhere(db, QStringLiteral("status = 'delivered'")),
+        QTRY_COMPARE_WITH_TIMEOUT(countWhere(m_db, QStringLiteral("status = 'delivered'")),
                                   qint64(events), 60000);
         QCOMPARE(proxy.drops(), 1);
         // The driver's own complaints about the statements of the lost
         // connection are shown only with --verbose.
         QVERIFY2(!dispatch.output().contains(QLatin1String("Unable to free statement")),
                  qPrintable(dispatch.output()));
-        QVERIFY2(dispatch.output().contains(QLatin1String("event=connection_lost what=writing")),
+        QVERIFY2(dispatch.output().contains(
+                     QLatin1String("event=connection_lost what=\"writing acks and nacks\"")),
                  qPrintable(dispatch.output()));
 
         dispatch.terminate();
@@ -241,8 +232,8 @@ private Q_SLOTS:
         QVERIFY(dispatch.lastValue(QStringLiteral("event=exit"), QStringLiteral("reconnects")) >=
                 1);
         // Nothing lost, nothing dead, no failed attempt recorded.
-        QCOMPARE(countWhere(db, QStringLiteral("status <> 'delivered'")), qint64(0));
-        QCOMPARE(scalar(db, QStringLiteral("SELECT count(*) FROM outbox_attempts")), qint64(0));
+        QCOMPARE(countWhere(m_db, QStringLiteral("status <> 'delivered'")), qint64(0));
+        QCOMPARE(scalar(m_db, QStringLiteral("SELECT count(*) FROM outbox_attempts")), qint64(0));
         // Each event reached the runner at least once; the acks whose reply
         // was lost were written once: the retry was fenced out.
         const RunnerCounts counts = runner.counts();

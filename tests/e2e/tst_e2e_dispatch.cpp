@@ -33,10 +33,6 @@ QString uuidText(const QUuid &id) {
 class TestE2eDispatch final : public outbox::testing::PgTestSuite {
     Q_OBJECT
 
-public:
-    TestE2eDispatch()
-        : PgTestSuite(outbox::testing::migrateSchema, PerTest::Nothing) {}
-
 private:
     void verifyNoSecrets(const QString &output) {
         QVERIFY2(!output.contains(QString::fromLatin1(kSecretKey)), "the secret was printed");
@@ -48,11 +44,8 @@ private Q_SLOTS:
     // Three dispatchers on one database: each event is delivered exactly
     // once (the runner counts no duplicate) and acknowledged by one of them.
     void severalDispatchersDeliverEachEventOnce() {
-        const QString dbName = m_pg->freshMigratedDatabase();
-        QSqlDatabase db = m_pg->open(dbName);
-        QVERIFY(db.isOpen());
         constexpr int events = 5000;
-        QVERIFY(insertEvents(db, events));
+        QVERIFY(insertEvents(m_db, events));
 
         const TextFile secret(kSecret);
         const TextFile token(kBearerToken);
@@ -71,11 +64,11 @@ private Q_SLOTS:
                 extra << QStringLiteral("--metrics-addr")
                       << QStringLiteral("127.0.0.1:%1").arg(metricsPort);
             dispatchers.push_back(std::make_unique<CtlProcess>(
-                dispatchArguments(m_pg->connInfo(dbName), runner.url(), extra)));
+                dispatchArguments(m_pg->connInfo(m_dbName), runner.url(), extra)));
             QVERIFY(dispatchers.back()->start());
         }
 
-        QTRY_COMPARE_WITH_TIMEOUT(countWhere(db, QStringLiteral("status = 'delivered'")),
+        QTRY_COMPARE_WITH_TIMEOUT(countWhere(m_db, QStringLiteral("status = 'delivered'")),
                                   qint64(events), 120000);
 
         // The Prometheus endpoint of the first one.
@@ -108,8 +101,8 @@ private Q_SLOTS:
         QCOMPARE(counts.duplicates, qint64(0));
         QCOMPARE(counts.badSignatures, qint64(0));
         QCOMPARE(counts.delivered, qint64(events));
-        QCOMPARE(countWhere(db, QStringLiteral("status <> 'delivered'")), qint64(0));
-        QCOMPARE(countWhere(db, QStringLiteral("attempts <> 1")), qint64(0));
+        QCOMPARE(countWhere(m_db, QStringLiteral("status <> 'delivered'")), qint64(0));
+        QCOMPARE(countWhere(m_db, QStringLiteral("attempts <> 1")), qint64(0));
         verifyNoSecrets(runner.process().output());
     }
 
@@ -117,18 +110,15 @@ private Q_SLOTS:
     // batches, a share of each failed and retried, everything delivered in
     // far fewer requests than events.
     void batchDeliveryThroughTheCommands() {
-        const QString dbName = m_pg->freshMigratedDatabase();
-        QSqlDatabase db = m_pg->open(dbName);
-        QVERIFY(db.isOpen());
         constexpr int events = 2000;
-        QVERIFY(insertEvents(db, events));
+        QVERIFY(insertEvents(m_db, events));
 
         const TextFile secret(kSecret);
         RunnerProcess runner;
         QVERIFY(runner.start(0, {QStringLiteral("--secret-file"), secret.path(),
                                  QStringLiteral("--fail-rate"), QStringLiteral("0.2")}));
         CtlProcess dispatcher(dispatchArguments(
-            m_pg->connInfo(dbName), runner.url(),
+            m_pg->connInfo(m_dbName), runner.url(),
             {QStringLiteral("--secret-file"), secret.path(), QStringLiteral("--delivery"),
              QStringLiteral("batch"), QStringLiteral("--batch-max-events"), QStringLiteral("50"),
              QStringLiteral("--batch-size"), QStringLiteral("100"), QStringLiteral("--concurrency"),
@@ -136,7 +126,7 @@ private Q_SLOTS:
              QStringLiteral("--base-delay"), QStringLiteral("50ms"), QStringLiteral("--max-delay"),
              QStringLiteral("200ms")}));
         QVERIFY(dispatcher.start());
-        QTRY_COMPARE_WITH_TIMEOUT(countWhere(db, QStringLiteral("status = 'delivered'")),
+        QTRY_COMPARE_WITH_TIMEOUT(countWhere(m_db, QStringLiteral("status = 'delivered'")),
                                   qint64(events), 120000);
         dispatcher.terminate();
         QVERIFY2(dispatcher.waitForExit(30000), qPrintable(dispatcher.output()));
@@ -149,7 +139,7 @@ private Q_SLOTS:
         QCOMPARE(counts.duplicates, qint64(0));
         QCOMPARE(counts.badSignatures, qint64(0));
         QVERIFY2(counts.received < events / 10, qPrintable(QString::number(counts.received)));
-        QVERIFY(countWhere(db, QStringLiteral("attempts > 1")) > 0); // the failed share, retried
+        QVERIFY(countWhere(m_db, QStringLiteral("attempts > 1")) > 0); // the failed share, retried
         verifyNoSecrets(dispatcher.output());
     }
 
@@ -157,17 +147,14 @@ private Q_SLOTS:
     // another one once their leases expire (not before), and only those are
     // sent twice.
     void killedDispatcherIsCoveredByLeaseExpiry() {
-        const QString dbName = m_pg->freshMigratedDatabase();
-        QSqlDatabase db = m_pg->open(dbName);
-        QVERIFY(db.isOpen());
         constexpr int events = 600;
         constexpr int concurrency = 20;
-        QVERIFY(insertEvents(db, events));
+        QVERIFY(insertEvents(m_db, events));
         RunnerProcess runner;
         QVERIFY(runner.start(0, {QStringLiteral("--latency"), QStringLiteral("300ms")}));
 
         const auto arguments = [&](const QUuid &worker) {
-            return dispatchArguments(m_pg->connInfo(dbName), runner.url(),
+            return dispatchArguments(m_pg->connInfo(m_dbName), runner.url(),
                                      {QStringLiteral("--concurrency"), QString::number(concurrency),
                                       QStringLiteral("--batch-size"), QStringLiteral("10"),
                                       QStringLiteral("--lease"), QStringLiteral("2s"),
@@ -184,29 +171,31 @@ private Q_SLOTS:
         QCOMPARE(victim.exitedNormally(), false);
 
         // What it held when it died: leased rows, requests in flight.
-        QVERIFY(sqlExec(db, QStringLiteral("CREATE TEMP TABLE held AS SELECT id, locked_until"
-                                           "  FROM outbox_events WHERE locked_by = '%1'")
-                                .arg(uuidText(first))));
-        const qint64 held = sqlScalar(db, QStringLiteral("SELECT count(*) FROM held")).toLongLong();
+        QVERIFY(sqlExec(m_db, QStringLiteral("CREATE TEMP TABLE held AS SELECT id, locked_until"
+                                             "  FROM outbox_events WHERE locked_by = '%1'")
+                                  .arg(uuidText(first))));
+        const qint64 held =
+            sqlScalar(m_db, QStringLiteral("SELECT count(*) FROM held")).toLongLong();
         QVERIFY2(held > 0, "the dispatcher held no lease when it was killed");
         QVERIFY(held <= concurrency + 10); // in flight + acks not yet written
 
         CtlProcess survivor(arguments(QUuid::createUuid()));
         QVERIFY(survivor.start());
-        QTRY_COMPARE_WITH_TIMEOUT(countWhere(db, QStringLiteral("status = 'delivered'")),
+        QTRY_COMPARE_WITH_TIMEOUT(countWhere(m_db, QStringLiteral("status = 'delivered'")),
                                   qint64(events), 90000);
         survivor.terminate();
         QVERIFY(survivor.waitForExit(30000));
         QCOMPARE(survivor.exitCode(), 0);
 
         // Not taken over before the lease ended.
-        QCOMPARE(sqlScalar(db, QStringLiteral("SELECT count(*) FROM outbox_events e JOIN held h"
-                                              " USING (id) WHERE e.delivered_at < h.locked_until")),
-                 QStringLiteral("0"));
+        QCOMPARE(
+            sqlScalar(m_db, QStringLiteral("SELECT count(*) FROM outbox_events e JOIN held h"
+                                           " USING (id) WHERE e.delivered_at < h.locked_until")),
+            QStringLiteral("0"));
         // Exactly the held rows took a second attempt.
-        QCOMPARE(countWhere(db, QStringLiteral("attempts > 1")), held);
-        QCOMPARE(sqlScalar(db, QStringLiteral("SELECT count(*) FROM outbox_events e JOIN held h"
-                                              " USING (id) WHERE e.attempts = 2")),
+        QCOMPARE(countWhere(m_db, QStringLiteral("attempts > 1")), held);
+        QCOMPARE(sqlScalar(m_db, QStringLiteral("SELECT count(*) FROM outbox_events e JOIN held h"
+                                                " USING (id) WHERE e.attempts = 2")),
                  QString::number(held));
 
         const RunnerCounts counts = runner.counts();
@@ -219,24 +208,21 @@ private Q_SLOTS:
     // SIGTERM with requests in flight: exit 0, no lease left behind, and
     // another dispatcher takes the rows at once (the lease is 60 s).
     void gracefulStopReleasesLeases() {
-        const QString dbName = m_pg->freshMigratedDatabase();
-        QSqlDatabase db = m_pg->open(dbName);
-        QVERIFY(db.isOpen());
         constexpr int events = 300;
-        QVERIFY(insertEvents(db, events));
+        QVERIFY(insertEvents(m_db, events));
         RunnerProcess runner;
         QVERIFY(runner.start(0, {QStringLiteral("--latency"), QStringLiteral("1s")}));
 
         const QUuid worker = QUuid::createUuid();
         CtlProcess first(dispatchArguments(
-            m_pg->connInfo(dbName), runner.url(),
+            m_pg->connInfo(m_dbName), runner.url(),
             {QStringLiteral("--concurrency"), QStringLiteral("10"), QStringLiteral("--batch-size"),
              QStringLiteral("10"), QStringLiteral("--lease"), QStringLiteral("60s"),
              QStringLiteral("--shutdown-grace"), QStringLiteral("200ms"),
              QStringLiteral("--worker-id"), uuidText(worker)}));
         QVERIFY(first.start());
         QTRY_VERIFY_WITH_TIMEOUT(runner.counts().received >= 5, 60000);
-        QVERIFY(countWhere(db, QStringLiteral("locked_by = '%1'").arg(uuidText(worker))) > 0);
+        QVERIFY(countWhere(m_db, QStringLiteral("locked_by = '%1'").arg(uuidText(worker))) > 0);
 
         first.terminate();
         QVERIFY2(first.waitForExit(20000), qPrintable(first.output()));
@@ -246,19 +232,19 @@ private Q_SLOTS:
                  qPrintable(first.output()));
         QVERIFY2(first.lastValue(QStringLiteral("event=exit"), QStringLiteral("released")) > 0,
                  qPrintable(first.output()));
-        QCOMPARE(countWhere(db, QStringLiteral("locked_by = '%1'").arg(uuidText(worker))),
+        QCOMPARE(countWhere(m_db, QStringLiteral("locked_by = '%1'").arg(uuidText(worker))),
                  qint64(0));
-        QCOMPARE(countWhere(db, QStringLiteral("status = 'processing'")), qint64(0));
-        QCOMPARE(countWhere(db, QStringLiteral("status = 'pending' AND next_attempt_at > now()")),
+        QCOMPARE(countWhere(m_db, QStringLiteral("status = 'processing'")), qint64(0));
+        QCOMPARE(countWhere(m_db, QStringLiteral("status = 'pending' AND next_attempt_at > now()")),
                  qint64(0));
 
         QElapsedTimer clock;
         clock.start();
-        CtlProcess second(dispatchArguments(m_pg->connInfo(dbName), runner.url(),
+        CtlProcess second(dispatchArguments(m_pg->connInfo(m_dbName), runner.url(),
                                             {QStringLiteral("--concurrency"), QStringLiteral("100"),
                                              QStringLiteral("--lease"), QStringLiteral("60s")}));
         QVERIFY(second.start());
-        QTRY_COMPARE_WITH_TIMEOUT(countWhere(db, QStringLiteral("status = 'delivered'")),
+        QTRY_COMPARE_WITH_TIMEOUT(countWhere(m_db, QStringLiteral("status = 'delivered'")),
                                   qint64(events), 45000);
         QVERIFY(clock.elapsed() < 60000); // well inside the 60 s lease
         second.terminate();
@@ -305,9 +291,9 @@ private Q_SLOTS:
     void refusesInvalidConfiguration() {
         QFETCH(QStringList, arguments);
         QFETCH(QString, message);
-        const QString dbName = m_pg->freshMigratedDatabase();
-        CtlProcess dispatch(dispatchArguments(
-            m_pg->connInfo(dbName), QUrl(QStringLiteral("http://127.0.0.1:9/events")), arguments));
+        CtlProcess dispatch(dispatchArguments(m_pg->connInfo(m_dbName),
+                                              QUrl(QStringLiteral("http://127.0.0.1:9/events")),
+                                              arguments));
         QVERIFY(dispatch.start());
         QVERIFY(dispatch.waitForExit(30000));
         QVERIFY2(dispatch.exitCode() == 2, qPrintable(dispatch.output()));
@@ -315,9 +301,8 @@ private Q_SLOTS:
     }
 
     void refusesMissingRunnerUrl() {
-        const QString dbName = m_pg->freshMigratedDatabase();
         CtlProcess dispatch(
-            {QStringLiteral("--db"), m_pg->connInfo(dbName), QStringLiteral("dispatch")});
+            {QStringLiteral("--db"), m_pg->connInfo(m_dbName), QStringLiteral("dispatch")});
         QVERIFY(dispatch.start());
         QVERIFY(dispatch.waitForExit(30000));
         QCOMPARE(dispatch.exitCode(), 2);
@@ -327,10 +312,9 @@ private Q_SLOTS:
 
     // A malformed secret is refused without echoing it.
     void malformedSecretIsNotEchoed() {
-        const QString dbName = m_pg->freshMigratedDatabase();
         const QByteArray secret = "whsec_%%%not-base64-TOPSECRETMARKER";
         const TextFile file(secret);
-        CtlProcess dispatch(dispatchArguments(m_pg->connInfo(dbName),
+        CtlProcess dispatch(dispatchArguments(m_pg->connInfo(m_dbName),
                                               QUrl(QStringLiteral("http://127.0.0.1:9/events")),
                                               {QStringLiteral("--secret-file"), file.path()}));
         QVERIFY(dispatch.start());
@@ -344,7 +328,7 @@ private Q_SLOTS:
         QProcessEnvironment env = e2eEnvironment();
         env.insert(QStringLiteral("OUTBOX_RUNNER_SECRET"), QString::fromLatin1(secret));
         CtlProcess fromEnvironment(
-            dispatchArguments(m_pg->connInfo(dbName),
+            dispatchArguments(m_pg->connInfo(m_dbName),
                               QUrl(QStringLiteral("http://127.0.0.1:9/events")), {}),
             env);
         QVERIFY(fromEnvironment.start());

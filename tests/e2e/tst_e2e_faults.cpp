@@ -28,24 +28,17 @@ QString runnerUrl(int port) {
 class TestE2eFaults final : public outbox::testing::PgTestSuite {
     Q_OBJECT
 
-public:
-    TestE2eFaults()
-        : PgTestSuite(outbox::testing::migrateSchema, PerTest::Nothing) {}
-
 private Q_SLOTS:
     // Connection refused for a while: every failure is recorded, retries
     // wait at least the backoff, nothing dies; once the runner listens,
     // everything is delivered exactly once.
     void runnerDownThenBack() {
-        const QString dbName = m_pg->freshMigratedDatabase();
-        QSqlDatabase db = m_pg->open(dbName);
-        QVERIFY(db.isOpen());
         constexpr int events = 100;
-        QVERIFY(insertEvents(db, events));
+        QVERIFY(insertEvents(m_db, events));
         const int port = freePort();
 
         CtlProcess dispatch(dispatchArguments(
-            m_pg->connInfo(dbName), runnerUrl(port),
+            m_pg->connInfo(m_dbName), runnerUrl(port),
             {QStringLiteral("--base-delay"), QStringLiteral("200ms"), QStringLiteral("--max-delay"),
              QStringLiteral("1s"), QStringLiteral("--max-attempts"), QStringLiteral("50"),
              QStringLiteral("--poll-interval"), QStringLiteral("300ms"), QStringLiteral("--lease"),
@@ -55,40 +48,40 @@ private Q_SLOTS:
 
         // Every event failed at least twice, each failure in outbox_attempts.
         QTRY_VERIFY_WITH_TIMEOUT(
-            scalar(db, QStringLiteral("SELECT count(*) FROM (SELECT event_id FROM outbox_attempts"
-                                      " GROUP BY event_id HAVING count(*) >= 2) AS retried")) ==
+            scalar(m_db, QStringLiteral("SELECT count(*) FROM (SELECT event_id FROM outbox_attempts"
+                                        " GROUP BY event_id HAVING count(*) >= 2) AS retried")) ==
                 events,
             60000);
-        QCOMPARE(countWhere(db, QStringLiteral("status = 'delivered'")), qint64(0));
-        QCOMPARE(countWhere(db, QStringLiteral("status = 'dead'")), qint64(0));
-        QCOMPARE(scalar(db, QStringLiteral("SELECT count(*) FROM outbox_attempts"
-                                           " WHERE http_status IS NOT NULL")),
+        QCOMPARE(countWhere(m_db, QStringLiteral("status = 'delivered'")), qint64(0));
+        QCOMPARE(countWhere(m_db, QStringLiteral("status = 'dead'")), qint64(0));
+        QCOMPARE(scalar(m_db, QStringLiteral("SELECT count(*) FROM outbox_attempts"
+                                             " WHERE http_status IS NOT NULL")),
                  qint64(0));
         // Every attempt so far was refused. One statement reads both counts:
         // the dispatcher keeps retrying, so two statements could see two
         // different sets of attempts.
         QCOMPARE(
-            scalar(db, QStringLiteral("SELECT count(*) FILTER (WHERE error NOT ILIKE '%refused%'"
-                                      " OR error IS NULL) FROM outbox_attempts")),
+            scalar(m_db, QStringLiteral("SELECT count(*) FILTER (WHERE error NOT ILIKE '%refused%'"
+                                        " OR error IS NULL) FROM outbox_attempts")),
             qint64(0));
         // Attempt numbers are consecutive per event.
-        QCOMPARE(scalar(db, QStringLiteral("SELECT count(*) FROM (SELECT event_id,"
-                                           " max(attempt) = count(*) AS consecutive"
-                                           " FROM outbox_attempts GROUP BY event_id) AS a"
-                                           " WHERE NOT consecutive")),
+        QCOMPARE(scalar(m_db, QStringLiteral("SELECT count(*) FROM (SELECT event_id,"
+                                             " max(attempt) = count(*) AS consecutive"
+                                             " FROM outbox_attempts GROUP BY event_id) AS a"
+                                             " WHERE NOT consecutive")),
                  qint64(0));
         // Equal jitter: the wait before attempt n+1 is at least half of
         // min(base * 2^(n-1), max) -- never less than 100 ms here.
         const qint64 shortestGapMs = scalar(
-            db, QStringLiteral("SELECT floor(min(gap))::bigint FROM ("
-                               " SELECT extract(epoch FROM attempted_at - lag(attempted_at)"
-                               "   OVER (PARTITION BY event_id ORDER BY attempt)) * 1000 AS gap"
-                               " FROM outbox_attempts) AS gaps WHERE gap IS NOT NULL"));
+            m_db, QStringLiteral("SELECT floor(min(gap))::bigint FROM ("
+                                 " SELECT extract(epoch FROM attempted_at - lag(attempted_at)"
+                                 "   OVER (PARTITION BY event_id ORDER BY attempt)) * 1000 AS gap"
+                                 " FROM outbox_attempts) AS gaps WHERE gap IS NOT NULL"));
         QVERIFY2(shortestGapMs >= 99, qPrintable(QString::number(shortestGapMs)));
 
         RunnerProcess runner;
         QVERIFY(runner.start(port));
-        QTRY_COMPARE_WITH_TIMEOUT(countWhere(db, QStringLiteral("status = 'delivered'")),
+        QTRY_COMPARE_WITH_TIMEOUT(countWhere(m_db, QStringLiteral("status = 'delivered'")),
                                   qint64(events), 60000);
         const RunnerCounts counts = runner.counts();
         QCOMPARE(counts.unique, qint64(events));
@@ -102,30 +95,28 @@ private Q_SLOTS:
     // A runner that never comes back: each event is dead after exactly
     // --max-attempts attempts, each attempt recorded.
     void deadOnlyAfterMaxAttempts() {
-        const QString dbName = m_pg->freshMigratedDatabase();
-        QSqlDatabase db = m_pg->open(dbName);
-        QVERIFY(db.isOpen());
         constexpr int events = 20;
         constexpr int maxAttempts = 3;
-        QVERIFY(insertEvents(db, events));
+        QVERIFY(insertEvents(m_db, events));
 
         CtlProcess dispatch(dispatchArguments(
-            m_pg->connInfo(dbName), runnerUrl(freePort()),
+            m_pg->connInfo(m_dbName), runnerUrl(freePort()),
             {QStringLiteral("--max-attempts"), QString::number(maxAttempts),
              QStringLiteral("--base-delay"), QStringLiteral("100ms"), QStringLiteral("--max-delay"),
              QStringLiteral("200ms"), QStringLiteral("--poll-interval"), QStringLiteral("100ms"),
              QStringLiteral("--lease"), QStringLiteral("2s"), QStringLiteral("--request-timeout"),
              QStringLiteral("1s")}));
         QVERIFY(dispatch.start());
-        QTRY_COMPARE_WITH_TIMEOUT(countWhere(db, QStringLiteral("status = 'dead'")), qint64(events),
-                                  60000);
-        QCOMPARE(countWhere(db, QStringLiteral("attempts = %1").arg(maxAttempts)), qint64(events));
-        QCOMPARE(scalar(db, QStringLiteral("SELECT count(*) FROM outbox_attempts")),
+        QTRY_COMPARE_WITH_TIMEOUT(countWhere(m_db, QStringLiteral("status = 'dead'")),
+                                  qint64(events), 60000);
+        QCOMPARE(countWhere(m_db, QStringLiteral("attempts = %1").arg(maxAttempts)),
+                 qint64(events));
+        QCOMPARE(scalar(m_db, QStringLiteral("SELECT count(*) FROM outbox_attempts")),
                  qint64(events * maxAttempts));
-        QCOMPARE(scalar(db, QStringLiteral("SELECT count(*) FROM (SELECT event_id FROM"
-                                           " outbox_attempts GROUP BY event_id"
-                                           " HAVING count(*) = %1) AS a")
-                                .arg(maxAttempts)),
+        QCOMPARE(scalar(m_db, QStringLiteral("SELECT count(*) FROM (SELECT event_id FROM"
+                                             " outbox_attempts GROUP BY event_id"
+                                             " HAVING count(*) = %1) AS a")
+                                  .arg(maxAttempts)),
                  qint64(events));
         dispatch.terminate();
         QVERIFY(dispatch.waitForExit(30000));
@@ -138,25 +129,23 @@ private Q_SLOTS:
     // status dead-letters at once; a wrong signature is refused (401) and
     // retried; the runner's final counters as JSON.
     void runnerFailureModes() {
-        const QString dbName = m_pg->freshMigratedDatabase();
-        QSqlDatabase db = m_pg->open(dbName);
-        QVERIFY(db.isOpen());
-        QVERIFY(insertEvents(db, 10, QStringLiteral("gone")));
-        QVERIFY(insertEvents(db, 10, QStringLiteral("signed")));
+        QVERIFY(insertEvents(m_db, 10, QStringLiteral("gone")));
+        QVERIFY(insertEvents(m_db, 10, QStringLiteral("signed")));
 
         RunnerProcess gone;
         QVERIFY(gone.start(0, {QStringLiteral("--status"), QStringLiteral("410")}));
         CtlProcess first(
-            dispatchArguments(m_pg->connInfo(dbName), gone.url().toString(),
+            dispatchArguments(m_pg->connInfo(m_dbName), gone.url().toString(),
                               {QStringLiteral("--namespace"), QStringLiteral("gone")}));
         QVERIFY(first.start());
         QTRY_COMPARE_WITH_TIMEOUT(
-            countWhere(db, QStringLiteral("namespace = 'gone' AND status = 'dead'")), qint64(10),
+            countWhere(m_db, QStringLiteral("namespace = 'gone' AND status = 'dead'")), qint64(10),
             30000);
-        QCOMPARE(countWhere(db, QStringLiteral("namespace = 'gone' AND attempts = 1"
-                                               " AND last_error LIKE 'HTTP 410%'")),
+        QCOMPARE(countWhere(m_db, QStringLiteral("namespace = 'gone' AND attempts = 1"
+                                                 " AND last_error LIKE 'HTTP 410%'")),
                  qint64(10));
-        QCOMPARE(countWhere(db, QStringLiteral("namespace <> 'gone' AND attempts > 0")), qint64(0));
+        QCOMPARE(countWhere(m_db, QStringLiteral("namespace <> 'gone' AND attempts > 0")),
+                 qint64(0));
         first.terminate();
         QVERIFY(first.waitForExit(30000));
         QCOMPARE(first.exitCode(), 0);
@@ -167,17 +156,17 @@ private Q_SLOTS:
         QVERIFY(strict.start(0, {QStringLiteral("--secret-file"), runnerSecret.path(),
                                  QStringLiteral("--stats-json")}));
         CtlProcess second(
-            dispatchArguments(m_pg->connInfo(dbName), strict.url().toString(),
+            dispatchArguments(m_pg->connInfo(m_dbName), strict.url().toString(),
                               {QStringLiteral("--namespace"), QStringLiteral("signed"),
                                QStringLiteral("--secret-file"), otherSecret.path(),
                                QStringLiteral("--base-delay"), QStringLiteral("30s")}));
         QVERIFY(second.start());
         QTRY_VERIFY_WITH_TIMEOUT(strict.counts().badSignatures >= 10, 30000);
         QTRY_COMPARE_WITH_TIMEOUT(
-            scalar(db,
+            scalar(m_db,
                    QStringLiteral("SELECT count(*) FROM outbox_attempts WHERE http_status = 401")),
             qint64(10), 30000);
-        QCOMPARE(countWhere(db, QStringLiteral("namespace = 'signed' AND status = 'delivered'")),
+        QCOMPARE(countWhere(m_db, QStringLiteral("namespace = 'signed' AND status = 'delivered'")),
                  qint64(0));
         second.terminate();
         QVERIFY(second.waitForExit(30000));
@@ -202,16 +191,13 @@ private Q_SLOTS:
     // The server restarts while the dispatcher delivers: it reconnects and
     // finishes, nothing lost.
     void postgresRestartUnderDispatcher() {
-        const QString dbName = m_pg->freshMigratedDatabase();
-        QSqlDatabase db = m_pg->open(dbName);
-        QVERIFY(db.isOpen());
         constexpr int events = 1500;
-        QVERIFY(insertEvents(db, events));
+        QVERIFY(insertEvents(m_db, events));
         RunnerProcess runner;
         QVERIFY(runner.start(0, {QStringLiteral("--latency"), QStringLiteral("10ms")}));
 
         CtlProcess dispatch(dispatchArguments(
-            m_pg->connInfo(dbName), runner.url().toString(),
+            m_pg->connInfo(m_dbName), runner.url().toString(),
             {QStringLiteral("--concurrency"), QStringLiteral("8"), QStringLiteral("--batch-size"),
              QStringLiteral("20"), QStringLiteral("--poll-interval"), QStringLiteral("300ms"),
              QStringLiteral("--lease"), QStringLiteral("10s"), QStringLiteral("--request-timeout"),
@@ -223,7 +209,7 @@ private Q_SLOTS:
 
         const auto restarted = m_pg->cluster().restart();
         QVERIFY2(restarted.ok(), qPrintable(restarted.errorMessage()));
-        QSqlDatabase fresh = m_pg->open(dbName); // the old session died with the server
+        QSqlDatabase fresh = m_pg->open(m_dbName); // the old session died with the server
         QVERIFY(fresh.isOpen());
 
         QTRY_COMPARE_WITH_TIMEOUT(countWhere(fresh, QStringLiteral("status = 'delivered'")),

@@ -76,7 +76,7 @@ class TestE2eHardening final : public outbox::testing::PgTestSuite {
 
 public:
     TestE2eHardening()
-        : PgTestSuite(outbox::testing::migrateSchemaWithRoles, PerTest::Nothing) {}
+        : PgTestSuite(outbox::testing::migrateSchemaWithRoles) {}
 
 private Q_SLOTS:
     void durationsBeyondWhatTheCodeHolds_data() {
@@ -100,8 +100,7 @@ private Q_SLOTS:
     void durationsBeyondWhatTheCodeHolds() {
         QFETCH(QStringList, options);
         QFETCH(QString, named);
-        const QString dbName = m_pg->freshMigratedDatabase();
-        const Finished result = runToEnd(dispatchArguments(m_pg->connInfo(dbName), options));
+        const Finished result = runToEnd(dispatchArguments(m_pg->connInfo(m_dbName), options));
         QVERIFY2(result.exited, qPrintable(result.output));
         QCOMPARE(result.code, 2);
         QVERIFY2(result.output.contains(named + QStringLiteral(" (")) &&
@@ -131,18 +130,16 @@ private Q_SLOTS:
     void loginWithoutPrivileges() {
         QFETCH(QString, grant);
         QFETCH(QString, message);
-        const QString dbName = m_pg->freshMigratedDatabase();
-        QSqlDatabase db = m_pg->open(dbName);
-        QVERIFY(db.isOpen());
         const QString login =
             grant.isEmpty() ? QStringLiteral("hardening_none") : QStringLiteral("hardening_viewer");
-        QVERIFY(sqlExec(db, QStringLiteral("DROP ROLE IF EXISTS ") + login));
-        QVERIFY(sqlExec(db, QStringLiteral("CREATE ROLE ") + login + QStringLiteral(" LOGIN")));
+        QVERIFY(sqlExec(m_db, QStringLiteral("DROP ROLE IF EXISTS ") + login));
+        QVERIFY(sqlExec(m_db, QStringLiteral("CREATE ROLE ") + login + QStringLiteral(" LOGIN")));
         if (!grant.isEmpty())
-            QVERIFY(sqlExec(db, QStringLiteral("GRANT ") + grant + QStringLiteral(" TO ") + login));
-        QVERIFY(insertEvents(db, 3));
+            QVERIFY(
+                sqlExec(m_db, QStringLiteral("GRANT ") + grant + QStringLiteral(" TO ") + login));
+        QVERIFY(insertEvents(m_db, 3));
 
-        const QString connInfo = m_pg->connInfo(dbName) + QStringLiteral(" user=") + login;
+        const QString connInfo = m_pg->connInfo(m_dbName) + QStringLiteral(" user=") + login;
         const Finished result = runToEnd(dispatchArguments(connInfo, {}));
         QVERIFY2(result.exited, qPrintable(result.output));
         QCOMPARE(result.code, 2);
@@ -150,27 +147,25 @@ private Q_SLOTS:
         QVERIFY2(result.output.contains(QLatin1String("outbox_dispatcher")),
                  qPrintable(result.output));
         // Refused before anything was claimed.
-        QCOMPARE(countWhere(db, QStringLiteral("status = 'pending'")), qint64(3));
+        QCOMPARE(countWhere(m_db, QStringLiteral("status = 'pending'")), qint64(3));
     }
 
     void verboseAddsLines() {
-        const QString dbName = m_pg->freshMigratedDatabase();
-        QSqlDatabase db = m_pg->open(dbName);
-        QVERIFY(insertEvents(db, 5));
-        CtlProcess quiet(dispatchArguments(m_pg->connInfo(dbName), {}));
+        QVERIFY(insertEvents(m_db, 5));
+        CtlProcess quiet(dispatchArguments(m_pg->connInfo(m_dbName), {}));
         const int quietLines = linesUntilStopped(quiet, QStringLiteral("event=connected"));
-        QVERIFY(insertEvents(db, 5));
+        QVERIFY(insertEvents(m_db, 5));
         CtlProcess verbose(
-            dispatchArguments(m_pg->connInfo(dbName), {QStringLiteral("--verbose")}));
+            dispatchArguments(m_pg->connInfo(m_dbName), {QStringLiteral("--verbose")}));
         const int verboseLines = linesUntilStopped(verbose, QStringLiteral("event=connected"));
         qInfo("dispatch: %d lines, with --verbose %d", quietLines, verboseLines);
         QVERIFY2(quietLines > 0, qPrintable(quiet.output()));
         QVERIFY2(verboseLines > quietLines, qPrintable(verbose.output()));
         QVERIFY(verbose.output().contains(QLatin1String("level=debug")));
         // The global form, before the command, does the same.
-        QVERIFY(insertEvents(db, 5));
+        QVERIFY(insertEvents(m_db, 5));
         CtlProcess global(QStringList{QStringLiteral("--verbose")} +
-                          dispatchArguments(m_pg->connInfo(dbName), {}));
+                          dispatchArguments(m_pg->connInfo(m_dbName), {}));
         const int globalLines = linesUntilStopped(global, QStringLiteral("event=connected"));
         QVERIFY2(globalLines > quietLines, qPrintable(global.output()));
         QVERIFY(global.output().contains(QLatin1String("level=debug")));
@@ -187,8 +182,6 @@ private Q_SLOTS:
     }
 
     void textThatIsNotUtf8() {
-        const QString dbName = m_pg->freshMigratedDatabase();
-        QSqlDatabase db = m_pg->open(dbName);
         // Raw bytes on the command line need a shell: QProcess encodes text.
         QProcess shell;
         shell.setProcessEnvironment(e2eEnvironment());
@@ -196,27 +189,25 @@ private Q_SLOTS:
                     {QStringLiteral("-c"),
                      QStringLiteral("exec \"$0\" --db \"$1\" enqueue --namespace billing "
                                     "--topic \"$(printf 'invoice\\377paid')\" --payload '{}'"),
-                     QStringLiteral(OUTBOXCTL_PATH), m_pg->connInfo(dbName)});
+                     QStringLiteral(OUTBOXCTL_PATH), m_pg->connInfo(m_dbName)});
         QVERIFY(shell.waitForFinished(30000));
         const QString output = QString::fromUtf8(shell.readAllStandardError());
         QCOMPARE(shell.exitCode(), 2);
         QVERIFY2(output.contains(QLatin1String("the value of --topic is not valid UTF-8")),
                  qPrintable(output));
-        QCOMPARE(countWhere(db, QStringLiteral("true")), qint64(0));
+        QCOMPARE(countWhere(m_db, QStringLiteral("true")), qint64(0));
     }
 
     void payloadFileWithNul() {
-        const QString dbName = m_pg->freshMigratedDatabase();
-        QSqlDatabase db = m_pg->open(dbName);
         for (const QByteArray &content :
              {QByteArray("{\"a\": \"x\0y\"}", 12), QByteArray("{\"a\": 1}\0", 9),
               QByteArray("{\"a\": \"\xff\"}")}) {
             TextFile file(content);
-            const Finished result =
-                runToEnd({QStringLiteral("--db"), m_pg->connInfo(dbName), QStringLiteral("enqueue"),
-                          QStringLiteral("--namespace"), QStringLiteral("billing"),
-                          QStringLiteral("--topic"), QStringLiteral("invoice.paid"),
-                          QStringLiteral("--payload-file"), file.path()});
+            const Finished result = runToEnd(
+                {QStringLiteral("--db"), m_pg->connInfo(m_dbName), QStringLiteral("enqueue"),
+                 QStringLiteral("--namespace"), QStringLiteral("billing"),
+                 QStringLiteral("--topic"), QStringLiteral("invoice.paid"),
+                 QStringLiteral("--payload-file"), file.path()});
             QVERIFY2(result.exited, qPrintable(result.output));
             QCOMPARE(result.code, 2);
             QVERIFY2(result.output.contains(QLatin1String("NUL byte")) ||
@@ -225,15 +216,14 @@ private Q_SLOTS:
             QVERIFY2(!result.output.contains(QLatin1String("qpsqlpstmt")),
                      qPrintable(result.output));
         }
-        QCOMPARE(countWhere(db, QStringLiteral("true")), qint64(0));
+        QCOMPARE(countWhere(m_db, QStringLiteral("true")), qint64(0));
     }
 
     // A payload the server refuses (jsonb cannot hold \u0000): the message
     // is the server's reason, without the statement and its values.
     void serverErrorsDoNotEchoTheStatement() {
-        const QString dbName = m_pg->freshMigratedDatabase();
         const Finished result = runToEnd(
-            {QStringLiteral("--db"), m_pg->connInfo(dbName), QStringLiteral("enqueue"),
+            {QStringLiteral("--db"), m_pg->connInfo(m_dbName), QStringLiteral("enqueue"),
              QStringLiteral("--namespace"), QStringLiteral("billing"), QStringLiteral("--topic"),
              QStringLiteral("invoice.paid"), QStringLiteral("--payload"),
              QStringLiteral("{\"card\": \"4111-secret-fragment\\u0000\"}")});

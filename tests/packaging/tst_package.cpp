@@ -1,7 +1,10 @@
 // The .deb CPack makes from this build: what it depends on, that its
 // binaries are stripped with the symbols in a separate package, and that the
 // installed outboxctl, man page, systemd unit and AppStream metadata work when
-// unpacked into a scratch root (dpkg-deb -x), against a real cluster.
+// unpacked into a scratch root (dpkg-deb -x), against a real cluster. The
+// development tools ship as programs of their own beside the production ones
+// (outboxctl-runner, outboxctl-bench, outbox-console-demo), which hold none
+// of their code (tst_productionlinks).
 
 #include "support/pgfixture.h"
 
@@ -69,9 +72,12 @@ private Q_SLOTS:
     }
 
     void binariesAreStrippedWithSymbolsApart() {
-        QStringList binaries{QStringLiteral("usr/bin/outboxctl")};
+        QStringList binaries{QStringLiteral("usr/bin/outboxctl"),
+                             QStringLiteral("usr/bin/outboxctl-runner"),
+                             QStringLiteral("usr/bin/outboxctl-bench")};
 #ifdef OUTBOX_PACKAGE_HAS_CONSOLE
-        binaries << QStringLiteral("usr/bin/outbox-console");
+        binaries << QStringLiteral("usr/bin/outbox-console")
+                 << QStringLiteral("usr/bin/outbox-console-demo");
 #endif
         for (const QString &binary : binaries) {
             const QString path = m_root + QLatin1Char('/') + binary;
@@ -123,6 +129,17 @@ private Q_SLOTS:
         QVERIFY2(stats.output.contains("invoice.paid"), stats.output.constData());
     }
 
+    // `outboxctl runner` runs the outboxctl-runner installed beside it.
+    void installedOutboxctlRunsItsTools() {
+        const QString outboxctl = m_root + QStringLiteral("/usr/bin/outboxctl");
+        for (const char *tool : {"runner", "bench"}) {
+            const Run help = run(outboxctl, {QString::fromLatin1(tool), QStringLiteral("--help")});
+            QVERIFY2(help.exitCode == 0, help.output.constData());
+            QVERIFY2(help.output.startsWith(QByteArray("Usage: outboxctl ") + tool),
+                     help.output.constData());
+        }
+    }
+
     void manPageCoversEveryCommand() {
         const QString page = m_root + QStringLiteral("/usr/share/man/man1/outboxctl.1.gz");
         QVERIFY(QFile::exists(page));
@@ -142,8 +159,9 @@ private Q_SLOTS:
         QVERIFY(file.open(QIODevice::ReadOnly));
         QByteArray text = file.readAll();
         for (const char *line :
-             {"EnvironmentFile=/etc/outbox/%i.env", "DynamicUser=yes", "ProtectSystem=strict",
-              "NoNewPrivileges=yes", "Restart=on-failure", "RestartPreventExitStatus=2"})
+             {"ExecStart=/usr/bin/outboxctl dispatch ", "EnvironmentFile=/etc/outbox/%i.env",
+              "DynamicUser=yes", "ProtectSystem=strict", "NoNewPrivileges=yes",
+              "Restart=on-failure", "RestartPreventExitStatus=2"})
             QVERIFY2(text.contains(line), line);
         const QString analyze = QStandardPaths::findExecutable(QStringLiteral("systemd-analyze"));
         if (analyze.isEmpty())

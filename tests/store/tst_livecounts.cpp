@@ -18,11 +18,8 @@
 #include <memory>
 
 using namespace outbox;
-using outbox::store::EventFilter;
-using outbox::store::LiveCounts;
-using outbox::store::StatusCounts;
-using outbox::testing::sqlExec;
-using outbox::testing::sqlScalar;
+using namespace outbox::store;
+using namespace outbox::testing;
 
 namespace {
 

@@ -6,6 +6,7 @@
 #include "store/migrator.h"
 #include "support/pgtestcase.h"
 
+#include <QDir>
 #include <QSemaphore>
 #include <QSqlError>
 #include <QSqlQuery>
@@ -60,6 +61,17 @@ private:
         return result;
     }
 
+    // `again` ran on an up-to-date database: it applied nothing, and the
+    // version table still reads `versionRows`.
+    static void verifyNothingApplied(const core::Result<store::Migrator::Report> &again,
+                                     QSqlDatabase db, const QString &versionRows) {
+        QVERIFY2(again.ok(), qPrintable(again.errorMessage()));
+        QVERIFY(again->applied.isEmpty());
+        QCOMPARE(again->fromVersion, store::Migrator::latestVersion());
+        QCOMPARE(again->toVersion, store::Migrator::latestVersion());
+        QCOMPARE(sqlScalar(db, kVersionRows), versionRows);
+    }
+
 private Q_SLOTS:
     void initTestCase() {
         if (!startPg())
@@ -67,6 +79,36 @@ private Q_SLOTS:
         QVERIFY(store::Migrator::latestVersion() >= 1);
     }
     void cleanupTestCase() { stopPg(); }
+
+    // The binary holds exactly the numbered migrations of sql/: one the build
+    // left out, or one no longer in the tree, fails here.
+    void compiledMigrationsAreThoseOfTheSourceTree() {
+        const QString source = qEnvironmentVariable("OUTBOX_SOURCE_DIR");
+        QVERIFY2(!source.isEmpty(), "OUTBOX_SOURCE_DIR is not set (ctest sets it)");
+        const QStringList migrations{QStringLiteral("[0-9][0-9][0-9]_*.sql")};
+        const QStringList inTree =
+            QDir(source + QStringLiteral("/sql")).entryList(migrations, QDir::Files, QDir::Name);
+        const QStringList compiled =
+            QDir(QStringLiteral(":/sql")).entryList(migrations, QDir::Files, QDir::Name);
+        QVERIFY(!inTree.isEmpty());
+        QStringList missing;
+        for (const QString &file : inTree) {
+            if (!compiled.contains(file))
+                missing.append(file);
+        }
+        QStringList stray;
+        for (const QString &file : compiled) {
+            if (!inTree.contains(file))
+                stray.append(file);
+        }
+        QVERIFY2(missing.isEmpty() && stray.isEmpty(),
+                 qPrintable(QStringLiteral("in sql/ but not in the binary: [%1]; in the binary but "
+                                           "not in sql/: [%2] (src/store/CMakeLists.txt compiles "
+                                           "every sql/NNN_*.sql in)")
+                                .arg(missing.join(QStringLiteral(", ")),
+                                     stray.join(QStringLiteral(", ")))));
+        QCOMPARE(store::Migrator::latestVersion(), inTree.last().left(3).toInt());
+    }
 
     // First, while no test has created the outbox roles in this cluster.
     void dryRunChangesNothing() {
@@ -95,12 +137,7 @@ private Q_SLOTS:
         // On an up-to-date database a dry run has nothing to report.
         QVERIFY(migrator.migrate().ok());
         const QString before = sqlScalar(db, kVersionRows);
-        const auto again = migrator.migrate(false, true);
-        QVERIFY2(again.ok(), qPrintable(again.errorMessage()));
-        QVERIFY(again->applied.isEmpty());
-        QCOMPARE(again->fromVersion, store::Migrator::latestVersion());
-        QCOMPARE(again->toVersion, store::Migrator::latestVersion());
-        QCOMPARE(sqlScalar(db, kVersionRows), before);
+        verifyNothingApplied(migrator.migrate(false, true), db, before);
     }
 
     void freshDatabaseIsVersionZero() {
@@ -152,12 +189,7 @@ private Q_SLOTS:
         const QString before = sqlScalar(db, kVersionRows);
         QVERIFY(!before.isEmpty());
 
-        const auto again = migrator.migrate();
-        QVERIFY2(again.ok(), qPrintable(again.errorMessage()));
-        QVERIFY(again->applied.isEmpty());
-        QCOMPARE(again->fromVersion, store::Migrator::latestVersion());
-        QCOMPARE(again->toVersion, store::Migrator::latestVersion());
-        QCOMPARE(sqlScalar(db, kVersionRows), before);
+        verifyNothingApplied(migrator.migrate(), db, before);
     }
 
     // Delivery in aggregate order is off after a migration, and on exactly

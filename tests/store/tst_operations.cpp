@@ -17,12 +17,8 @@
 #include <memory>
 
 using namespace outbox;
-using outbox::store::Action;
-using outbox::store::BulkOptions;
-using outbox::store::EventFilter;
-using outbox::store::OperatorStore;
-using outbox::testing::sqlExec;
-using outbox::testing::sqlScalar;
+using namespace outbox::store;
+using namespace outbox::testing;
 
 namespace {
 
@@ -136,8 +132,7 @@ private Q_SLOTS:
                                            "outbox_events WHERE status = 'dead'"))
                 .split(QLatin1Char(','));
 
-        OperatorStore ops(m_db, kActor);
-        const auto result = ops.requeue(EventFilter{});
+        const auto result = OperatorStore(m_db, kActor).requeue(EventFilter{});
         QVERIFY2(result.ok(), qPrintable(result.errorMessage()));
         QCOMPARE(result->matched, 5);
         QCOMPARE(result->changed, 5);
@@ -189,8 +184,7 @@ private Q_SLOTS:
             QVERIFY(insertEvents(m_db, 3, QLatin1String(s)));
         const QString before =
             fingerprint(m_db, QStringLiteral("'pending','processing','delivered','dead'"));
-        OperatorStore ops(m_db, kActor);
-        const auto result = ops.run(action, ::status(status));
+        const auto result = OperatorStore(m_db, kActor).run(action, ::status(status));
         QVERIFY2(result.ok(), qPrintable(result.errorMessage()));
         QCOMPARE(result->matched, 0);
         QCOMPARE(result->changed, 0);
@@ -215,8 +209,7 @@ private Q_SLOTS:
             QVERIFY(insertEvents(m_db, 3, QLatin1String(s)));
         const QString others = fingerprint(m_db, QStringLiteral("'processing','delivered','dead'"));
 
-        OperatorStore ops(m_db, kActor);
-        const auto result = ops.retryNow(EventFilter{});
+        const auto result = OperatorStore(m_db, kActor).retryNow(EventFilter{});
         QVERIFY2(result.ok(), qPrintable(result.errorMessage()));
         QCOMPARE(result->changed, 4);
         QCOMPARE(fingerprint(m_db, QStringLiteral("'processing','delivered','dead'")), others);
@@ -310,8 +303,7 @@ private Q_SLOTS:
                                              " interval '30 days' WHERE status = 'pending'")));
         EventFilter filter;
         filter.olderThan = 48h;
-        OperatorStore ops(m_db, kActor);
-        const auto result = ops.purge(filter);
+        const auto result = OperatorStore(m_db, kActor).purge(filter);
         QVERIFY2(result.ok(), qPrintable(result.errorMessage()));
         // Ages 2 and 3 days (minus a minute more) of each terminal state.
         QCOMPARE(result->changed, 4);
@@ -409,8 +401,7 @@ private Q_SLOTS:
         QVERIFY(listener.isOpen());
         QVERIFY(listener.driver()->subscribeToNotification(store::kNotifyChannel));
         QSignalSpy spy(listener.driver(), &QSqlDriver::notification);
-        OperatorStore ops(m_db, kActor);
-        const auto result = ops.run(action, EventFilter{});
+        const auto result = OperatorStore(m_db, kActor).run(action, EventFilter{});
         QVERIFY2(result.ok(), qPrintable(result.errorMessage()));
         QCOMPARE(result->changed, 3);
         if (notifies) {
@@ -546,8 +537,7 @@ private Q_SLOTS:
             }
             return true;
         };
-        OperatorStore ops(m_db, kActor);
-        const auto result = ops.requeue(EventFilter{}, options);
+        const auto result = OperatorStore(m_db, kActor).requeue(EventFilter{}, options);
         QVERIFY(locker.rollback());
         QVERIFY(sideEffectsOk);
         QVERIFY2(result.ok(), qPrintable(result.errorMessage()));
@@ -576,8 +566,7 @@ private Q_SLOTS:
             seen << done;
             return !(done >= 300 && total == 1000);
         };
-        OperatorStore ops(m_db, kActor);
-        const auto result = ops.requeue(EventFilter{}, options);
+        const auto result = OperatorStore(m_db, kActor).requeue(EventFilter{}, options);
         QVERIFY2(result.ok(), qPrintable(result.errorMessage()));
         QVERIFY(result->cancelled);
         QCOMPARE(seen, (QList<qint64>{100, 200, 300}));
@@ -605,8 +594,7 @@ private Q_SLOTS:
             totals << total;
             return true;
         };
-        OperatorStore ops(m_db, kActor);
-        const auto result = ops.requeue(EventFilter{}, options);
+        const auto result = OperatorStore(m_db, kActor).requeue(EventFilter{}, options);
         QVERIFY2(result.ok(), qPrintable(result.errorMessage()));
         QCOMPARE(result->matched, 1000);
         QCOMPARE(result->changed, 250);
@@ -632,8 +620,7 @@ private Q_SLOTS:
             seen << done;
             return true;
         };
-        OperatorStore ops(m_db, kActor);
-        const auto result = ops.requeue(EventFilter{}, options);
+        const auto result = OperatorStore(m_db, kActor).requeue(EventFilter{}, options);
         QVERIFY2(result.ok(), qPrintable(result.errorMessage()));
         QCOMPARE(result->changed, 500);
         QCOMPARE(seen, (QList<qint64>{200, 400, 500}));
@@ -660,8 +647,7 @@ private Q_SLOTS:
         QFETCH(BulkOptions, options);
         QFETCH(QString, message);
         QVERIFY(insertOrderedDead(m_db, 3));
-        OperatorStore ops(m_db, kActor);
-        const auto result = ops.requeue(EventFilter{}, options);
+        const auto result = OperatorStore(m_db, kActor).requeue(EventFilter{}, options);
         QVERIFY(!result.ok());
         QCOMPARE(result.errorKind(), core::ErrorKind::Invalid);
         QVERIFY2(result.errorMessage().startsWith(message), qPrintable(result.errorMessage()));

@@ -19,12 +19,8 @@
 #include <unistd.h>
 
 using namespace outbox;
-using outbox::store::Action;
-using outbox::store::BulkOptions;
-using outbox::store::EventFilter;
-using outbox::store::OperatorStore;
-using outbox::testing::sqlExec;
-using outbox::testing::sqlScalar;
+using namespace outbox::store;
+using namespace outbox::testing;
 
 namespace {
 

@@ -13,11 +13,8 @@
 #include <memory>
 
 using namespace outbox;
-using outbox::store::EventFilter;
-using outbox::store::EventQueries;
-using outbox::store::PageRequest;
-using outbox::testing::sqlExec;
-using outbox::testing::sqlScalar;
+using namespace outbox::store;
+using namespace outbox::testing;
 
 namespace {
 

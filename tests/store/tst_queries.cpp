@@ -16,12 +16,8 @@
 #include <memory>
 
 using namespace outbox;
-using outbox::store::EventFilter;
-using outbox::store::EventQueries;
-using outbox::store::PageRequest;
-using outbox::store::SortOrder;
-using outbox::testing::sqlExec;
-using outbox::testing::sqlScalar;
+using namespace outbox::store;
+using namespace outbox::testing;
 
 namespace {
 

@@ -15,10 +15,8 @@
 #include <memory>
 
 using namespace outbox;
-using outbox::store::Session;
-using outbox::store::SessionKeeper;
-using outbox::testing::sqlExec;
-using outbox::testing::sqlScalar;
+using namespace outbox::store;
+using namespace outbox::testing;
 
 class TestSession final : public outbox::testing::PgTestSuite {
     Q_OBJECT

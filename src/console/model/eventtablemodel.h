@@ -25,7 +25,7 @@ namespace outbox::console {
 //
 // With a StoreClient it loads itself: setQuery() loads the first page,
 // fetchMore() the next one (keyset cursor), refresh() re-reads the rows
-// already loaded (capped at refreshCap()) and diffs them in. Without a
+// already loaded (capped at m_refreshCap) and diffs them in. Without a
 // client it just shows what applySnapshot()/appendPage() give it.
 //
 // Relative times ("in 12s", "3m ago") are computed from the database clock
@@ -73,8 +73,6 @@ public:
 
     void setPageSize(int rows);
     int pageSize() const { return m_pageSize; }
-    // refresh() re-reads at most this many rows; rows beyond it are dropped
-    // (fetchMore brings them back).
 
     // Re-reads the loaded window and applies the difference. Supersedes a
     // refresh or fetch still in flight.
@@ -150,6 +148,8 @@ private:
     store::EventFilter m_filter;
     store::SortOrder m_order = store::SortOrder::NewestFirst;
     int m_pageSize = 200;
+    // refresh() re-reads at most this many rows; rows beyond it are dropped
+    // (fetchMore brings them back).
     int m_refreshCap = 2000;
     QList<core::OutboxEvent> m_rows;
     std::optional<store::PageCursor> m_next;

@@ -37,6 +37,8 @@ StoreClient::StoreClient(core::ConnInfo info, StoreClientOptions options, QObjec
     connect(&m_thread, &QThread::finished, m_worker, &QObject::deleteLater);
     connect(&m_aggregateThread, &QThread::finished, m_aggregateWorker, &QObject::deleteLater);
 
+    connect(m_worker, &StoreWorker::gaveUp, this,
+            [this](core::ErrorKind kind) { m_gaveUpFor = kind; });
     connect(m_worker, &StoreWorker::connectionStateChanged, this, &StoreClient::onWorkerState);
     connect(m_worker, &StoreWorker::changed, this, &StoreClient::changed);
     wireResults(m_worker);
@@ -108,6 +110,10 @@ void StoreClient::onWorkerState(ConnectionState state, const QString &message) {
     }
     m_state = state;
     m_stateMessage = message;
+    // The worker sends why it gave up right before the state it leads to.
+    m_needsPassword = state == ConnectionState::Disconnected &&
+                      m_gaveUpFor == core::ErrorKind::AuthenticationFailed;
+    m_gaveUpFor.reset();
     Q_EMIT connectionStateChanged(state, message);
 }
 

@@ -61,6 +61,10 @@ public:
     void reconnectNow();
 
     ConnectionState connectionState() const { return m_state; }
+    // Disconnected because the server refused the login's password or
+    // wanted one (the store's classification of its error code, whatever
+    // the language of its message): ask for a password.
+    bool needsPassword() const { return m_needsPassword; }
     // Connection description without the password, for the UI.
     QString connectionDescription() const { return m_info.redacted(); }
     const core::ConnInfo &connInfo() const { return m_info; }
@@ -145,6 +149,8 @@ private:
     QThreadPool m_bulkPool;
     ConnectionState m_state = ConnectionState::Disconnected;
     QString m_stateMessage;
+    std::optional<core::ErrorKind> m_gaveUpFor; // from the worker, for the next state
+    bool m_needsPassword = false;
     RequestId m_nextId = 1;
     QHash<QString, Lane> m_lanes;
     QHash<RequestId, QString> m_laneOf; // requests sent in a lane and not yet answered

@@ -43,7 +43,10 @@ StoreWorker::StoreWorker(core::ConnInfo info, StoreClientOptions options)
     });
     connect(&m_keeper, &store::SessionKeeper::retrying, this, &StoreWorker::onRetrying);
     connect(&m_keeper, &store::SessionKeeper::gaveUp, this,
-            [this](const QString &reason) { setState(ConnectionState::Disconnected, reason); });
+            [this](const QString &reason, core::ErrorKind kind) {
+                Q_EMIT gaveUp(kind);
+                setState(ConnectionState::Disconnected, reason);
+            });
     // Debounced notifications, and once after every reconnect: anything may
     // have happened while we were away.
     connect(&m_keeper, &store::SessionKeeper::notified, this, &StoreWorker::changed);

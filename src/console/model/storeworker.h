@@ -49,6 +49,9 @@ public:
 
 Q_SIGNALS:
     void connectionStateChanged(outbox::console::ConnectionState state, const QString &message);
+    // Just before the Disconnected state of a connect that retrying cannot
+    // fix: why, as the store classified it.
+    void gaveUp(outbox::core::ErrorKind kind);
     void changed();
     void countsReady(outbox::console::RequestId id, const outbox::store::StatusCounts &counts);
     void pageReady(outbox::console::RequestId id, const outbox::console::PageResult &result);

@@ -3,6 +3,7 @@
 #include "console/model/commandline.h"
 #include "console/model/consolesettings.h"
 #include "console/widgets/connectiondialog.h"
+#include "console/widgets/demolauncher.h"
 #include "console/widgets/mainwindow.h"
 
 #include <QApplication>
@@ -79,7 +80,7 @@ void initResources() {
     initConsoleResources();
 }
 
-int runApplication(int argc, char **argv) {
+int runApplication(int argc, char **argv, const DemoFactory &demo) {
     QStringList arguments;
     for (int i = 0; i < argc; ++i) {
         arguments << QString::fromLocal8Bit(argv[i]);
@@ -96,6 +97,10 @@ int runApplication(int argc, char **argv) {
     if (line.version) {
         std::fputs("outbox-console " OUTBOX_VERSION "\n", stdout);
         return 0;
+    }
+    if (line.demo && !demo) {
+        // Demo mode is the demo program's: it runs in place of this one.
+        return usageError(argc, argv, execDemoProgram(arguments.mid(1)));
     }
 
     QApplication app(argc, argv);
@@ -133,6 +138,7 @@ int runApplication(int argc, char **argv) {
 
     MainWindowOptions options;
     options.readOnly = line.readOnly;
+    options.demo = demo;
     MainWindow window(&settings, options);
     if (target) {
         window.connectTo(*target, profileName);
@@ -144,7 +150,9 @@ int runApplication(int argc, char **argv) {
             return 0;
         }
         if (dialog.demoRequested()) {
-            window.startDemo();
+            if (window.startDemo() == DemoStart::InDemoProgram) {
+                return 0;
+            }
         } else {
             window.connectTo(dialog.connInfo().value(), dialog.profileName());
         }

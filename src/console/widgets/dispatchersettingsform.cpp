@@ -63,7 +63,7 @@ DispatcherSettingsForm::DispatcherSettingsForm(QSettings *settings, QWidget *par
     m_delivery->addItem(tr("Per event"), core::deliveryName(core::Delivery::PerEvent));
     m_delivery->addItem(tr("Batch"), core::deliveryName(core::Delivery::Batch));
     m_delivery->setToolTip(tr("Batch: many events per request, for runners that accept the "
-                              "batch format (README, delivery contract)."));
+                              "batch format (docs/RUNNER-CONTRACT.md)."));
     m_batchMaxEvents = countSpin(QStringLiteral("batchMaxEvents"), 1, 100000);
     m_batchMaxBytes = countSpin(QStringLiteral("batchMaxBytes"), 1, 1 << 30);
     m_batchMaxBytes->setSingleStep(1024);

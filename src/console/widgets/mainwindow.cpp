@@ -1,7 +1,6 @@
 #include "console/widgets/mainwindow.h"
 
 #include "console/model/consolesettings.h"
-#include "console/model/demoenvironment.h"
 #include "console/model/eventtablemodel.h"
 #include "console/model/filterstate.h"
 #include "console/model/statusnavmodel.h"
@@ -9,7 +8,7 @@
 #include "console/widgets/actions.h"
 #include "console/widgets/application.h"
 #include "console/widgets/connectiondialog.h"
-#include "console/widgets/demopanel.h"
+#include "console/widgets/demolauncher.h"
 #include "console/widgets/detailpane.h"
 #include "console/widgets/dispatcherpanel.h"
 #include "console/widgets/dispatchersview.h"
@@ -206,7 +205,12 @@ void MainWindow::buildMenus() {
     // other entries do not use.
     const QStringList pages{tr("&Pending"), tr("Pr&ocessing"), tr("&Delivered"), tr("De&ad")};
     m_viewMenu = buildWindowMenus(this, m_actions, m_filterBar, pages,
-                                  {[this] { openConnectionDialog(); }, [this] { startDemo(); },
+                                  {[this] { openConnectionDialog(); },
+                                   [this] {
+                                       if (startDemo() == DemoStart::InDemoProgram) {
+                                           close();
+                                       }
+                                   },
                                    [this] { refreshNow(); },
                                    [this](int page) { m_tabs->setCurrentIndex(page); }});
     m_tableMenu = new QMenu(this);
@@ -324,8 +328,7 @@ void MainWindow::onConnectionState(ConnectionState state, const QString &message
         m_client->requestServerInfo();
         m_client->requestPrivileges();
         refreshNow();
-    } else if (state == ConnectionState::Disconnected &&
-               message.contains(QLatin1String("password"), Qt::CaseInsensitive)) {
+    } else if (state == ConnectionState::Disconnected && m_client->needsPassword()) {
         askPassword(message);
     }
 }
@@ -436,19 +439,25 @@ void MainWindow::showTableMenu(const QPoint &globalPos) {
 void MainWindow::openConnectionDialog() {
     openConnectionDialogAsync(m_settings, this, m_connInfo, [this](const ConnectionDialog &d) {
         if (d.demoRequested()) {
-            startDemo();
+            if (startDemo() == DemoStart::InDemoProgram) {
+                close();
+            }
         } else if (auto info = d.connInfo()) {
             connectTo(info.value(), d.profileName());
         }
     });
 }
 
-void MainWindow::startDemo() {
+DemoStart MainWindow::startDemo() {
     if (m_demo) {
-        return;
+        return DemoStart::InThisWindow;
     }
-    m_demo = new DemoEnvironment(this);
-    m_demoDock = m_layout->addDock(tr("Demo"), QStringLiteral("demoDock"), new DemoPanel(m_demo),
+    if (!m_options.demo) {
+        return launchDemoProgram(this, m_options.readOnly) ? DemoStart::InDemoProgram
+                                                           : DemoStart::Failed;
+    }
+    m_demo = m_options.demo(this);
+    m_demoDock = m_layout->addDock(tr("Demo"), QStringLiteral("demoDock"), m_demo->createPanel(),
                                    Qt::RightDockWidgetArea);
     m_viewMenu->addAction(m_demoDock->toggleViewAction());
     if (auto *dispatcherDock = findChild<QDockWidget *>(QStringLiteral("dispatcherDock"))) {
@@ -460,11 +469,11 @@ void MainWindow::startDemo() {
         m_layout->setShownByDefault(chartsDock, false);
         chartsDock->hide();
     }
-    connect(m_demo, &DemoEnvironment::progress, this, [this](const QString &step) {
+    connect(m_demo, &DemoController::progress, this, [this](const QString &step) {
         statusBar()->showMessage(tr("Demo: %1").arg(step));
         m_indicators->setTarget(tr("demo: %1").arg(step));
     });
-    connect(m_demo, &DemoEnvironment::ready, this, [this](const core::ConnInfo &info) {
+    connect(m_demo, &DemoController::ready, this, [this](const core::ConnInfo &info) {
         m_dispatcher->setConfig(m_demo->dispatcherConfig(), false);
         m_dispatcher->setPublisherFactory(m_demo->publisherFactory());
         connectTo(info, tr("demo"));
@@ -473,12 +482,13 @@ void MainWindow::startDemo() {
                                  15000);
         m_dispatcher->start();
     });
-    connect(m_demo, &DemoEnvironment::failed, this, [this](const QString &message) {
+    connect(m_demo, &DemoController::failed, this, [this](const QString &message) {
         m_banner->setConnectionState(ConnectionState::Disconnected,
                                      tr("the demo could not start: %1").arg(message));
     });
     updateTitle();
     m_demo->start();
+    return DemoStart::InThisWindow;
 }
 
 void MainWindow::closeEvent(QCloseEvent *event) {
@@ -502,12 +512,11 @@ void MainWindow::closeEvent(QCloseEvent *event) {
     connect(
         m_dispatcher, &DispatcherPanel::readyToClose, this,
         [this] {
-            if (m_demo && m_demo->state() != DemoEnvironment::State::Stopped &&
-                m_demo->state() != DemoEnvironment::State::Idle) {
+            if (m_demo && !m_demo->hasStopped()) {
                 m_closeStage = CloseStage::StoppingDemo;
                 releaseClient(); // before its server goes away
                 statusBar()->showMessage(tr("Stopping the demo and removing its cluster…"));
-                connect(m_demo, &DemoEnvironment::stopped, this, &MainWindow::finishClose);
+                connect(m_demo, &DemoController::stopped, this, &MainWindow::finishClose);
                 m_demo->stop();
                 return;
             }

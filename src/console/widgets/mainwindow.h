@@ -2,6 +2,7 @@
 
 #include "console/model/consoletypes.h"
 #include "console/model/eventexplanation.h"
+#include "console/widgets/democontroller.h"
 #include "core/conninfo.h"
 #include "core/status.h"
 #include "store/eventfilter.h"
@@ -25,7 +26,6 @@ namespace outbox::console {
 class ActionController;
 class ConnectionBanner;
 class ConsoleSettings;
-class DemoEnvironment;
 class DetailPane;
 class DispatcherPanel;
 class DispatchersView;
@@ -43,6 +43,16 @@ class WindowLayout;
 struct MainWindowOptions {
     bool readOnly = false; // --read-only
     StoreClientOptions client;
+    // Demo mode in this window; empty in outbox-console, whose "Start demo"
+    // runs outbox-console-demo instead.
+    DemoFactory demo;
+};
+
+// Where startDemo() started the demo.
+enum class DemoStart {
+    InThisWindow,
+    InDemoProgram, // outbox-console-demo runs it: this window is not needed
+    Failed,        // the user was told why
 };
 
 // Assembles the console: the status navigator and error groups (left), the
@@ -61,7 +71,8 @@ public:
     // Connects (asynchronously) to `info`; replaces any previous connection.
     void connectTo(const core::ConnInfo &info, const QString &profileName = {});
     // Starts demo mode: a private cluster, runner, producer and dispatcher.
-    void startDemo();
+    // In this window with MainWindowOptions::demo, else in the demo program.
+    DemoStart startDemo();
 
 protected:
     void closeEvent(QCloseEvent *event) override;
@@ -120,7 +131,7 @@ private:
     QDockWidget *m_demoDock = nullptr;
     QMenu *m_viewMenu = nullptr;
     QMenu *m_tableMenu = nullptr;
-    DemoEnvironment *m_demo = nullptr; // child; only in demo mode
+    DemoController *m_demo = nullptr; // child; only in demo mode
 
     QTimer m_tick;
     bool m_live = true;

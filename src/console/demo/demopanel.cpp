@@ -1,6 +1,6 @@
-#include "console/widgets/demopanel.h"
+#include "console/demo/demopanel.h"
 
-#include "console/model/demoenvironment.h"
+#include "console/demo/demoenvironment.h"
 
 #include <QCheckBox>
 #include <QDoubleSpinBox>

@@ -1,4 +1,4 @@
-#include "console/model/demopublisher.h"
+#include "console/demo/demopublisher.h"
 
 namespace outbox::console {
 

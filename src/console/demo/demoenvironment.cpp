@@ -1,8 +1,8 @@
-#include "console/model/demoenvironment.h"
+#include "console/demo/demoenvironment.h"
 
+#include "console/demo/demoproducer.h"
+#include "console/demo/demopublisher.h"
 #include "console/model/consoletypes.h"
-#include "console/model/demoproducer.h"
-#include "console/model/demopublisher.h"
 #include "devtools/embeddedpostgres.h"
 #include "dispatch/threadedpublisher.h"
 #include "store/migrator.h"

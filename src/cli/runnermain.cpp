@@ -1,0 +1,7 @@
+#include "cli/globaloptions.h"
+#include "cli/toolcommands.h"
+
+// outboxctl-runner, what `outboxctl runner` runs.
+int main(int argc, char *argv[]) {
+    return outbox::cli::runTool(argc, argv, QStringLiteral("runner"), outbox::cli::runRunner);
+}
