@@ -126,7 +126,7 @@ void TestConsoleActions::requeueSelectedDeadRows() {
     QVERIFY(!action(ActionController::RetrySelected)->isEnabled());
     requeue->trigger(); // the question opens without a nested event loop
     QTRY_VERIFY2_WITH_TIMEOUT(asked.contains(QLatin1String("3 events")), qPrintable(asked),
-                              kTimeout);
+                              kWindowTimeout);
 
     const QString ids = uuidArray(chosen);
     QTRY_COMPARE_WITH_TIMEOUT(

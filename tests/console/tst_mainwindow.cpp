@@ -207,7 +207,7 @@ void TestMainWindow::navigatorChoosesPageAndFilter() {
     tree->scrollTo(shipping);
     QTest::mouseClick(tree->viewport(), Qt::LeftButton, {}, tree->visualRect(shipping).center());
     // The page follows the console's filter as it is announced.
-    QTRY_COMPARE_WITH_TIMEOUT(currentPage()->status(), core::Status::Dead, kTimeout);
+    QTRY_COMPARE_WITH_TIMEOUT(currentPage()->status(), core::Status::Dead, kWindowTimeout);
     console::EventView *view = currentPage();
     QTRY_COMPARE_WITH_TIMEOUT(view->model()->rowCount(), 2, kWindowTimeout);
     QCOMPARE(view->filter().nameSpace, QStringLiteral("shipping"));
