@@ -336,7 +336,7 @@ void FilterBar::setTopic(const QString &topic) {
 }
 
 QString FilterBar::errorSignature() const {
-    return m_state->filter().errorSignature;
+    return m_shown.errorSignature;
 }
 
 void FilterBar::updateErrorChip() {

@@ -50,7 +50,7 @@ public:
     void setPayloadContains(const QString &json);
     void setNamespace(const QString &nameSpace);
     void setTopic(const QString &topic);
-    // The error group the console's filter narrows to (the chip).
+    // The error group its chip shows: the one the console's filter narrows to.
     QString errorSignature() const;
     // Clears every field and the whole filter but the status page.
     void clear();
