@@ -129,9 +129,9 @@ DispatchPlan Benchmark::plan(bool http, qint64 target, const QUrl &url) const {
     if (http)
         plan.config.secrets = {runner.secret()};
     plan.config.batchSize = o.batchSize;
-    plan.config.delivery = http ? o.delivery : core::Delivery::PerEvent;
     // The in-process publisher's slots in the database-only phases.
     plan.config.concurrency = http ? o.concurrency : 100;
+    // The dispatcher's own defaults otherwise (batch bounds, timeouts...).
     plan.config.lease = core::Millis(30000);
     plan.config.pollInterval = core::Millis(1000);
     plan.config.requestTimeout = core::Millis(10000);
@@ -173,52 +173,75 @@ core::Result<void> Benchmark::databasePair(const QString &suffix) {
     return {};
 }
 
-// The HTTP ceiling (the runner, or nginx; no database), then the dispatcher
-// end to end with the HTTP publisher. The events are loaded (and the table
-// vacuumed and checkpointed) first, so that the ceiling never runs beside the
-// database's clean-up of the previous phase.
+// The HTTP ceilings (the runner, or nginx; no database): QNetworkAccessManager
+// alone and the dispatcher's client alone; then the dispatcher end to end,
+// per event and in batches. The events are loaded (and the table vacuumed
+// and checkpointed) first, so that no ceiling runs beside the database's
+// clean-up of the previous phase.
 core::Result<void> Benchmark::httpPair(const QString &suffix, bool toNginx) {
     const QUrl url = toNginx ? nginx.url() : runner.url();
     const QString key = toNginx ? QStringLiteral("nginx_") : QString();
-    const QString e2ePhase =
-        toNginx ? QStringLiteral("end to end (nginx)") : QStringLiteral("end to end");
-    if (auto loaded = in(e2ePhase, load(o.events, kThroughputTopic)); !loaded)
-        return loaded;
-    progress(QStringLiteral("HTTP ceiling: %1 requests, %2 in flight, to %3%4...")
-                 .arg(o.events)
-                 .arg(o.concurrency)
-                 .arg(toNginx ? QStringLiteral("nginx") : QStringLiteral("the runner"), suffix));
-    auto http =
-        in(QStringLiteral("HTTP ceiling"),
-           measureHttpCeiling(url, runner.secret(), o.events, o.concurrency, o.payloadBytes));
-    if (!http)
-        return http.error();
-    if (http->failures > 0)
-        return failure(QStringLiteral("HTTP ceiling: %1 requests failed").arg(http->failures));
-    r.httpManagers = http->managers;
-
-    progress(QStringLiteral("%1: the dispatcher posting to it%2...").arg(e2ePhase, suffix));
-    auto before = in(e2ePhase, runner.counts());
-    if (!before)
-        return before.error();
-    auto run = in(e2ePhase, runDispatcher(plan(true, o.events, url)));
-    if (!run)
-        return run.error();
-    auto after = in(e2ePhase, runner.counts());
-    if (!after)
-        return after.error();
-    r.e2eDuplicates += after->duplicates - before->duplicates;
-    if (after->badSignatures != before->badSignatures)
-        return failure(QStringLiteral("end to end: the runner refused %1 signatures")
-                           .arg(after->badSignatures - before->badSignatures));
-    const double e2eRate = rate(o.events, run->seconds);
-    r.rounds[key + QStringLiteral("http_ceiling_rounds")].append(http->requestsPerSecond);
-    r.rounds[key + QStringLiteral("e2e_rounds")].append(e2eRate);
+    const QString to = toNginx ? QStringLiteral(" (nginx)") : QString();
+    QMap<QString, double> rates;
+    for (const bool qnam : {true, false}) {
+        const QString phase = qnam ? QStringLiteral("HTTP ceiling, QNetworkAccessManager")
+                                   : QStringLiteral("HTTP ceiling, the dispatcher's client");
+        if (qnam) {
+            if (auto loaded = in(phase, load(o.events, kThroughputTopic)); !loaded)
+                return loaded;
+        }
+        progress(QStringLiteral("%1: %2 requests, %3 in flight%4%5...")
+                     .arg(phase)
+                     .arg(o.events)
+                     .arg(o.concurrency)
+                     .arg(to, suffix));
+        auto http = in(phase, measureHttpCeiling(url, runner.secret(), o.events, o.concurrency,
+                                                 o.payloadBytes, qnam));
+        if (!http)
+            return http.error();
+        if (http->failures > 0)
+            return failure(QStringLiteral("%1: %2 requests failed").arg(phase).arg(http->failures));
+        if (qnam)
+            r.httpManagers = http->managers;
+        rates[qnam ? QStringLiteral("http_ceiling") : QStringLiteral("client_ceiling")] =
+            http->requestsPerSecond;
+    }
+    for (const auto delivery : {core::Delivery::PerEvent, core::Delivery::Batch}) {
+        const bool batch = delivery == core::Delivery::Batch;
+        const QString phase = QStringLiteral("end to end, ") % core::deliveryName(delivery) % to;
+        if (batch) {
+            if (auto loaded = in(phase, load(o.events, kThroughputTopic)); !loaded)
+                return loaded;
+        }
+        progress(QStringLiteral("%1: the dispatcher posting to it%2...").arg(phase, suffix));
+        auto before = in(phase, runner.counts());
+        if (!before)
+            return before.error();
+        DispatchPlan e2e = plan(true, o.events, url);
+        e2e.config.delivery = delivery;
+        auto run = in(phase, runDispatcher(e2e));
+        if (!run)
+            return run.error();
+        auto after = in(phase, runner.counts());
+        if (!after)
+            return after.error();
+        r.e2eDuplicates += after->duplicates - before->duplicates;
+        if (after->badSignatures != before->badSignatures)
+            return failure(QStringLiteral("%1: the runner refused %2 signatures")
+                               .arg(phase)
+                               .arg(after->badSignatures - before->badSignatures));
+        rates[batch ? QStringLiteral("e2e_batch") : QStringLiteral("e2e")] =
+            rate(o.events, run->seconds);
+    }
+    for (auto it = rates.cbegin(); it != rates.cend(); ++it)
+        r.rounds[key + it.key() + QStringLiteral("_rounds")].append(it.value());
+    const double qnam = rates.value(QStringLiteral("http_ceiling"));
     r.rounds[key + QStringLiteral("e2e_ratio_rounds")].append(
-        http->requestsPerSecond > 0 ? e2eRate / http->requestsPerSecond : 0.0);
+        qnam > 0 ? rates.value(QStringLiteral("e2e")) / qnam : 0.0);
     if (const QList<double> dbOnly = r.rounds.value(QStringLiteral("db_only_rounds"));
-        o.delivery == core::Delivery::Batch && !dbOnly.isEmpty()) // this round's
-        r.rounds[QStringLiteral("e2e_db_only_ratio_rounds")].append(e2eRate / dbOnly.last());
+        !toNginx && !dbOnly.isEmpty()) // this round's
+        r.rounds[QStringLiteral("e2e_db_only_ratio_rounds")].append(
+            rates.value(QStringLiteral("e2e_batch")) / dbOnly.last());
     return {};
 }
 
@@ -236,6 +259,7 @@ core::Result<void> Benchmark::latency() {
         {{QStringLiteral("bench")}, {QStringLiteral("bench.latency")}, 1, o.payloadBytes},
         o.latencyInterval, o.latencyEvents);
     DispatchPlan latency = plan(true, o.latencyEvents);
+    latency.config.delivery = o.delivery;
     latency.onStarted = [&] { producer.start(); };
     auto run = in(phase, runDispatcher(latency));
     producer.stop();
@@ -473,6 +497,17 @@ core::Result<BenchResults> Benchmark::run() {
             if (auto done = httpPair(suffix, toNginx); !done)
                 return done.error();
         }
+    }
+    if (o.phases.contains(QLatin1String("sizes"))) {
+        progress(QStringLiteral("request latency by body size: %1 requests per size, one at a "
+                                "time, to the runner...")
+                     .arg(o.sizeRequests));
+        auto measured =
+            in(QStringLiteral("latency by body size"),
+               measureLatencyBySize(runner.url(), runner.secret(), o.sizes, o.sizeRequests));
+        if (!measured)
+            return measured.error();
+        r.latencyBySize = measured.value();
     }
     if (o.phases.contains(QLatin1String("latency"))) {
         if (auto measured = latency(); !measured)

@@ -8,6 +8,7 @@
 #include "dispatch/dispatcher.h"
 #include "dispatch/dispatcherstats.h"
 
+#include <QJsonArray>
 #include <QList>
 #include <QString>
 #include <QUrl>
@@ -48,16 +49,23 @@ core::Result<DispatchRun> runDispatcher(const DispatchPlan &plan);
 
 struct HttpCeiling {
     double requestsPerSecond = 0;
-    int managers = 0;
+    int managers = 0;    // QNetworkAccessManagers (qnam)
     qint64 failures = 0; // non-2xx answers or transport errors
 };
 
-// The HTTP ceiling: QNetworkAccessManagers posting signed webhook requests
-// (the same headers, attributes and body size as the dispatcher's
-// HttpPublisher, and the same pool of one manager per 6 connections) to the
-// runner with `concurrency` requests in flight, no database. Runs its own
-// event loop in the calling thread.
+// An HTTP ceiling: signed webhook requests (the dispatcher's headers, a body
+// of `payloadBytes`) posted to `url` with `concurrency` in flight, no
+// database. `qnam`: through QNetworkAccessManagers as HttpPublisher used
+// them before its own client (one per 6 connections, HTTP/2 off); else
+// through the dispatcher's WebhookClient. Runs its own event loop.
 core::Result<HttpCeiling> measureHttpCeiling(const QUrl &url, const QString &secret, int requests,
-                                             int concurrency, int payloadBytes);
+                                             int concurrency, int payloadBytes, bool qnam);
+
+// Request latency by body size: for each size, `requests` signed requests one
+// at a time over a warm connection, through WebhookClient ("client") and
+// QNetworkAccessManager ("qnam"). One object per size: bytes, and per client
+// p50_ms, p99_ms, max_ms, over_20_ms (requests of 20 ms or more).
+core::Result<QJsonArray> measureLatencyBySize(const QUrl &url, const QString &secret,
+                                              const QList<int> &sizes, int requests);
 
 } // namespace outbox::bench

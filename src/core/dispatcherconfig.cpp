@@ -7,6 +7,8 @@
 #include <QFileInfo>
 #include <QStringList>
 
+#include <algorithm>
+#include <climits>
 #include <utility>
 
 namespace outbox::core {
@@ -152,6 +154,12 @@ QString orderingName(Ordering ordering) {
 
 std::optional<Ordering> orderingNamed(QStringView name) {
     return valueNamed(kOrderingNames, name);
+}
+
+int DispatcherConfig::eventsInFlightLimit() const {
+    if (delivery != Delivery::Batch)
+        return concurrency;
+    return int(std::min<qint64>(qint64(concurrency) * std::max(batchMaxEvents, 1), INT_MAX));
 }
 
 LogLine DispatcherConfig::logFields() const {
