@@ -179,8 +179,8 @@ void addDispatchOptions(CommandParser &parser, DispatchOptions &options) {
         integerOption("batch-size <n>", "Most rows claimed per statement (default 100).",
                       config.batchSize, anySize, maxSize),
         integerOption("concurrency <n>",
-                      "Most events in flight (default 64): one request each, or shared by "
-                      "batches with --delivery batch.",
+                      "Most requests in flight (default 64): one event each, or with "
+                      "--delivery batch up to --batch-max-events each.",
                       config.concurrency, anySize, maxSize),
         parsedOption("delivery <mode>",
                      "per-event (default: one request per event) or batch (many events per "
