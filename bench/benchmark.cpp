@@ -129,8 +129,9 @@ DispatchPlan Benchmark::plan(bool http, qint64 target, const QUrl &url) const {
     if (http)
         plan.config.secrets = {runner.secret()};
     plan.config.batchSize = o.batchSize;
-    // The in-process publisher's slots in the database-only phases.
-    plan.config.concurrency = http ? o.concurrency : 100;
+    // The in-process publisher's slots in the database-only phases: at
+    // least a claim's worth.
+    plan.config.concurrency = http ? o.concurrency : std::max(100, o.batchSize);
     // The dispatcher's own defaults otherwise (batch bounds, timeouts...).
     plan.config.lease = core::Millis(30000);
     plan.config.pollInterval = core::Millis(1000);
@@ -181,48 +182,42 @@ core::Result<void> Benchmark::databasePair(const QString &suffix) {
 core::Result<void> Benchmark::httpPair(const QString &suffix, bool toNginx) {
     const QUrl url = toNginx ? nginx.url() : runner.url();
     const QString key = toNginx ? QStringLiteral("nginx_") : QString();
-    const QString to = toNginx ? QStringLiteral(" (nginx)") : QString();
+    const QString to = (toNginx ? QStringLiteral(" (nginx)") : QString()) + suffix;
     QMap<QString, double> rates;
     for (const bool qnam : {true, false}) {
         const QString phase = qnam ? QStringLiteral("HTTP ceiling, QNetworkAccessManager")
                                    : QStringLiteral("HTTP ceiling, the dispatcher's client");
-        if (qnam) {
-            if (auto loaded = in(phase, load(o.events, kThroughputTopic)); !loaded)
-                return loaded;
-        }
-        progress(QStringLiteral("%1: %2 requests, %3 in flight%4%5...")
+        if (auto loaded = in(phase, qnam ? load(o.events, kThroughputTopic) : core::Result<void>());
+            !loaded)
+            return loaded;
+        progress(QStringLiteral("%1: %2 requests, %3 in flight%4...")
                      .arg(phase)
                      .arg(o.events)
                      .arg(o.concurrency)
-                     .arg(to, suffix));
+                     .arg(to));
         auto http = in(phase, measureHttpCeiling(url, runner.secret(), o.events, o.concurrency,
                                                  o.payloadBytes, qnam));
+        if (http && http->failures > 0)
+            http = failure(QStringLiteral("%1: %2 requests failed").arg(phase).arg(http->failures));
         if (!http)
             return http.error();
-        if (http->failures > 0)
-            return failure(QStringLiteral("%1: %2 requests failed").arg(phase).arg(http->failures));
-        if (qnam)
-            r.httpManagers = http->managers;
+        r.httpManagers = qnam ? http->managers : r.httpManagers;
         rates[qnam ? QStringLiteral("http_ceiling") : QStringLiteral("client_ceiling")] =
             http->requestsPerSecond;
     }
     for (const auto delivery : {core::Delivery::PerEvent, core::Delivery::Batch}) {
         const bool batch = delivery == core::Delivery::Batch;
-        const QString phase = QStringLiteral("end to end, ") % core::deliveryName(delivery) % to;
-        if (batch) {
-            if (auto loaded = in(phase, load(o.events, kThroughputTopic)); !loaded)
-                return loaded;
-        }
-        progress(QStringLiteral("%1: the dispatcher posting to it%2...").arg(phase, suffix));
+        const QString phase = QStringLiteral("end to end, ") % core::deliveryName(delivery);
+        if (auto loaded =
+                in(phase, batch ? load(o.events, kThroughputTopic) : core::Result<void>());
+            !loaded)
+            return loaded;
+        progress(QStringLiteral("%1: the dispatcher posting to it%2...").arg(phase, to));
         auto before = in(phase, runner.counts());
-        if (!before)
-            return before.error();
         DispatchPlan e2e = plan(true, o.events, url);
         e2e.config.delivery = delivery;
-        auto run = in(phase, runDispatcher(e2e));
-        if (!run)
-            return run.error();
-        auto after = in(phase, runner.counts());
+        auto run = before ? in(phase, runDispatcher(e2e)) : before.error();
+        auto after = run ? in(phase, runner.counts()) : run.error();
         if (!after)
             return after.error();
         r.e2eDuplicates += after->duplicates - before->duplicates;
@@ -235,13 +230,12 @@ core::Result<void> Benchmark::httpPair(const QString &suffix, bool toNginx) {
     }
     for (auto it = rates.cbegin(); it != rates.cend(); ++it)
         r.rounds[key + it.key() + QStringLiteral("_rounds")].append(it.value());
-    const double qnam = rates.value(QStringLiteral("http_ceiling"));
     r.rounds[key + QStringLiteral("e2e_ratio_rounds")].append(
-        qnam > 0 ? rates.value(QStringLiteral("e2e")) / qnam : 0.0);
+        rates[QStringLiteral("e2e")] / std::max(rates[QStringLiteral("http_ceiling")], 1e-9));
     if (const QList<double> dbOnly = r.rounds.value(QStringLiteral("db_only_rounds"));
         !toNginx && !dbOnly.isEmpty()) // this round's
         r.rounds[QStringLiteral("e2e_db_only_ratio_rounds")].append(
-            rates.value(QStringLiteral("e2e_batch")) / dbOnly.last());
+            rates[QStringLiteral("e2e_batch")] / dbOnly.last());
     return {};
 }
 

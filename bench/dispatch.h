@@ -55,9 +55,8 @@ struct HttpCeiling {
 
 // An HTTP ceiling: signed webhook requests (the dispatcher's headers, a body
 // of `payloadBytes`) posted to `url` with `concurrency` in flight, no
-// database. `qnam`: through QNetworkAccessManagers as HttpPublisher used
-// them before its own client (one per 6 connections, HTTP/2 off); else
-// through the dispatcher's WebhookClient. Runs its own event loop.
+// database, through QNetworkAccessManager (`qnam`) or the dispatcher's
+// WebhookClient (devtools::postLoad). Runs its own event loop.
 core::Result<HttpCeiling> measureHttpCeiling(const QUrl &url, const QString &secret, int requests,
                                              int concurrency, int payloadBytes, bool qnam);
 

@@ -192,7 +192,7 @@ int runBench(CommandContext &context) {
         durationOption("latency-interval <duration>", "Time between latency events (default 10ms).",
                        options.latencyInterval),
         count("concurrency <n>", "HTTP requests in flight (default 64).", options.concurrency, 1),
-        count("batch-size <n>", "Rows per claim (default 100).", options.batchSize, 1),
+        count("batch-size <n>", "Rows per claim (default 500, the dispatcher's).", options.batchSize, 1),
         option("delivery", "How the latency phase delivers: per-event (default) or batch.", "mode"),
         durationOption("notify-debounce <duration>",
                        "The dispatcher's NOTIFY debounce (default 0ms).", options.notifyDebounce),

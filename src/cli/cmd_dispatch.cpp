@@ -176,7 +176,7 @@ void addDispatchOptions(CommandParser &parser, DispatchOptions &options) {
                      "Send 'Authorization: Bearer <token>' with the token read from this file.",
                      config.bearerToken, readBearerToken),
         valueOption("ca-file <file>", "Extra CA bundle (PEM) for an https runner.", config.caFile),
-        integerOption("batch-size <n>", "Most rows claimed per statement (default 100).",
+        integerOption("batch-size <n>", "Most rows claimed per statement (default 500).",
                       config.batchSize, anySize, maxSize),
         integerOption("concurrency <n>",
                       "Most requests in flight (default 64): one event each, or with "

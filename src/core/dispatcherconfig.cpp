@@ -67,7 +67,7 @@ Result<void> DispatcherConfig::validate() const {
                       QStringLiteral("\" has no host; use e.g. "
                                      "--runner-url http://localhost:8080/events"));
 
-    for (auto check : {checkPositive("--batch-size", batchSize, "100"),
+    for (auto check : {checkPositive("--batch-size", batchSize, "500"),
                        checkPositive("--concurrency", concurrency, "64"),
                        checkPositive("--max-attempts", maxAttempts, "10"),
                        checkPositive("--lease", lease, "30s"),

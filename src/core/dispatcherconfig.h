@@ -39,7 +39,7 @@ struct DispatcherConfig {
     QStringList secrets; // Standard Webhooks secrets (rotation: several)
     QString bearerToken; // optional Authorization: Bearer
     QString caFile;      // optional extra CA bundle for https
-    int batchSize = 100;
+    int batchSize = 500; // most rows per claim statement (and ack flush)
     int concurrency = 64; // HTTP requests in flight (per-event: events; batch: batches)
     Millis lease{30000};
     Millis pollInterval{1000};
