@@ -3,6 +3,7 @@
 #include "bench/dispatch.h"
 #include "bench/harness.h"
 #include "core/uuidv7.h"
+#include "devtools/httpload.h"
 #include "devtools/httpsinks.h"
 #include "devtools/inprocesspublisher.h"
 #include "store/migrator.h"
@@ -106,6 +107,7 @@ private:
     core::Result<void> databasePair(const QString &suffix);
     core::Result<void> httpPair(const QString &suffix, bool toNginx);
     core::Result<void> latency();
+    core::Result<void> latencyBySize();
     core::Result<QJsonObject> burnDown();
     core::Result<QJsonObject> retention();
     core::Result<QJsonObject> claimPath();
@@ -195,15 +197,19 @@ core::Result<void> Benchmark::httpPair(const QString &suffix, bool toNginx) {
                      .arg(o.events)
                      .arg(o.concurrency)
                      .arg(to));
-        auto http = in(phase, measureHttpCeiling(url, runner.secret(), o.events, o.concurrency,
-                                                 o.payloadBytes, qnam));
+        // The warm-up opens the connections (the dispatcher keeps its own open too).
+        auto http =
+            in(phase, devtools::postLoad(qnam ? devtools::HttpClientKind::Qnam
+                                              : devtools::HttpClientKind::Webhook,
+                                         url, runner.secret(), o.payloadBytes, o.concurrency,
+                                         std::min(o.events, 2000), o.events));
         if (http && http->failures > 0)
             http = failure(QStringLiteral("%1: %2 requests failed").arg(phase).arg(http->failures));
         if (!http)
             return http.error();
         r.httpManagers = qnam ? http->managers : r.httpManagers;
         rates[qnam ? QStringLiteral("http_ceiling") : QStringLiteral("client_ceiling")] =
-            http->requestsPerSecond;
+            rate(o.events, double(http->elapsedNs) / 1e9);
     }
     for (const auto delivery : {core::Delivery::PerEvent, core::Delivery::Batch}) {
         const bool batch = delivery == core::Delivery::Batch;
@@ -236,6 +242,38 @@ core::Result<void> Benchmark::httpPair(const QString &suffix, bool toNginx) {
         !toNginx && !dbOnly.isEmpty()) // this round's
         r.rounds[QStringLiteral("e2e_db_only_ratio_rounds")].append(
             rates[QStringLiteral("e2e_batch")] / dbOnly.last());
+    return {};
+}
+
+// For each body size, requests one at a time over a warm connection, through
+// the dispatcher's client and QNetworkAccessManager: p50, p99, max and the
+// requests of 20 ms or more (a Nagle/delayed-ACK stall costs 40 ms).
+core::Result<void> Benchmark::latencyBySize() {
+    progress(QStringLiteral("latency by body size: %1 requests per size...").arg(o.sizeRequests));
+    for (const int bytes : o.sizes) {
+        QJsonObject row{{QStringLiteral("bytes"), bytes}};
+        for (const auto kind :
+             {devtools::HttpClientKind::Webhook, devtools::HttpClientKind::Qnam}) {
+            auto load = devtools::postLoad(kind, runner.url(), runner.secret(), bytes, 1, 3,
+                                           o.sizeRequests);
+            if (load && load->failures > 0)
+                load = failure(QStringLiteral("%1 requests of %2 bytes failed")
+                                   .arg(load->failures)
+                                   .arg(bytes));
+            if (!load)
+                return load.error();
+            const QList<double> &ms = load->latenciesMs;
+            const auto stalls =
+                std::count_if(ms.begin(), ms.end(), [](double v) { return v >= 20; });
+            row.insert(kind == devtools::HttpClientKind::Qnam ? QStringLiteral("qnam")
+                                                              : QStringLiteral("client"),
+                       QJsonObject{{QStringLiteral("p50_ms"), rounded(percentile(ms, 0.5), 3)},
+                                   {QStringLiteral("p99_ms"), rounded(percentile(ms, 0.99), 3)},
+                                   {QStringLiteral("max_ms"), rounded(percentile(ms, 1.0), 3)},
+                                   {QStringLiteral("over_20_ms"), qint64(stalls)}});
+        }
+        r.latencyBySize.append(row);
+    }
     return {};
 }
 
@@ -493,15 +531,8 @@ core::Result<BenchResults> Benchmark::run() {
         }
     }
     if (o.phases.contains(QLatin1String("sizes"))) {
-        progress(QStringLiteral("request latency by body size: %1 requests per size, one at a "
-                                "time, to the runner...")
-                     .arg(o.sizeRequests));
-        auto measured =
-            in(QStringLiteral("latency by body size"),
-               measureLatencyBySize(runner.url(), runner.secret(), o.sizes, o.sizeRequests));
-        if (!measured)
+        if (auto measured = in(QStringLiteral("latency by body size"), latencyBySize()); !measured)
             return measured.error();
-        r.latencyBySize = measured.value();
     }
     if (o.phases.contains(QLatin1String("latency"))) {
         if (auto measured = latency(); !measured)

@@ -27,8 +27,7 @@ struct BenchOptions {
     int latencyEvents = 1000;
     core::Millis latencyInterval{10};
     int batchSize = core::DispatcherConfig().batchSize;
-    // HTTP requests in flight (HTTP ceilings and end to end): the dispatcher's default.
-    int concurrency = core::DispatcherConfig().concurrency;
+    int concurrency = core::DispatcherConfig().concurrency; // HTTP requests in flight
     core::Millis notifyDebounce{0}; // DispatcherOptions::notifyDebounce (as outboxctl dispatch)
     bool durable = true;            // fsync and synchronous_commit on, as in production
     int payloadBytes = 256;
@@ -40,8 +39,7 @@ struct BenchOptions {
     QList<int> sizes{300, 3000, 30000, 300000, int(core::DispatcherConfig().batchMaxBytes)};
     int sizeRequests = 100; // per size and client
     int burst = 100000;     // the claim path's bursts (stale statistics, aggregate order)
-    // Which measurements to run: "db", "http", "nginx", "sizes", "latency", "claim-path",
-    // "burn-down".
+    // Which measurements to run (see --only).
     QStringList phases{QStringLiteral("db"),       QStringLiteral("http"),
                        QStringLiteral("nginx"),    QStringLiteral("sizes"),
                        QStringLiteral("latency"),  QStringLiteral("claim-path"),
@@ -53,12 +51,9 @@ struct BenchResults {
     bool dbRan = false; // which phases ran (the others' figures are 0)
     bool httpRan = false;
 
-    // Per round under their JSON keys: the rates, events (requests) per
-    // second (db_ceiling_rounds, db_only_rounds, http_ceiling_rounds (QNAM
-    // alone), client_ceiling_rounds (the dispatcher's client alone),
-    // e2e_rounds (per event), e2e_batch_rounds; the same with nginx_), and
-    // their ratios (db_only_ratio_rounds, e2e_ratio_rounds: per event / QNAM
-    // alone, e2e_db_only_ratio_rounds: batch / database only).
+    // Per round under their JSON keys (docs/PERFORMANCE.md): rates per
+    // second (db_ceiling_rounds, http_ceiling_rounds, e2e_batch_rounds, ...)
+    // and their ratios (db_only_ratio_rounds, e2e_ratio_rounds, ...).
     // Reports give the medians (each round's pair runs back to back, so a
     // change in the machine's load affects both sides of a ratio alike).
     QMap<QString, QList<double>> rounds;
@@ -71,7 +66,8 @@ struct BenchResults {
     // latency_http_p50_ms and _p99_ms (request duration inside the
     // dispatcher, low load). Empty when it did not run.
     QJsonObject latency;
-    // measureLatencyBySize()'s rows; empty when it did not run.
+    // Per body size: bytes, and for "client" (WebhookClient) and "qnam":
+    // p50_ms, p99_ms, max_ms, over_20_ms. Empty when it did not run.
     QJsonArray latencyBySize;
 
     // The burn-down's figures under their JSON keys: events, seconds, window_s (the length of
@@ -97,9 +93,7 @@ struct BenchResults {
 // The dispatcher's targets, checked against one run's figures.
 QList<Check> checkTargets(const BenchResults &results);
 
-// The figures of the HTTP phases beyond the first rows (the dispatcher's
-// client alone, batch delivery, latency by body size), as (label, value)
-// rows for the printed table.
+// The figures of the HTTP phases beyond the first rows, as (label, value) rows.
 QList<QStringList> deliveryRows(const BenchResults &results);
 
 // One JSON object with every figure (keys in snake_case, e.g.

@@ -1,13 +1,10 @@
 #include "bench/dispatch.h"
 
 #include "bench/harness.h"
-#include "bench/report.h"
-#include "devtools/httpload.h"
 #include "dispatch/dispatcherhost.h"
 
 #include <QElapsedTimer>
 #include <QEventLoop>
-#include <QJsonObject>
 #include <QTimer>
 
 #include <algorithm>
@@ -98,52 +95,6 @@ core::Result<DispatchRun> runDispatcher(const DispatchPlan &plan) {
         return core::Error{core::ErrorKind::Failed,
                            QStringLiteral("the dispatcher stopped before delivering every event")};
     return run;
-}
-
-core::Result<HttpCeiling> measureHttpCeiling(const QUrl &url, const QString &secret, int requests,
-                                             int concurrency, int payloadBytes, bool qnam) {
-    auto load = devtools::postLoad(
-        qnam ? devtools::HttpClientKind::Qnam : devtools::HttpClientKind::Webhook, url, secret,
-        payloadBytes, concurrency, std::min(requests, 2000), requests);
-    if (!load)
-        return load.error();
-    HttpCeiling result;
-    result.managers = load->managers;
-    result.failures = load->failures;
-    result.requestsPerSecond =
-        load->elapsedNs > 0 ? double(requests) * 1e9 / double(load->elapsedNs) : 0.0;
-    return result;
-}
-
-core::Result<QJsonArray> measureLatencyBySize(const QUrl &url, const QString &secret,
-                                              const QList<int> &sizes, int requests) {
-    QJsonArray rows;
-    for (const int bytes : sizes) {
-        QJsonObject row{{QStringLiteral("bytes"), bytes}};
-        for (const auto kind :
-             {devtools::HttpClientKind::Webhook, devtools::HttpClientKind::Qnam}) {
-            // One request at a time, on one warm connection.
-            auto load = devtools::postLoad(kind, url, secret, bytes, 1, 3, requests);
-            if (!load)
-                return load.error();
-            if (load->failures > 0)
-                return failure(QStringLiteral("%1 of %2 requests of %3 bytes failed")
-                                   .arg(load->failures)
-                                   .arg(requests)
-                                   .arg(bytes));
-            const QList<double> &ms = load->latenciesMs;
-            const auto stalls =
-                std::count_if(ms.begin(), ms.end(), [](double value) { return value >= 20.0; });
-            row.insert(kind == devtools::HttpClientKind::Qnam ? QStringLiteral("qnam")
-                                                              : QStringLiteral("client"),
-                       QJsonObject{{QStringLiteral("p50_ms"), rounded(percentile(ms, 0.5), 3)},
-                                   {QStringLiteral("p99_ms"), rounded(percentile(ms, 0.99), 3)},
-                                   {QStringLiteral("max_ms"), rounded(percentile(ms, 1.0), 3)},
-                                   {QStringLiteral("over_20_ms"), qint64(stalls)}});
-        }
-        rows.append(row);
-    }
-    return rows;
 }
 
 } // namespace outbox::bench

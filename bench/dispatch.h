@@ -8,7 +8,6 @@
 #include "dispatch/dispatcher.h"
 #include "dispatch/dispatcherstats.h"
 
-#include <QJsonArray>
 #include <QList>
 #include <QString>
 #include <QUrl>
@@ -46,25 +45,5 @@ struct DispatchPlan {
 // delivered count and RSS every 100 ms. Fails after 30 minutes, or after a
 // minute without a delivery. Runs an event loop in the calling thread.
 core::Result<DispatchRun> runDispatcher(const DispatchPlan &plan);
-
-struct HttpCeiling {
-    double requestsPerSecond = 0;
-    int managers = 0;    // QNetworkAccessManagers (qnam)
-    qint64 failures = 0; // non-2xx answers or transport errors
-};
-
-// An HTTP ceiling: signed webhook requests (the dispatcher's headers, a body
-// of `payloadBytes`) posted to `url` with `concurrency` in flight, no
-// database, through QNetworkAccessManager (`qnam`) or the dispatcher's
-// WebhookClient (devtools::postLoad). Runs its own event loop.
-core::Result<HttpCeiling> measureHttpCeiling(const QUrl &url, const QString &secret, int requests,
-                                             int concurrency, int payloadBytes, bool qnam);
-
-// Request latency by body size: for each size, `requests` signed requests one
-// at a time over a warm connection, through WebhookClient ("client") and
-// QNetworkAccessManager ("qnam"). One object per size: bytes, and per client
-// p50_ms, p99_ms, max_ms, over_20_ms (requests of 20 ms or more).
-core::Result<QJsonArray> measureLatencyBySize(const QUrl &url, const QString &secret,
-                                              const QList<int> &sizes, int requests);
 
 } // namespace outbox::bench
