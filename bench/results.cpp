@@ -28,9 +28,9 @@ QList<Check> checkTargets(const BenchResults &r) {
     QMap<int, double> sizeP50;
     for (const QJsonValue &row : r.latencyBySize)
         sizeP50[row[QLatin1String("bytes")].toInt()] =
-            row[QLatin1String("client")][QLatin1String("sizeP50_ms")].toDouble();
+            row[QLatin1String("client")][QLatin1String("p50_ms")].toDouble();
     if (sizeP50.contains(300) && sizeP50.contains(30000))
-        checks.append({QStringLiteral("30 KB request over a 0.3 KB one (sizeP50, loopback)"),
+        checks.append({QStringLiteral("30 KB request over a 0.3 KB one (p50, loopback)"),
                        ms(sizeP50[30000] - sizeP50[300], 2), QStringLiteral("< 3 ms"),
                        sizeP50[30000] - sizeP50[300] < 3.0});
     if (!r.latency.isEmpty()) {

@@ -1,6 +1,7 @@
 #include "devtools/httpsinks.h"
 
-#include <QCoreApplication>
+#include "core/companionprogram.h"
+
 #include <QElapsedTimer>
 #include <QEventLoop>
 #include <QFile>
@@ -56,16 +57,20 @@ RunnerProcess::RunnerProcess()
     : m_secret(makeSecret()) {}
 
 core::Result<void> RunnerProcess::start() {
-    const QString program = QCoreApplication::applicationFilePath();
+    // The runner is a program of its own beside this one (outboxctl-runner).
+    const QString program = core::findCompanionProgram(QStringLiteral("outboxctl-runner"));
+    if (program.isEmpty())
+        return failure(QStringLiteral("outboxctl-runner is not beside this program nor on PATH; "
+                                      "build it (target outboxctl-runner) or install it"));
     m_process = std::make_unique<QProcess>();
     m_process->setStandardErrorFile(QProcess::nullDevice());
     // The secret is made up for this run and guards nothing after it, so it
     // may be seen on the command line.
-    m_process->start(program, {QStringLiteral("runner"), QStringLiteral("--listen"),
-                               QStringLiteral("127.0.0.1:0"), QStringLiteral("--secret"), m_secret,
+    m_process->start(program, {QStringLiteral("--listen"), QStringLiteral("127.0.0.1:0"),
+                               QStringLiteral("--secret"), m_secret,
                                QStringLiteral("--stats-interval"), QStringLiteral("0s")});
     if (!m_process->waitForStarted(10000))
-        return failure(QStringLiteral("cannot start the runner (%1 runner): %2")
+        return failure(QStringLiteral("cannot start the runner (%1): %2")
                            .arg(program, m_process->errorString()));
     // The runner prints "url=http://127.0.0.1:<port>/events" once listening.
     QByteArray output;

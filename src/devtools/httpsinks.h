@@ -41,7 +41,7 @@ private:
     void terminate();
 };
 
-// The development runner as a child `outboxctl runner` (this program): it
+// The development runner as a child outboxctl-runner (beside this program): it
 // verifies signatures with a secret made up for the run and counts
 // duplicates.
 class RunnerProcess final : public SinkProcess {
