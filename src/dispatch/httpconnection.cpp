@@ -131,33 +131,28 @@ void HttpConnection::resetExchange() {
     m_answer = HttpAnswer();
 }
 
-void HttpConnection::onReadyRead() {
+bool HttpConnection::readArrived() {
     if (!m_busy) {
-        // Bytes nobody asked for: the connection cannot be trusted any more.
+        // Bytes or a close while nothing was asked: the connection is done.
         closeSocket();
         if (m_onClosed)
             m_onClosed(this);
-        return;
+        return false;
     }
     m_in += m_socket->readAll();
     m_gotBytes = m_gotBytes || !m_in.isEmpty();
     parse();
+    return m_busy;
+}
+
+void HttpConnection::onReadyRead() {
+    readArrived();
 }
 
 void HttpConnection::onError() {
-    if (m_closed)
-        return;
-    if (!m_busy) {
-        closeSocket();
-        if (m_onClosed)
-            m_onClosed(this);
-        return;
-    }
-    // What arrived with the close first: a body read up to the close ends here.
-    m_in += m_socket->readAll();
-    m_gotBytes = m_gotBytes || !m_in.isEmpty();
-    parse();
-    if (!m_busy)
+    // What arrived with the close is read first: a body read up to the close
+    // ends here.
+    if (m_closed || !readArrived())
         return;
     if (m_stage == Stage::Body && m_mode == BodyMode::UntilClose) {
         complete();

@@ -87,6 +87,9 @@ private:
     enum class BodyMode { Length, Chunked, UntilClose };
 
     void onConnected();
+    // Reads and parses what arrived; false when the exchange is over (or the
+    // connection was idle, and is closed now).
+    bool readArrived();
     void onReadyRead();
     void onError();
     void writeRequest();
