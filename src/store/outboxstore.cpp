@@ -78,9 +78,13 @@ QString aggregateHeadSql() {
 // the outer SELECT.
 // With sessionSettings() the claim can only walk outbox_events_claim_idx in
 // order, whatever the statistics say (docs/DECISIONS.md, "The claim path").
+// Every statement of the dispatcher writes updated_at = statement_timestamp():
+// the database refuses any other time from a dispatcher (sql/010_hardening.sql).
 QString claimSql(bool byNamespace, core::Ordering ordering) {
     return QStringLiteral("WITH c AS MATERIALIZED ("
-                          " SELECT id FROM outbox_events"
+                          " SELECT id, created_at,"
+                          "        coalesce(payload_bytes, pg_column_size(payload)) AS bytes"
+                          " FROM outbox_events"
                           " WHERE status IN ('pending', 'processing')"
                           "   AND ((status = 'pending' AND next_attempt_at <= now())"
                           "     OR (status = 'processing' AND locked_until < now()))"
@@ -93,12 +97,18 @@ QString claimSql(bool byNamespace, core::Ordering ordering) {
                " ORDER BY created_at, id"
                " LIMIT ?::integer"
                " FOR UPDATE SKIP LOCKED),"
+               // The byte budget: the rows whose predecessors' payloads stay
+               // below it, so at least the first (sql/010_hardening.sql).
+               " b AS ("
+               " SELECT id FROM (SELECT id, sum(bytes) OVER (ORDER BY created_at, id) - bytes"
+               "                        AS before FROM c) w"
+               " WHERE before < (SELECT claim_budget_bytes FROM outbox_limits)),"
                " u AS ("
                " UPDATE outbox_events e"
                " SET status = 'processing', attempts = e.attempts + 1, locked_by = ?::uuid,"
-               "     locked_until = now() + ?::bigint * interval '1 millisecond', updated_at = "
-               "now()"
-               " WHERE e.id = ANY (ARRAY(SELECT id FROM c))"
+               "     locked_until = now() + ?::bigint * interval '1 millisecond',"
+               "     updated_at = statement_timestamp()"
+               " WHERE e.id = ANY (ARRAY(SELECT id FROM b))"
                " RETURNING e.id, e.namespace, e.topic, e.tenant_id, e.dedupe_key, e.aggregate_type,"
                "           e.aggregate_id, e.payload::text AS payload, e.attempts, e.created_at,"
                "           e.locked_until)"
@@ -114,7 +124,7 @@ const QString kAckSql = QStringLiteral(
     "WITH x AS (SELECT * FROM jsonb_to_recordset(?::jsonb) AS x(id uuid, attempts integer))"
     " UPDATE outbox_events e"
     " SET status = 'delivered', delivered_at = now(), locked_by = NULL, locked_until = NULL,"
-    "     updated_at = now()"
+    "     updated_at = statement_timestamp()"
     " FROM x"
     " WHERE e.id = x.id AND e.attempts = x.attempts AND e.locked_by = ?::uuid"
     " RETURNING e.id");
@@ -132,7 +142,8 @@ const QString kNackSql = QStringLiteral(
     "END,"
     "     next_attempt_at = CASE WHEN x.permanent OR e.attempts >= ?::integer THEN now()"
     "                            ELSE now() + x.delay_ms * interval '1 millisecond' END,"
-    "     last_error = x.error, locked_by = NULL, locked_until = NULL, updated_at = now()"
+    "     last_error = x.error, locked_by = NULL, locked_until = NULL,"
+    "     updated_at = statement_timestamp()"
     " FROM x"
     " WHERE e.id = x.id AND e.attempts = x.attempts AND e.locked_by = ?::uuid"
     " RETURNING e.id, e.attempts, x.error, x.http_status, x.duration_ms),"
@@ -161,7 +172,7 @@ const QString kReleaseSql = QStringLiteral(
     "                       ELSE e.last_error END,"
     "     next_attempt_at = now(), locked_by = NULL, locked_until = NULL,"
     "     attempts = CASE WHEN x.attempt_made THEN e.attempts ELSE greatest(e.attempts - 1, 0) END,"
-    "     updated_at = now()"
+    "     updated_at = statement_timestamp()"
     " FROM x, m"
     " WHERE e.id = x.id AND e.attempts = x.attempts AND e.locked_by = ?::uuid"
     " RETURNING e.id, e.status");
@@ -174,7 +185,8 @@ const QString kReleaseSql = QStringLiteral(
 QString sweepSql(bool byNamespace, SweepScope scope) {
     return QStringLiteral(
                "UPDATE outbox_events"
-               " SET status = 'dead', locked_by = NULL, locked_until = NULL, updated_at = now(),"
+               " SET status = 'dead', locked_by = NULL, locked_until = NULL,"
+               "     updated_at = statement_timestamp(),"
                "     last_error = 'dead: reached max attempts (' || ?::integer || ')'"
                "         || CASE WHEN status = 'processing'"
                "                 THEN '; the lease of the last attempt expired without an ack or "
