@@ -135,7 +135,7 @@ private Q_SLOTS:
         for (const char *tool : {"runner", "bench"}) {
             const Run help = run(outboxctl, {QString::fromLatin1(tool), QStringLiteral("--help")});
             QVERIFY2(help.exitCode == 0, help.output.constData());
-            QVERIFY2(help.output.startsWith(QByteArray("Usage: outboxctl ") + tool),
+            QVERIFY2(help.output.startsWith(QByteArray(QByteArray("Usage: outboxctl ") + tool)),
                      help.output.constData());
         }
     }

@@ -201,12 +201,7 @@ void MainWindow::buildMenus() {
     const QStringList pages{tr("&Pending"), tr("Pr&ocessing"), tr("&Delivered"), tr("De&ad")};
     m_viewMenu = buildWindowMenus(this, m_actions, m_filterBar, pages,
                                   {[this] { openConnectionDialog(); },
-                                   [this] {
-                                       if (startDemo() == DemoStart::InDemoProgram) {
-                                           close();
-                                       }
-                                   },
-                                   [this] { refreshNow(); },
+                                   [this] { startDemoOrHandOver(); }, [this] { refreshNow(); },
                                    [this](int page) { m_tabs->setCurrentIndex(page); }});
     m_tableMenu = new QMenu(this);
     m_actions->fillContextMenu(m_tableMenu);
@@ -465,9 +460,7 @@ void MainWindow::showTableMenu(const QPoint &globalPos) {
 void MainWindow::openConnectionDialog() {
     openConnectionDialogAsync(m_settings, this, m_connInfo, [this](const ConnectionDialog &d) {
         if (d.demoRequested()) {
-            if (startDemo() == DemoStart::InDemoProgram) {
-                close();
-            }
+            startDemoOrHandOver();
         } else if (auto info = d.connInfo()) {
             connectTo(info.value(), d.profileName());
         }
@@ -515,6 +508,12 @@ DemoStart MainWindow::startDemo() {
     updateTitle();
     m_demo->start();
     return DemoStart::InThisWindow;
+}
+
+void MainWindow::startDemoOrHandOver() {
+    if (startDemo() == DemoStart::InDemoProgram) {
+        close(); // the demo program has a window of its own
+    }
 }
 
 void MainWindow::closeEvent(QCloseEvent *event) {

@@ -99,6 +99,9 @@ private:
     void updateTitle();
     void askPassword(const QString &message);
     void openConnectionDialog();
+    // startDemo() from the window's menu or dialog: closes the window when
+    // the demo program took over.
+    void startDemoOrHandOver();
     void showTableMenu(const QPoint &globalPos);
     void finishClose();
     void releaseClient();
