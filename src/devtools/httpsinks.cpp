@@ -1,6 +1,7 @@
 #include "devtools/httpsinks.h"
 
-#include <QCoreApplication>
+#include "core/companionprogram.h"
+
 #include <QElapsedTimer>
 #include <QEventLoop>
 #include <QFile>
@@ -56,16 +57,21 @@ RunnerProcess::RunnerProcess()
     : m_secret(makeSecret()) {}
 
 core::Result<void> RunnerProcess::start() {
-    const QString program = QCoreApplication::applicationFilePath();
+    const QString name = QStringLiteral("outboxctl-runner");
+    const QString program = core::findCompanionProgram(name);
+    if (program.isEmpty())
+        return failure(QStringLiteral("%1 is neither beside this program nor on PATH; build or "
+                                      "install it with outboxctl")
+                           .arg(name));
     m_process = std::make_unique<QProcess>();
     m_process->setStandardErrorFile(QProcess::nullDevice());
     // The secret is made up for this run and guards nothing after it, so it
     // may be seen on the command line.
-    m_process->start(program, {QStringLiteral("runner"), QStringLiteral("--listen"),
-                               QStringLiteral("127.0.0.1:0"), QStringLiteral("--secret"), m_secret,
+    m_process->start(program, {QStringLiteral("--listen"), QStringLiteral("127.0.0.1:0"),
+                               QStringLiteral("--secret"), m_secret,
                                QStringLiteral("--stats-interval"), QStringLiteral("0s")});
     if (!m_process->waitForStarted(10000))
-        return failure(QStringLiteral("cannot start the runner (%1 runner): %2")
+        return failure(QStringLiteral("cannot start the runner (%1): %2")
                            .arg(program, m_process->errorString()));
     // The runner prints "url=http://127.0.0.1:<port>/events" once listening.
     QByteArray output;

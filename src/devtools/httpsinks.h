@@ -41,9 +41,9 @@ private:
     void terminate();
 };
 
-// The development runner as a child `outboxctl runner` (this program): it
-// verifies signatures with a secret made up for the run and counts
-// duplicates.
+// The development runner as a child process (outboxctl-runner, beside this
+// program): it verifies signatures with a secret made up for the run and
+// counts duplicates.
 class RunnerProcess final : public SinkProcess {
 public:
     RunnerProcess();
