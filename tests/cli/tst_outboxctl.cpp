@@ -43,9 +43,9 @@ private:
 private Q_SLOTS:
     void generalHelp_data() {
         QTest::addColumn<QStringList>("arguments");
-        QTest::newRow("--help") << QStringList{QStringLiteral("--help")};
-        QTest::newRow("-h") << QStringList{QStringLiteral("-h")};
-        QTest::newRow("help") << QStringList{QStringLiteral("help")};
+        QTest::newRow("--help") << commandLine("--help");
+        QTest::newRow("-h") << commandLine("-h");
+        QTest::newRow("help") << commandLine("help");
     }
 
     void generalHelp() {
@@ -75,9 +75,7 @@ private Q_SLOTS:
         }
         // --help wins even over other mistakes on the same line.
         QTest::newRow("list --bogus --help")
-            << QStringList{QStringLiteral("list"), QStringLiteral("--bogus"),
-                           QStringLiteral("--help")}
-            << QStringLiteral("list");
+            << commandLine("list --bogus --help") << QStringLiteral("list");
     }
 
     void commandHelp() {
@@ -110,17 +108,16 @@ private Q_SLOTS:
         QTest::addColumn<QStringList>("arguments");
         QTest::addColumn<QString>("named");
         QTest::addColumn<QString>("suggested");
-        QTest::newRow("frobnicate") << QStringList{QStringLiteral("frobnicate")}
-                                    << QStringLiteral("'frobnicate'") << QString();
-        QTest::newRow("typo") << QStringList{QStringLiteral("lsit")} << QStringLiteral("'lsit'")
+        QTest::newRow("frobnicate")
+            << commandLine("frobnicate") << QStringLiteral("'frobnicate'") << QString();
+        QTest::newRow("typo") << commandLine("lsit") << QStringLiteral("'lsit'")
                               << QStringLiteral("'list'");
-        QTest::newRow("help typo") << QStringList{QStringLiteral("help"), QStringLiteral("stat")}
-                                   << QStringLiteral("'stat'") << QStringLiteral("'stats'");
+        QTest::newRow("help typo")
+            << commandLine("help stat") << QStringLiteral("'stat'") << QStringLiteral("'stats'");
         QTest::newRow("global option")
-            << QStringList{QStringLiteral("--bogus"), QStringLiteral("stats")}
-            << QStringLiteral("'--bogus'") << QString();
+            << commandLine("--bogus stats") << QStringLiteral("'--bogus'") << QString();
         QTest::newRow("--db without value")
-            << QStringList{QStringLiteral("--db")} << QStringLiteral("'--db'") << QString();
+            << commandLine("--db") << QStringLiteral("'--db'") << QString();
     }
 
     void unknownCommand() {
@@ -148,37 +145,26 @@ private Q_SLOTS:
                 << QStringLiteral("Unknown option 'bogus'");
         }
         QTest::newRow("missing value")
-            << QStringList{QStringLiteral("list"), QStringLiteral("--limit")}
-            << QStringLiteral("Missing value after '--limit'");
-        QTest::newRow("bad limit")
-            << QStringList{QStringLiteral("list"), QStringLiteral("--limit"), QStringLiteral("ten")}
-            << QStringLiteral("--limit: 'ten' is not a whole number");
-        QTest::newRow("limit range")
-            << QStringList{QStringLiteral("list"), QStringLiteral("--limit"), QStringLiteral("0")}
-            << QStringLiteral("--limit must be between 1 and 10000");
+            << commandLine("list --limit") << QStringLiteral("Missing value after '--limit'");
+        QTest::newRow("bad limit") << commandLine("list --limit ten")
+                                   << QStringLiteral("--limit: 'ten' is not a whole number");
+        QTest::newRow("limit range") << commandLine("list --limit 0")
+                                     << QStringLiteral("--limit must be between 1 and 10000");
         QTest::newRow("bad status")
-            << QStringList{QStringLiteral("list"), QStringLiteral("--status"),
-                           QStringLiteral("stuck")}
-            << QStringLiteral("unknown status 'stuck'");
-        QTest::newRow("bad time") << QStringList{QStringLiteral("list"),
-                                                 QStringLiteral("--created-after"),
-                                                 QStringLiteral("yesterday")}
+            << commandLine("list --status stuck") << QStringLiteral("unknown status 'stuck'");
+        QTest::newRow("bad time") << commandLine("list --created-after yesterday")
                                   << QStringLiteral(
                                          "--created-after: 'yesterday' is not an ISO 8601");
         QTest::newRow("bad cursor")
-            << QStringList{QStringLiteral("list"), QStringLiteral("--after"), QStringLiteral("xyz")}
-            << QStringLiteral("--after: 'xyz' is not a cursor");
+            << commandLine("list --after xyz") << QStringLiteral("--after: 'xyz' is not a cursor");
         QTest::newRow("show without id")
-            << QStringList{QStringLiteral("show")} << QStringLiteral("missing the event id");
-        QTest::newRow("show bad id") << QStringList{QStringLiteral("show"), QStringLiteral("42")}
-                                     << QStringLiteral("'42' is not an event id");
+            << commandLine("show") << QStringLiteral("missing the event id");
+        QTest::newRow("show bad id")
+            << commandLine("show 42") << QStringLiteral("'42' is not an event id");
         QTest::newRow("stray argument")
-            << QStringList{QStringLiteral("stats"), QStringLiteral("now")}
-            << QStringLiteral("unexpected argument 'now'");
-        QTest::newRow("bad id filter")
-            << QStringList{QStringLiteral("requeue"), QStringLiteral("--id"),
-                           QStringLiteral("nope"), QStringLiteral("--yes")}
-            << QStringLiteral("--id: 'nope' is not an event id");
+            << commandLine("stats now") << QStringLiteral("unexpected argument 'now'");
+        QTest::newRow("bad id filter") << commandLine("requeue --id nope --yes")
+                                       << QStringLiteral("--id: 'nope' is not an event id");
     }
 
     void usageErrors() {
@@ -197,21 +183,14 @@ private Q_SLOTS:
         QTest::addColumn<QStringList>("arguments");
         QTest::addColumn<QString>("flag");
         QTest::newRow("purge --older-than 5x")
-            << QStringList{QStringLiteral("purge"), QStringLiteral("--status"),
-                           QStringLiteral("dead"),  QStringLiteral("--older-than"),
-                           QStringLiteral("5x"),    QStringLiteral("--yes")}
+            << commandLine("purge --status dead --older-than 5x --yes")
             << QStringLiteral("--older-than");
         QTest::newRow("list --older-than 10")
-            << QStringList{QStringLiteral("list"), QStringLiteral("--older-than"),
-                           QStringLiteral("10")}
-            << QStringLiteral("--older-than");
+            << commandLine("list --older-than 10") << QStringLiteral("--older-than");
         QTest::newRow("stats --watch 1parsec")
-            << QStringList{QStringLiteral("stats"), QStringLiteral("--watch"),
-                           QStringLiteral("1parsec")}
-            << QStringLiteral("--watch");
+            << commandLine("stats --watch 1parsec") << QStringLiteral("--watch");
         QTest::newRow("stats --watch=-3s")
-            << QStringList{QStringLiteral("stats"), QStringLiteral("--watch=-3s")}
-            << QStringLiteral("--watch");
+            << commandLine("stats --watch=-3s") << QStringLiteral("--watch");
     }
 
     void badDuration() {
@@ -250,19 +229,15 @@ private Q_SLOTS:
         QTest::addColumn<QString>("environment");
         QTest::addColumn<QString>("mentions");
         QTest::newRow("unknown keyword")
-            << QStringList{QStringLiteral("--db"), QStringLiteral("hots=localhost"),
-                           QStringLiteral("stats")}
-            << QString() << QStringLiteral("hots");
+            << commandLine("--db hots=localhost stats") << QString() << QStringLiteral("hots");
         QTest::newRow("bad port") << QStringList{QStringLiteral("stats"), QStringLiteral("--db"),
                                                  QStringLiteral(
                                                      "host=127.0.0.1 port=fivefourthreetwo")}
                                   << QString() << QStringLiteral("port");
-        QTest::newRow("bad uri") << QStringList{QStringLiteral("list"), QStringLiteral("--db"),
-                                                QStringLiteral("postgresql://h:99999999/x")}
-                                 << QString() << QStringLiteral("port");
-        QTest::newRow("bad OUTBOX_DB")
-            << QStringList{QStringLiteral("stats")} << QStringLiteral("nonsense_key=1")
-            << QStringLiteral("OUTBOX_DB");
+        QTest::newRow("bad uri") << commandLine("list --db postgresql://h:99999999/x") << QString()
+                                 << QStringLiteral("port");
+        QTest::newRow("bad OUTBOX_DB") << commandLine("stats") << QStringLiteral("nonsense_key=1")
+                                       << QStringLiteral("OUTBOX_DB");
     }
 
     void badConnInfo() {
@@ -512,26 +487,19 @@ private Q_SLOTS:
         QTest::newRow("two values")
             << QStringList{QStringLiteral("--payload"), QStringLiteral("1, 2")}
             << QStringLiteral("more than one JSON value");
-        QTest::newRow("null") << QStringList{QStringLiteral("--payload"), QStringLiteral("null")}
-                              << QStringLiteral("JSON null");
+        QTest::newRow("null") << commandLine("--payload null") << QStringLiteral("JSON null");
         QTest::newRow("empty") << QStringList{QStringLiteral("--payload"), QStringLiteral(" ")}
                                << QStringLiteral("empty input");
         QTest::newRow("no payload") << QStringList{} << QStringLiteral("no payload");
         QTest::newRow("both payloads")
-            << QStringList{QStringLiteral("--payload"), QStringLiteral("{}"),
-                           QStringLiteral("--payload-file"), QStringLiteral("x.json")}
-            << QStringLiteral("not both");
+            << commandLine("--payload {} --payload-file x.json") << QStringLiteral("not both");
         QTest::newRow("missing file")
-            << QStringList{QStringLiteral("--payload-file"),
-                           QStringLiteral("/nonexistent/outbox/payload.json")}
+            << commandLine("--payload-file /nonexistent/outbox/payload.json")
             << QStringLiteral("cannot read");
-        QTest::newRow("bad tenant")
-            << QStringList{QStringLiteral("--payload"), QStringLiteral("{}"),
-                           QStringLiteral("--tenant"), QStringLiteral("acme")}
-            << QStringLiteral("--tenant: 'acme' is not a UUID");
+        QTest::newRow("bad tenant") << commandLine("--payload {} --tenant acme")
+                                    << QStringLiteral("--tenant: 'acme' is not a UUID");
         QTest::newRow("half aggregate")
-            << QStringList{QStringLiteral("--payload"), QStringLiteral("{}"),
-                           QStringLiteral("--aggregate-id"), QStringLiteral("7")}
+            << commandLine("--payload {} --aggregate-id 7")
             << QStringLiteral("--aggregate-type and --aggregate-id together");
     }
 

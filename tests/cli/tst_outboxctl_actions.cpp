@@ -67,34 +67,22 @@ private Q_SLOTS:
         QTest::addColumn<QStringList>("arguments");
         QTest::addColumn<QString>("verb");
         QTest::addColumn<int>("matched");
-        QTest::newRow("requeue") << QStringList{QStringLiteral("requeue"),
-                                                QStringLiteral("--status"), QStringLiteral("dead")}
+        QTest::newRow("requeue") << commandLine("requeue --status dead")
                                  << QStringLiteral("requeue") << 6;
         QTest::newRow("requeue ns")
-            << QStringList{QStringLiteral("requeue"), QStringLiteral("--namespace"),
-                           QStringLiteral("b")}
-            << QStringLiteral("requeue") << 2;
-        QTest::newRow("retry") << QStringList{QStringLiteral("retry"),
-                                              QStringLiteral("--namespace"), QStringLiteral("a")}
-                               << QStringLiteral("retry") << 3;
-        QTest::newRow("cancel") << QStringList{QStringLiteral("cancel"),
-                                               QStringLiteral("--namespace"), QStringLiteral("a")}
-                                << QStringLiteral("cancel") << 7;
-        QTest::newRow("purge") << QStringList{QStringLiteral("purge"), QStringLiteral("--status"),
-                                              QStringLiteral("delivered")}
-                               << QStringLiteral("purge") << 3;
+            << commandLine("requeue --namespace b") << QStringLiteral("requeue") << 2;
+        QTest::newRow("retry") << commandLine("retry --namespace a") << QStringLiteral("retry")
+                               << 3;
+        QTest::newRow("cancel") << commandLine("cancel --namespace a") << QStringLiteral("cancel")
+                                << 7;
+        QTest::newRow("purge") << commandLine("purge --status delivered") << QStringLiteral("purge")
+                               << 3;
         QTest::newRow("purge by age")
-            << QStringList{QStringLiteral("purge"), QStringLiteral("--older-than"),
-                           QStringLiteral("1d")}
-            << QStringLiteral("purge") << 4;
-        QTest::newRow("replay") << QStringList{QStringLiteral("replay"),
-                                               QStringLiteral("--error-contains"),
-                                               QStringLiteral("410")}
+            << commandLine("purge --older-than 1d") << QStringLiteral("purge") << 4;
+        QTest::newRow("replay") << commandLine("replay --error-contains 410")
                                 << QStringLiteral("replay") << 2;
-        QTest::newRow("all") << QStringList{QStringLiteral("requeue"), QStringLiteral("--all")}
-                             << QStringLiteral("requeue") << 6;
-        QTest::newRow("limit") << QStringList{QStringLiteral("requeue"), QStringLiteral("--all"),
-                                              QStringLiteral("--limit"), QStringLiteral("4")}
+        QTest::newRow("all") << commandLine("requeue --all") << QStringLiteral("requeue") << 6;
+        QTest::newRow("limit") << commandLine("requeue --all --limit 4")
                                << QStringLiteral("requeue") << 4;
     }
 
@@ -138,30 +126,18 @@ private Q_SLOTS:
                 << QStringLiteral("add --yes to confirm non-interactively");
         }
         QTest::newRow("purge --all")
-            << QStringList{QStringLiteral("purge"), QStringLiteral("--all"),
-                           QStringLiteral("--yes")}
-            << QStringLiteral("purge needs --status");
+            << commandLine("purge --all --yes") << QStringLiteral("purge needs --status");
         QTest::newRow("purge by namespace")
-            << QStringList{QStringLiteral("purge"), QStringLiteral("--namespace"),
-                           QStringLiteral("a"), QStringLiteral("--yes")}
-            << QStringLiteral("purge needs --status");
+            << commandLine("purge --namespace a --yes") << QStringLiteral("purge needs --status");
         QTest::newRow("purge pending")
-            << QStringList{QStringLiteral("purge"), QStringLiteral("--status"),
-                           QStringLiteral("pending"), QStringLiteral("--yes")}
+            << commandLine("purge --status pending --yes")
             << QStringLiteral("purge only touches delivered or dead events");
-        QTest::newRow("requeue delivered")
-            << QStringList{QStringLiteral("requeue"), QStringLiteral("--status"),
-                           QStringLiteral("delivered"), QStringLiteral("--yes")}
-            << QStringLiteral("requeue only touches dead events");
-        QTest::newRow("zero rate")
-            << QStringList{QStringLiteral("requeue"), QStringLiteral("--all"),
-                           QStringLiteral("--rate"), QStringLiteral("0"), QStringLiteral("--yes")}
-            << QStringLiteral("--rate must be more than 0");
-        QTest::newRow("bad batch")
-            << QStringList{QStringLiteral("requeue"), QStringLiteral("--all"),
-                           QStringLiteral("--batch-size"), QStringLiteral("0"),
-                           QStringLiteral("--yes")}
-            << QStringLiteral("--batch-size must be between 1");
+        QTest::newRow("requeue delivered") << commandLine("requeue --status delivered --yes")
+                                           << QStringLiteral("requeue only touches dead events");
+        QTest::newRow("zero rate") << commandLine("requeue --all --rate 0 --yes")
+                                   << QStringLiteral("--rate must be more than 0");
+        QTest::newRow("bad batch") << commandLine("requeue --all --batch-size 0 --yes")
+                                   << QStringLiteral("--batch-size must be between 1");
     }
 
     void refused() {

@@ -2,6 +2,7 @@
 
 #include "core/conninfo.h"
 #include "store/database.h"
+#include "support/commandline.h"
 #include "support/localport.h"
 #include "support/pgtestcase.h"
 

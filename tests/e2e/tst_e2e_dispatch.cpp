@@ -257,35 +257,27 @@ private Q_SLOTS:
         QTest::addColumn<QStringList>("arguments");
         QTest::addColumn<QString>("message");
         QTest::newRow("poll above lease/3")
-            << QStringList{QStringLiteral("--lease"), QStringLiteral("3s"),
-                           QStringLiteral("--poll-interval"), QStringLiteral("2s")}
+            << commandLine("--lease 3s --poll-interval 2s")
             << QStringLiteral("--poll-interval (2s) must be at most a third of --lease");
         QTest::newRow("timeout not below lease")
-            << QStringList{QStringLiteral("--lease"), QStringLiteral("5s"),
-                           QStringLiteral("--request-timeout"), QStringLiteral("5s")}
+            << commandLine("--lease 5s --request-timeout 5s")
             << QStringLiteral("--request-timeout (5s) must be shorter than --lease");
         QTest::newRow("zero concurrency")
-            << QStringList{QStringLiteral("--concurrency"), QStringLiteral("0")}
-            << QStringLiteral("--concurrency must be at least 1");
+            << commandLine("--concurrency 0") << QStringLiteral("--concurrency must be at least 1");
         QTest::newRow("duration without unit")
-            << QStringList{QStringLiteral("--lease"), QStringLiteral("30")}
-            << QStringLiteral("--lease");
-        QTest::newRow("bad permanent status")
-            << QStringList{QStringLiteral("--permanent-status"), QStringLiteral("410,abc")}
-            << QStringLiteral("--permanent-status: 'abc'");
+            << commandLine("--lease 30") << QStringLiteral("--lease");
+        QTest::newRow("bad permanent status") << commandLine("--permanent-status 410,abc")
+                                              << QStringLiteral("--permanent-status: 'abc'");
         QTest::newRow("bad metrics address")
-            << QStringList{QStringLiteral("--metrics-addr"), QStringLiteral("9464")}
-            << QStringLiteral("--metrics-addr");
+            << commandLine("--metrics-addr 9464") << QStringLiteral("--metrics-addr");
         QTest::newRow("unknown delivery")
-            << QStringList{QStringLiteral("--delivery"), QStringLiteral("bulk")}
+            << commandLine("--delivery bulk")
             << QStringLiteral("--delivery 'bulk' is unknown; use per-event");
         QTest::newRow("zero batch max events")
-            << QStringList{QStringLiteral("--delivery"), QStringLiteral("batch"),
-                           QStringLiteral("--batch-max-events"), QStringLiteral("0")}
+            << commandLine("--delivery batch --batch-max-events 0")
             << QStringLiteral("--batch-max-events must be at least 1");
-        QTest::newRow("missing secret file")
-            << QStringList{QStringLiteral("--secret-file"), QStringLiteral("/nonexistent/secret")}
-            << QStringLiteral("--secret-file: cannot read");
+        QTest::newRow("missing secret file") << commandLine("--secret-file /nonexistent/secret")
+                                             << QStringLiteral("--secret-file: cannot read");
     }
 
     void refusesInvalidConfiguration() {

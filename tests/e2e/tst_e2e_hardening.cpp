@@ -83,18 +83,13 @@ private Q_SLOTS:
         QTest::addColumn<QStringList>("options");
         QTest::addColumn<QString>("named");
         QTest::newRow("lease 999999999999h")
-            << QStringList{QStringLiteral("--lease"), QStringLiteral("999999999999h")}
-            << QStringLiteral("--lease");
+            << commandLine("--lease 999999999999h") << QStringLiteral("--lease");
         QTest::newRow("lease 100d, poll 30d")
-            << QStringList{QStringLiteral("--lease"), QStringLiteral("100d"),
-                           QStringLiteral("--poll-interval"), QStringLiteral("30d")}
-            << QStringLiteral("--lease");
+            << commandLine("--lease 100d --poll-interval 30d") << QStringLiteral("--lease");
         QTest::newRow("shutdown grace 25d")
-            << QStringList{QStringLiteral("--shutdown-grace"), QStringLiteral("25d")}
-            << QStringLiteral("--shutdown-grace");
+            << commandLine("--shutdown-grace 25d") << QStringLiteral("--shutdown-grace");
         QTest::newRow("stats interval 30d")
-            << QStringList{QStringLiteral("--stats-interval"), QStringLiteral("30d")}
-            << QStringLiteral("--stats-interval");
+            << commandLine("--stats-interval 30d") << QStringLiteral("--stats-interval");
     }
 
     void durationsBeyondWhatTheCodeHolds() {
