@@ -3,6 +3,7 @@
 #include "bench/dispatch.h"
 #include "bench/harness.h"
 #include "core/uuidv7.h"
+#include "devtools/httpload.h"
 #include "devtools/httpsinks.h"
 #include "devtools/inprocesspublisher.h"
 #include "store/migrator.h"
@@ -106,6 +107,7 @@ private:
     core::Result<void> databasePair(const QString &suffix);
     core::Result<void> httpPair(const QString &suffix, bool toNginx);
     core::Result<void> latency();
+    core::Result<void> latencyBySize();
     core::Result<QJsonObject> burnDown();
     core::Result<QJsonObject> retention();
     core::Result<QJsonObject> claimPath();
@@ -129,9 +131,10 @@ DispatchPlan Benchmark::plan(bool http, qint64 target, const QUrl &url) const {
     if (http)
         plan.config.secrets = {runner.secret()};
     plan.config.batchSize = o.batchSize;
-    plan.config.delivery = http ? o.delivery : core::Delivery::PerEvent;
-    // The in-process publisher's slots in the database-only phases.
-    plan.config.concurrency = http ? o.concurrency : 100;
+    // The in-process publisher's slots in the database-only phases: at
+    // least a claim's worth.
+    plan.config.concurrency = http ? o.concurrency : std::max(100, o.batchSize);
+    // The dispatcher's own defaults otherwise (batch bounds, timeouts...).
     plan.config.lease = core::Millis(30000);
     plan.config.pollInterval = core::Millis(1000);
     plan.config.requestTimeout = core::Millis(10000);
@@ -173,52 +176,104 @@ core::Result<void> Benchmark::databasePair(const QString &suffix) {
     return {};
 }
 
-// The HTTP ceiling (the runner, or nginx; no database), then the dispatcher
-// end to end with the HTTP publisher. The events are loaded (and the table
-// vacuumed and checkpointed) first, so that the ceiling never runs beside the
-// database's clean-up of the previous phase.
+// The HTTP ceilings (the runner, or nginx; no database): QNetworkAccessManager
+// alone and the dispatcher's client alone; then the dispatcher end to end,
+// per event and in batches. The events are loaded (and the table vacuumed
+// and checkpointed) first, so that no ceiling runs beside the database's
+// clean-up of the previous phase.
 core::Result<void> Benchmark::httpPair(const QString &suffix, bool toNginx) {
     const QUrl url = toNginx ? nginx.url() : runner.url();
     const QString key = toNginx ? QStringLiteral("nginx_") : QString();
-    const QString e2ePhase =
-        toNginx ? QStringLiteral("end to end (nginx)") : QStringLiteral("end to end");
-    if (auto loaded = in(e2ePhase, load(o.events, kThroughputTopic)); !loaded)
-        return loaded;
-    progress(QStringLiteral("HTTP ceiling: %1 requests, %2 in flight, to %3%4...")
-                 .arg(o.events)
-                 .arg(o.concurrency)
-                 .arg(toNginx ? QStringLiteral("nginx") : QStringLiteral("the runner"), suffix));
-    auto http =
-        in(QStringLiteral("HTTP ceiling"),
-           measureHttpCeiling(url, runner.secret(), o.events, o.concurrency, o.payloadBytes));
-    if (!http)
-        return http.error();
-    if (http->failures > 0)
-        return failure(QStringLiteral("HTTP ceiling: %1 requests failed").arg(http->failures));
-    r.httpManagers = http->managers;
-
-    progress(QStringLiteral("%1: the dispatcher posting to it%2...").arg(e2ePhase, suffix));
-    auto before = in(e2ePhase, runner.counts());
-    if (!before)
-        return before.error();
-    auto run = in(e2ePhase, runDispatcher(plan(true, o.events, url)));
-    if (!run)
-        return run.error();
-    auto after = in(e2ePhase, runner.counts());
-    if (!after)
-        return after.error();
-    r.e2eDuplicates += after->duplicates - before->duplicates;
-    if (after->badSignatures != before->badSignatures)
-        return failure(QStringLiteral("end to end: the runner refused %1 signatures")
-                           .arg(after->badSignatures - before->badSignatures));
-    const double e2eRate = rate(o.events, run->seconds);
-    r.rounds[key + QStringLiteral("http_ceiling_rounds")].append(http->requestsPerSecond);
-    r.rounds[key + QStringLiteral("e2e_rounds")].append(e2eRate);
+    const QString to = (toNginx ? QStringLiteral(" (nginx)") : QString()) + suffix;
+    QMap<QString, double> rates;
+    for (const bool qnam : {true, false}) {
+        const QString phase = qnam ? QStringLiteral("HTTP ceiling, QNetworkAccessManager")
+                                   : QStringLiteral("HTTP ceiling, the dispatcher's client");
+        if (auto loaded = in(phase, qnam ? load(o.events, kThroughputTopic) : core::Result<void>());
+            !loaded)
+            return loaded;
+        progress(QStringLiteral("%1: %2 requests, %3 in flight%4...")
+                     .arg(phase)
+                     .arg(o.events)
+                     .arg(o.concurrency)
+                     .arg(to));
+        // The warm-up opens the connections (the dispatcher keeps its own open too).
+        auto http =
+            in(phase, devtools::postLoad(qnam ? devtools::HttpClientKind::Qnam
+                                              : devtools::HttpClientKind::Webhook,
+                                         url, runner.secret(), o.payloadBytes, o.concurrency,
+                                         std::min(o.events, 2000), o.events));
+        if (http && http->failures > 0)
+            http = failure(QStringLiteral("%1: %2 requests failed").arg(phase).arg(http->failures));
+        if (!http)
+            return http.error();
+        r.httpManagers = qnam ? http->managers : r.httpManagers;
+        rates[qnam ? QStringLiteral("http_ceiling") : QStringLiteral("client_ceiling")] =
+            rate(o.events, double(http->elapsedNs) / 1e9);
+    }
+    for (const auto delivery : {core::Delivery::PerEvent, core::Delivery::Batch}) {
+        const bool batch = delivery == core::Delivery::Batch;
+        const QString phase = QStringLiteral("end to end, ") % core::deliveryName(delivery);
+        if (auto loaded =
+                in(phase, batch ? load(o.events, kThroughputTopic) : core::Result<void>());
+            !loaded)
+            return loaded;
+        progress(QStringLiteral("%1: the dispatcher posting to it%2...").arg(phase, to));
+        auto before = in(phase, runner.counts());
+        DispatchPlan e2e = plan(true, o.events, url);
+        e2e.config.delivery = delivery;
+        auto run = before ? in(phase, runDispatcher(e2e)) : before.error();
+        auto after = run ? in(phase, runner.counts()) : run.error();
+        if (!after)
+            return after.error();
+        r.e2eDuplicates += after->duplicates - before->duplicates;
+        if (after->badSignatures != before->badSignatures)
+            return failure(QStringLiteral("%1: the runner refused %2 signatures")
+                               .arg(phase)
+                               .arg(after->badSignatures - before->badSignatures));
+        rates[batch ? QStringLiteral("e2e_batch") : QStringLiteral("e2e")] =
+            rate(o.events, run->seconds);
+    }
+    for (auto it = rates.cbegin(); it != rates.cend(); ++it)
+        r.rounds[key + it.key() + QStringLiteral("_rounds")].append(it.value());
     r.rounds[key + QStringLiteral("e2e_ratio_rounds")].append(
-        http->requestsPerSecond > 0 ? e2eRate / http->requestsPerSecond : 0.0);
+        rates[QStringLiteral("e2e")] / std::max(rates[QStringLiteral("http_ceiling")], 1e-9));
     if (const QList<double> dbOnly = r.rounds.value(QStringLiteral("db_only_rounds"));
-        o.delivery == core::Delivery::Batch && !dbOnly.isEmpty()) // this round's
-        r.rounds[QStringLiteral("e2e_db_only_ratio_rounds")].append(e2eRate / dbOnly.last());
+        !toNginx && !dbOnly.isEmpty()) // this round's
+        r.rounds[QStringLiteral("e2e_db_only_ratio_rounds")].append(
+            rates[QStringLiteral("e2e_batch")] / dbOnly.last());
+    return {};
+}
+
+// For each body size, requests one at a time over a warm connection, through
+// the dispatcher's client and QNetworkAccessManager: p50, p99, max and the
+// requests of 20 ms or more (a Nagle/delayed-ACK stall costs 40 ms).
+core::Result<void> Benchmark::latencyBySize() {
+    progress(QStringLiteral("latency by body size: %1 requests per size...").arg(o.sizeRequests));
+    for (const int bytes : o.sizes) {
+        QJsonObject row{{QStringLiteral("bytes"), bytes}};
+        for (const auto kind :
+             {devtools::HttpClientKind::Webhook, devtools::HttpClientKind::Qnam}) {
+            auto load = devtools::postLoad(kind, runner.url(), runner.secret(), bytes, 1, 3,
+                                           o.sizeRequests);
+            if (load && load->failures > 0)
+                load = failure(QStringLiteral("%1 requests of %2 bytes failed")
+                                   .arg(load->failures)
+                                   .arg(bytes));
+            if (!load)
+                return load.error();
+            const QList<double> &ms = load->latenciesMs;
+            const auto stalls =
+                std::count_if(ms.begin(), ms.end(), [](double v) { return v >= 20; });
+            row.insert(kind == devtools::HttpClientKind::Qnam ? QStringLiteral("qnam")
+                                                              : QStringLiteral("client"),
+                       QJsonObject{{QStringLiteral("p50_ms"), rounded(percentile(ms, 0.5), 3)},
+                                   {QStringLiteral("p99_ms"), rounded(percentile(ms, 0.99), 3)},
+                                   {QStringLiteral("max_ms"), rounded(percentile(ms, 1.0), 3)},
+                                   {QStringLiteral("over_20_ms"), qint64(stalls)}});
+        }
+        r.latencyBySize.append(row);
+    }
     return {};
 }
 
@@ -236,6 +291,7 @@ core::Result<void> Benchmark::latency() {
         {{QStringLiteral("bench")}, {QStringLiteral("bench.latency")}, 1, o.payloadBytes},
         o.latencyInterval, o.latencyEvents);
     DispatchPlan latency = plan(true, o.latencyEvents);
+    latency.config.delivery = o.delivery;
     latency.onStarted = [&] { producer.start(); };
     auto run = in(phase, runDispatcher(latency));
     producer.stop();
@@ -473,6 +529,10 @@ core::Result<BenchResults> Benchmark::run() {
             if (auto done = httpPair(suffix, toNginx); !done)
                 return done.error();
         }
+    }
+    if (o.phases.contains(QLatin1String("sizes"))) {
+        if (auto measured = in(QStringLiteral("latency by body size"), latencyBySize()); !measured)
+            return measured.error();
     }
     if (o.phases.contains(QLatin1String("latency"))) {
         if (auto measured = latency(); !measured)

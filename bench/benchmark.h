@@ -26,20 +26,24 @@ struct BenchOptions {
     int burnDown = 1000000; // backlog for the burn-down; 0 = skip it
     int latencyEvents = 1000;
     core::Millis latencyInterval{10};
-    int batchSize = 100;
-    int concurrency = 64;           // HTTP requests in flight (HTTP ceiling and end to end)
+    int batchSize = core::DispatcherConfig().batchSize;
+    int concurrency = core::DispatcherConfig().concurrency; // HTTP requests in flight
     core::Millis notifyDebounce{0}; // DispatcherOptions::notifyDebounce (as outboxctl dispatch)
     bool durable = true;            // fsync and synchronous_commit on, as in production
     int payloadBytes = 256;
     // > 0: the retention phase, database only, over this many old delivered
     // rows: the rate without retention, then with it deleting that history.
     int retentionHistory = 0;
-    core::Delivery delivery = core::Delivery::PerEvent; // end to end and latency
-    int burst = 100000; // the claim path's bursts (stale statistics, aggregate order)
-    // Which measurements to run: "db", "http", "nginx", "latency", "claim-path", "burn-down".
-    QStringList phases{QStringLiteral("db"),         QStringLiteral("http"),
-                       QStringLiteral("nginx"),      QStringLiteral("latency"),
-                       QStringLiteral("claim-path"), QStringLiteral("burn-down")};
+    core::Delivery delivery = core::Delivery::PerEvent; // the latency phase
+    // The request latency by body size ("sizes"): up to the batch byte limit.
+    QList<int> sizes{300, 3000, 30000, 300000, int(core::DispatcherConfig().batchMaxBytes)};
+    int sizeRequests = 100; // per size and client
+    int burst = 100000;     // the claim path's bursts (stale statistics, aggregate order)
+    // Which measurements to run (see --only).
+    QStringList phases{QStringLiteral("db"),       QStringLiteral("http"),
+                       QStringLiteral("nginx"),    QStringLiteral("sizes"),
+                       QStringLiteral("latency"),  QStringLiteral("claim-path"),
+                       QStringLiteral("burn-down")};
 };
 
 // What the benchmark measured. Rates are per second; latencies milliseconds.
@@ -47,9 +51,9 @@ struct BenchResults {
     bool dbRan = false; // which phases ran (the others' figures are 0)
     bool httpRan = false;
 
-    // Per round under their JSON keys: the rates, events (requests) per
-    // second (db_ceiling_rounds, db_only_rounds, http_ceiling_rounds,
-    // e2e_rounds), and their ratios (db_only_ratio_rounds, e2e_ratio_rounds).
+    // Per round under their JSON keys (docs/PERFORMANCE.md): rates per
+    // second (db_ceiling_rounds, http_ceiling_rounds, e2e_batch_rounds, ...)
+    // and their ratios (db_only_ratio_rounds, e2e_ratio_rounds, ...).
     // Reports give the medians (each round's pair runs back to back, so a
     // change in the machine's load affects both sides of a ratio alike).
     QMap<QString, QList<double>> rounds;
@@ -62,6 +66,9 @@ struct BenchResults {
     // latency_http_p50_ms and _p99_ms (request duration inside the
     // dispatcher, low load). Empty when it did not run.
     QJsonObject latency;
+    // Per body size: bytes, and for "client" (WebhookClient) and "qnam":
+    // p50_ms, p99_ms, max_ms, over_20_ms. Empty when it did not run.
+    QJsonArray latencyBySize;
 
     // The burn-down's figures under their JSON keys: events, seconds, window_s (the length of
     // the first and last windows), first_window_events_per_s,
@@ -85,6 +92,9 @@ struct BenchResults {
 
 // The dispatcher's targets, checked against one run's figures.
 QList<Check> checkTargets(const BenchResults &results);
+
+// The figures of the HTTP phases beyond the first rows, as (label, value) rows.
+QList<QStringList> deliveryRows(const BenchResults &results);
 
 // One JSON object with every figure (keys in snake_case, e.g.
 // db_only_events_per_s, latency_p99_ms) and the verdicts.

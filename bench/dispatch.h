@@ -46,18 +46,4 @@ struct DispatchPlan {
 // minute without a delivery. Runs an event loop in the calling thread.
 core::Result<DispatchRun> runDispatcher(const DispatchPlan &plan);
 
-struct HttpCeiling {
-    double requestsPerSecond = 0;
-    int managers = 0;
-    qint64 failures = 0; // non-2xx answers or transport errors
-};
-
-// The HTTP ceiling: QNetworkAccessManagers posting signed webhook requests
-// (the same headers, attributes and body size as the dispatcher's
-// HttpPublisher, and the same pool of one manager per 6 connections) to the
-// runner with `concurrency` requests in flight, no database. Runs its own
-// event loop in the calling thread.
-core::Result<HttpCeiling> measureHttpCeiling(const QUrl &url, const QString &secret, int requests,
-                                             int concurrency, int payloadBytes);
-
 } // namespace outbox::bench

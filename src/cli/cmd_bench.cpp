@@ -35,8 +35,7 @@ void printHuman(QTextStream &out, const bench::BenchResults &r) {
     figures.addRow({QStringLiteral("HTTP ceiling (QNetworkAccessManager x%1, no database)")
                         .arg(r.httpManagers),
                     rate(bench::median(rounds("http_ceiling_rounds")))});
-    const QString delivery = r.environment.value(QLatin1String("delivery")).toString();
-    figures.addRow({QStringLiteral("end to end (dispatcher, HTTP publisher, %1)").arg(delivery),
+    figures.addRow({QStringLiteral("end to end (dispatcher, HTTP publisher, per event)"),
                     rate(bench::median(rounds("e2e_rounds")))});
     if (!rounds("nginx_e2e_rounds").isEmpty()) {
         figures.addRow({QStringLiteral("HTTP ceiling against nginx (204, no database)"),
@@ -47,6 +46,8 @@ void printHuman(QTextStream &out, const bench::BenchResults &r) {
                  QString::number(bench::median(rounds("nginx_e2e_ratio_rounds")) * 100, 'f', 0) +
                  QLatin1Char('%')});
     }
+    for (const QStringList &row : bench::deliveryRows(r))
+        figures.addRow(row);
     const auto perRound = [](const QList<double> &ratios) {
         QStringList parts;
         for (double value : ratios)
@@ -160,8 +161,9 @@ int runBench(CommandContext &context) {
         context,
         QStringLiteral("Measure the dispatcher on a private PostgreSQL cluster and a development "
                        "runner, in one run: the database ceiling and the database-only "
-                       "dispatcher, the HTTP ceiling and the end-to-end dispatcher (to the runner "
-                       "and to nginx), commit-to-delivered latency at low load, the claim path "
+                       "dispatcher, the HTTP ceilings and the end-to-end dispatcher per event and "
+                       "in batches (to the runner and to nginx), request latency by body size, "
+                       "commit-to-delivered latency at low load, the claim path "
                        "(a burst into stale statistics, delivery in aggregate order) and a large "
                        "burn-down (rate and memory). Prints each figure with its target and "
                        "PASS/FAIL."),
@@ -190,11 +192,9 @@ int runBench(CommandContext &context) {
         durationOption("latency-interval <duration>", "Time between latency events (default 10ms).",
                        options.latencyInterval),
         count("concurrency <n>", "HTTP requests in flight (default 64).", options.concurrency, 1),
-        count("batch-size <n>", "Rows per claim (default 100).", options.batchSize, 1),
-        option("delivery",
-               "How the end-to-end and latency phases deliver: per-event (default) or batch "
-               "(then end to end is checked against the database-only rate).",
-               "mode"),
+        count("batch-size <n>", "Rows per claim (default 500, the dispatcher's).",
+              options.batchSize, 1),
+        option("delivery", "How the latency phase delivers: per-event (default) or batch.", "mode"),
         durationOption("notify-debounce <duration>",
                        "The dispatcher's NOTIFY debounce (default 0ms).", options.notifyDebounce),
         count("burst <n>", "Events of the claim path's bursts (default 100000).", options.burst,
@@ -202,7 +202,7 @@ int runBench(CommandContext &context) {
         option("durable", "fsync and synchronous_commit on, as in production (the default)."),
         option("no-durable", "fsync and synchronous_commit off (faster, like the tests)."),
         option("only",
-               "Run only these measurements, comma-separated: db, http, nginx, latency, "
+               "Run only these measurements, comma-separated: db, http, nginx, sizes, latency, "
                "claim-path, burn-down.",
                "list"),
         option("strict", "Exit 1 when a target is missed."),
@@ -218,6 +218,7 @@ int runBench(CommandContext &context) {
         options.latencyEvents = 300;
         options.burnDown = 50000;
         options.burst = 5000;
+        options.sizeRequests = 30;
     }
     if (auto read = parser.readOptions(); !read)
         return parser.fail(read.error());

@@ -176,11 +176,11 @@ void addDispatchOptions(CommandParser &parser, DispatchOptions &options) {
                      "Send 'Authorization: Bearer <token>' with the token read from this file.",
                      config.bearerToken, readBearerToken),
         valueOption("ca-file <file>", "Extra CA bundle (PEM) for an https runner.", config.caFile),
-        integerOption("batch-size <n>", "Most rows claimed per statement (default 100).",
+        integerOption("batch-size <n>", "Most rows claimed per statement (default 500).",
                       config.batchSize, anySize, maxSize),
         integerOption("concurrency <n>",
-                      "Most events in flight (default 64): one request each, or shared by "
-                      "batches with --delivery batch.",
+                      "Most requests in flight (default 64): one event each, or with "
+                      "--delivery batch up to --batch-max-events each.",
                       config.concurrency, anySize, maxSize),
         parsedOption("delivery <mode>",
                      "per-event (default: one request per event) or batch (many events per "

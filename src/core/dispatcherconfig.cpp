@@ -7,6 +7,8 @@
 #include <QFileInfo>
 #include <QStringList>
 
+#include <algorithm>
+#include <climits>
 #include <utility>
 
 namespace outbox::core {
@@ -65,7 +67,7 @@ Result<void> DispatcherConfig::validate() const {
                       QStringLiteral("\" has no host; use e.g. "
                                      "--runner-url http://localhost:8080/events"));
 
-    for (auto check : {checkPositive("--batch-size", batchSize, "100"),
+    for (auto check : {checkPositive("--batch-size", batchSize, "500"),
                        checkPositive("--concurrency", concurrency, "64"),
                        checkPositive("--max-attempts", maxAttempts, "10"),
                        checkPositive("--lease", lease, "30s"),
@@ -152,6 +154,12 @@ QString orderingName(Ordering ordering) {
 
 std::optional<Ordering> orderingNamed(QStringView name) {
     return valueNamed(kOrderingNames, name);
+}
+
+int DispatcherConfig::eventsInFlightLimit() const {
+    if (delivery != Delivery::Batch)
+        return concurrency;
+    return int(std::min<qint64>(qint64(concurrency) * std::max(batchMaxEvents, 1), INT_MAX));
 }
 
 LogLine DispatcherConfig::logFields() const {

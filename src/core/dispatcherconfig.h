@@ -36,11 +36,11 @@ std::optional<Ordering> orderingNamed(QStringView name); // case-insensitive
 // and never rendered by describe().
 struct DispatcherConfig {
     QUrl runnerUrl;
-    QStringList secrets; // Standard Webhooks secrets (rotation: several)
-    QString bearerToken; // optional Authorization: Bearer
-    QString caFile;      // optional extra CA bundle for https
-    int batchSize = 100;
-    int concurrency = 64; // HTTP requests in flight
+    QStringList secrets;  // Standard Webhooks secrets (rotation: several)
+    QString bearerToken;  // optional Authorization: Bearer
+    QString caFile;       // optional extra CA bundle for https
+    int batchSize = 500;  // most rows per claim statement (and ack flush)
+    int concurrency = 64; // HTTP requests in flight (per-event: events; batch: batches)
     Millis lease{30000};
     Millis pollInterval{1000};
     int maxAttempts = 10;
@@ -62,6 +62,10 @@ struct DispatcherConfig {
     static constexpr qint64 DefaultMaxResponseBytes = 64 * 1024;
     static constexpr qint64 MaxResponseBytesLimit = 64 * 1024 * 1024;
     Ordering ordering = Ordering::None;
+
+    // Most events in flight (the claim window): `concurrency` requests of one
+    // event, or with batch delivery of up to batch_max_events events each.
+    int eventsInFlightLimit() const;
 
     // Refuses: non-http(s) URL, sizes < 1, poll_interval > lease/3,
     // request_timeout >= lease, base > max, ... with a message naming the

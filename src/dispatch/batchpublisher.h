@@ -3,12 +3,7 @@
 #include "dispatch/batchformat.h"
 #include "dispatch/webhookpublisher.h"
 
-#include <QByteArray>
-#include <QElapsedTimer>
-#include <QHash>
 #include <QList>
-
-class QNetworkReply;
 
 namespace outbox::dispatch {
 
@@ -36,33 +31,17 @@ public:
 
     void publish(const store::ClaimedEvent &event) override;
     void publishBatch(const QList<store::ClaimedEvent> &events) override;
-    void abortAll() override;
-    int inFlight() const override { return m_events; } // events, not requests
-    int requestsInFlight() const { return int(m_replies.size()); }
 
 private:
-    struct InFlight {
-        QList<store::ClaimedEvent> events;
-        QElapsedTimer timer;
-        QByteArray answer; // read so far, at most replyLimit + 1 bytes
-        qint64 replyLimit = 0;
-        int manager = 0;       // index into m_pool's managers
-        bool timedOut = false; // aborted by the request deadline
-        bool tooLarge = false; // aborted: the answer passed replyLimit
-    };
-
     void configureDelivery(const core::DispatcherConfig &config) override;
-    void abortExpired() override;
     void send(Batch batch);
-    // Reads what arrived, up to the flight's limit; true when it passed it.
-    static bool readAnswer(QNetworkReply *reply, InFlight &flight);
-    void onReplyFinished(QNetworkReply *reply);
     // One outcome for every event of the batch.
-    QList<PublishOutcome> outcomesFor(QNetworkReply *reply, const InFlight &flight) const;
-    QList<PublishOutcome> outcomesOf2xx(int status, const InFlight &flight) const;
+    QList<PublishOutcome> outcomesFor(const HttpAnswer &answer,
+                                      const QList<store::ClaimedEvent> &events,
+                                      qint64 replyLimit) const;
+    QList<PublishOutcome> outcomesOf2xx(const HttpAnswer &answer,
+                                        const QList<store::ClaimedEvent> &events) const;
 
-    QHash<QNetworkReply *, InFlight> m_replies;
-    int m_events = 0; // events in the requests of m_replies
     int m_maxEvents = 100;
     qint64 m_maxBytes = 1024 * 1024;
 };

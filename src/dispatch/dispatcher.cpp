@@ -72,7 +72,7 @@ void Dispatcher::start() {
     }
     m_stats = DispatcherStats();
     m_stats.startedAt = QDateTime::currentDateTimeUtc();
-    m_stats.concurrency = m_config.concurrency;
+    m_stats.concurrency = m_config.eventsInFlightLimit(); // events, as inFlight
     m_window.clear();
     m_buffer.clear();
     m_releases.clear();
@@ -420,7 +420,7 @@ void Dispatcher::emitStats() {
     m_stats.inFlight = m_window.inFlight();
     m_stats.pendingAcks = m_buffer.ackCount();
     m_stats.pendingNacks = m_buffer.nackCount();
-    m_stats.concurrency = m_config.concurrency;
+    m_stats.concurrency = m_config.eventsInFlightLimit(); // events, as inFlight
     Q_EMIT statsSnapshot(m_stats);
     m_stats.recentCommitToDelivered.reset();
     m_stats.recentHttpDuration.reset();
@@ -461,7 +461,7 @@ void Dispatcher::setConfig(const core::DispatcherConfig &config) {
         m_window.clearFloor();
     m_config = std::move(next);
     m_retry = core::RetryPolicy{m_config.baseDelay, m_config.maxDelay};
-    m_stats.concurrency = m_config.concurrency;
+    m_stats.concurrency = m_config.eventsInFlightLimit(); // events, as inFlight
     if (m_watchdogTimer.isActive())
         m_watchdogTimer.start(m_config.pollInterval);
     qCInfo(lcDispatch) << core::LogLine("config_applied").add(m_config.logFields());

@@ -80,7 +80,7 @@ struct DispatcherOptions {
 // started; stopped (always the last signal of a run); failed; configApplied;
 // configRejected.
 //
-// Algorithm: claim only free slots (concurrency - inFlight, capped by
+// Algorithm: claim only free slots (eventsInFlightLimit() - inFlight, capped by
 // batch_size); a full batch claims again as soon as slots free up; otherwise
 // wait for NOTIFY (debounced), the watchdog poll (poll_interval), or the
 // earliest due time. Acks and nacks are buffered and written in batches, one

@@ -5,9 +5,6 @@
 #include <QDateTime>
 #include <QSslCertificate>
 
-#include <algorithm>
-#include <climits>
-
 namespace outbox::dispatch {
 
 namespace {
@@ -29,6 +26,14 @@ QByteArray headerValue(const QString &text) {
         }
     }
     return out;
+}
+
+bool isHttps(const QUrl &url) {
+    return url.scheme().compare(QLatin1String("https"), Qt::CaseInsensitive) == 0;
+}
+
+int defaultPort(const QUrl &url) {
+    return isHttps(url) ? 443 : 80;
 }
 
 } // namespace
@@ -54,54 +59,77 @@ core::Result<WebhookTarget> webhookTarget(const core::DispatcherConfig &config) 
     WebhookTarget target;
     target.url = config.runnerUrl;
     target.signer = std::move(signer).value();
-    target.authorization =
-        config.bearerToken.isEmpty() ? QByteArray() : "Bearer " + config.bearerToken.toUtf8();
+    if (!config.bearerToken.isEmpty())
+        target.authorization = "Bearer " + config.bearerToken.toUtf8();
+    else if (!config.runnerUrl.userName().isEmpty())
+        target.authorization =
+            "Basic " +
+            (config.runnerUrl.userName() + u':' + config.runnerUrl.password()).toUtf8().toBase64();
     target.timeout = config.requestTimeout;
     target.ssl = ssl;
     return target;
 }
 
-QNetworkRequest signedRequest(const WebhookTarget &target, const QByteArray &webhookId,
-                              QByteArrayView body) {
-    QNetworkRequest request(target.url);
+HttpHeaders signedHeaders(const WebhookTarget &target, const QByteArray &webhookId,
+                          QByteArrayView body) {
     const qint64 timestamp = QDateTime::currentSecsSinceEpoch();
-    request.setHeader(QNetworkRequest::ContentTypeHeader, QByteArrayLiteral("application/json"));
-    request.setRawHeader(QByteArrayLiteral("webhook-id"), webhookId);
-    request.setRawHeader(QByteArrayLiteral("webhook-timestamp"), QByteArray::number(timestamp));
+    HttpHeaders headers{{QByteArrayLiteral("Content-Type"), QByteArrayLiteral("application/json")},
+                        {QByteArrayLiteral("webhook-id"), webhookId},
+                        {QByteArrayLiteral("webhook-timestamp"), QByteArray::number(timestamp)}};
     if (target.signer.isEnabled())
-        request.setRawHeader(QByteArrayLiteral("webhook-signature"),
-                             target.signer.sign(webhookId, timestamp, body));
+        headers.append({QByteArrayLiteral("webhook-signature"),
+                        target.signer.sign(webhookId, timestamp, body)});
     if (!target.authorization.isEmpty())
-        request.setRawHeader(QByteArrayLiteral("Authorization"), target.authorization);
-
-    // HTTP/2 in Qt 6.4 stalls about 40 ms per round trip; HTTP/1.1 keep-alive
-    // with a pool of managers is far faster for small POSTs.
-    request.setAttribute(QNetworkRequest::Http2AllowedAttribute, false);
-    request.setAttribute(QNetworkRequest::RedirectPolicyAttribute,
-                         QNetworkRequest::ManualRedirectPolicy);
-    request.setAttribute(QNetworkRequest::CookieLoadControlAttribute, QNetworkRequest::Manual);
-    request.setAttribute(QNetworkRequest::CookieSaveControlAttribute, QNetworkRequest::Manual);
-    request.setAttribute(QNetworkRequest::CacheLoadControlAttribute,
-                         QNetworkRequest::AlwaysNetwork);
-    request.setAttribute(QNetworkRequest::CacheSaveControlAttribute, false);
-    request.setTransferTimeout(int(std::min<qint64>(target.timeout.count(), INT_MAX)));
-    if (target.url.scheme().compare(QLatin1String("https"), Qt::CaseInsensitive) == 0)
-        request.setSslConfiguration(target.ssl);
-    return request;
+        headers.append({QByteArrayLiteral("Authorization"), target.authorization});
+    return headers;
 }
 
-QNetworkRequest webhookRequest(const WebhookTarget &target, const store::ClaimedEvent &event) {
+HttpHeaders webhookHeaders(const WebhookTarget &target, const store::ClaimedEvent &event) {
     const QByteArray id = core::uuidText(event.id).toLatin1();
-    QNetworkRequest request = signedRequest(target, id, event.payload);
-    request.setRawHeader(QByteArrayLiteral("Idempotency-Key"),
-                         event.dedupeKey ? headerValue(*event.dedupeKey) : id);
-    request.setRawHeader(QByteArrayLiteral("Outbox-Namespace"), headerValue(event.nameSpace));
-    request.setRawHeader(QByteArrayLiteral("Outbox-Topic"), headerValue(event.topic));
+    HttpHeaders headers = signedHeaders(target, id, event.payload);
+    headers.append({QByteArrayLiteral("Idempotency-Key"),
+                    event.dedupeKey ? headerValue(*event.dedupeKey) : id});
+    headers.append({QByteArrayLiteral("Outbox-Namespace"), headerValue(event.nameSpace)});
+    headers.append({QByteArrayLiteral("Outbox-Topic"), headerValue(event.topic)});
     if (event.tenantId)
-        request.setRawHeader(QByteArrayLiteral("Outbox-Tenant"),
-                             core::uuidText(*event.tenantId).toLatin1());
-    request.setRawHeader(QByteArrayLiteral("Outbox-Attempt"), QByteArray::number(event.attempts));
-    return request;
+        headers.append(
+            {QByteArrayLiteral("Outbox-Tenant"), core::uuidText(*event.tenantId).toLatin1()});
+    headers.append({QByteArrayLiteral("Outbox-Attempt"), QByteArray::number(event.attempts)});
+    return headers;
+}
+
+QByteArray httpRequest(const WebhookTarget &target, const HttpHeaders &headers,
+                       QByteArrayView body) {
+    const QUrl &url = target.url;
+    QByteArray path = url.path(QUrl::FullyEncoded).toLatin1();
+    if (path.isEmpty())
+        path = "/";
+    if (url.hasQuery())
+        path += '?' + url.query(QUrl::FullyEncoded).toLatin1();
+    QByteArray host = url.host(QUrl::FullyEncoded).toLatin1();
+    if (host.contains(':'))
+        host = '[' + host + ']'; // IPv6
+    if (url.port() != -1 && url.port() != defaultPort(url))
+        host += ':' + QByteArray::number(url.port());
+
+    QByteArray out;
+    out.reserve(256 + path.size() + qsizetype(headers.size()) * 64 + body.size());
+    out += "POST " + path + " HTTP/1.1\r\nHost: " + host + "\r\nUser-Agent: outbox-dispatcher\r\n";
+    for (const auto &[name, value] : headers)
+        out += name + ": " + value + "\r\n";
+    out += "Content-Length: " + QByteArray::number(body.size()) + "\r\n\r\n";
+    out.append(body.data(), body.size());
+    return out;
+}
+
+HttpEndpoint httpEndpoint(const WebhookTarget &target) {
+    HttpEndpoint endpoint;
+    endpoint.host = target.url.host();
+    endpoint.port = quint16(target.url.port(defaultPort(target.url)));
+    endpoint.tls = isHttps(target.url);
+    if (endpoint.tls)
+        endpoint.ssl = target.ssl;
+    return endpoint;
 }
 
 QString scrubSecrets(const WebhookTarget &target, QString text) {

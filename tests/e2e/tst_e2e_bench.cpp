@@ -35,12 +35,27 @@ private Q_SLOTS:
         QVERIFY(document.isObject());
         const QJsonObject json = document.object();
 
-        for (const char *key :
-             {"db_ceiling_events_per_s", "db_only_events_per_s", "db_only_ratio",
-              "http_only_requests_per_s", "e2e_events_per_s", "e2e_ratio", "latency_p50_ms",
-              "latency_p99_ms", "latency_max_ms", "rss_mb_max", "burn_down_first_events_per_s",
-              "burn_down_last_events_per_s", "burn_down_ratio", "nginx_http_only_requests_per_s",
-              "nginx_e2e_events_per_s", "nginx_e2e_ratio"}) {
+        for (const char *key : {"db_ceiling_events_per_s",
+                                "db_only_events_per_s",
+                                "db_only_ratio",
+                                "http_only_requests_per_s",
+                                "e2e_events_per_s",
+                                "e2e_ratio",
+                                "latency_p50_ms",
+                                "latency_p99_ms",
+                                "latency_max_ms",
+                                "rss_mb_max",
+                                "burn_down_first_events_per_s",
+                                "burn_down_last_events_per_s",
+                                "burn_down_ratio",
+                                "nginx_http_only_requests_per_s",
+                                "nginx_e2e_events_per_s",
+                                "nginx_e2e_ratio",
+                                "client_only_requests_per_s",
+                                "e2e_batch_events_per_s",
+                                "e2e_db_only_ratio",
+                                "nginx_client_only_requests_per_s",
+                                "nginx_e2e_batch_events_per_s"}) {
             const QJsonValue value = json.value(QLatin1String(key));
             QVERIFY2(value.isDouble(), key);
             QVERIFY2(value.toDouble() > 0.0, key);
@@ -52,6 +67,13 @@ private Q_SLOTS:
         QCOMPARE(json.value(QStringLiteral("latency_events")).toInt(), 300);
         QCOMPARE(json.value(QStringLiteral("e2e_duplicates")).toInt(-1), 0);
         QCOMPARE(json.value(QStringLiteral("burn_down_events")).toInt(), 50000);
+        // Per body size up to the batch byte limit, both clients.
+        const QJsonArray sizes = json.value(QStringLiteral("latency_by_size")).toArray();
+        QCOMPARE(sizes.size(), 5);
+        for (const QJsonValue &size : sizes)
+            for (const char *client : {"client", "qnam"})
+                QVERIFY2(size[QLatin1String(client)][QLatin1String("p50_ms")].toDouble() > 0.0,
+                         client);
         const QJsonObject claimPath = json.value(QStringLiteral("claim_path")).toObject();
         for (const char *key : {"stale_statistics_events_per_s", "fresh_statistics_events_per_s",
                                 "unordered_events_per_s", "unordered_indexed_events_per_s",
@@ -62,7 +84,7 @@ private Q_SLOTS:
 
         // A verdict per target, each with a measured value.
         const QJsonArray targets = json.value(QStringLiteral("targets")).toArray();
-        QCOMPARE(targets.size(), 8);
+        QCOMPARE(targets.size(), 10);
         for (const QJsonValue &target : targets) {
             const QJsonObject check = target.toObject();
             QVERIFY(!check.value(QStringLiteral("name")).toString().isEmpty());
