@@ -77,11 +77,13 @@ QString aggregateHeadSql() {
 // generic plan (Session::Options::genericPlans). RETURNING has no defined order, hence
 // the outer SELECT.
 // With sessionSettings() the claim can only walk outbox_events_claim_idx in
-// order, whatever the statistics say (docs/DECISIONS.md, "The claim path").
+// order, whatever the statistics say (docs/DECISIONS.md, "The claim path");
+// `NOT held` is that index's predicate, which leaves paused events out
+// (sql/010_paused_backlog.sql).
 QString claimSql(bool byNamespace, core::Ordering ordering) {
     return QStringLiteral("WITH c AS MATERIALIZED ("
                           " SELECT id FROM outbox_events"
-                          " WHERE status IN ('pending', 'processing')"
+                          " WHERE status IN ('pending', 'processing') AND NOT held"
                           "   AND ((status = 'pending' AND next_attempt_at <= now())"
                           "     OR (status = 'processing' AND locked_until < now()))"
                           "   AND attempts < ?::integer"
@@ -191,7 +193,8 @@ QString sweepSql(bool byNamespace, SweepScope scope) {
 
 QString floorSql(bool byNamespace) {
     return QStringLiteral("SELECT (min(created_at) - ?::bigint * interval '1 millisecond')::text"
-                          " FROM outbox_events WHERE status IN ('pending', 'processing')") +
+                          " FROM outbox_events WHERE status IN ('pending', 'processing')"
+                          " AND NOT held") +
            (byNamespace ? QStringLiteral(" AND namespace = ?::text") : QString());
 }
 
@@ -199,7 +202,8 @@ QString floorSql(bool byNamespace) {
 QString nextDueSql(bool byNamespace) {
     return QStringLiteral(
                "SELECT ceil(extract(epoch FROM min(next_attempt_at) - now()) * 1000)::bigint"
-               " FROM (SELECT next_attempt_at FROM outbox_events WHERE status = 'pending'") +
+               " FROM (SELECT next_attempt_at FROM outbox_events"
+               " WHERE status = 'pending' AND NOT held") +
            notPausedCondition(QStringLiteral("outbox_events")) +
            (byNamespace ? QStringLiteral(" AND namespace = ?::text") : QString()) +
            QStringLiteral(" ORDER BY next_attempt_at LIMIT 1) due");
@@ -257,6 +261,7 @@ struct OutboxStore::Prepared {
     Slot sweep[2][2]; // [by namespace][expired leases only]
     Slot nextDue[2];  // [by namespace]
     Slot floor[2];    // [by namespace]
+    Slot pauseWork;
 };
 
 namespace {
@@ -543,6 +548,16 @@ core::Result<qint64> OutboxStore::deadSweep(int maxAttempts, const QString &name
         qCInfo(lcStore) << swept << "event(s) reached max attempts and are now dead";
     }
     return swept;
+}
+
+core::Result<qint64> OutboxStore::continuePauseWork(int batch) {
+    auto value = runScalar(
+        m_db, m_prepared->pauseWork,
+        QStringLiteral("SELECT changed FROM outbox_pause_continue(NULL, NULL, ?::integer)"),
+        {std::clamp(batch, 1, 100000)}, QStringLiteral("holding or releasing paused events"));
+    if (!value)
+        return value.error();
+    return value->toLongLong();
 }
 
 core::Result<std::optional<core::Millis>> OutboxStore::timeUntilNextDue(const QString &nameSpace) {
