@@ -35,11 +35,14 @@ struct BenchOptions {
     // rows: the rate without retention, then with it deleting that history.
     int retentionHistory = 0;
     core::Delivery delivery = core::Delivery::PerEvent; // end to end and latency
-    int burst = 100000; // the claim path's bursts (stale statistics, aggregate order)
-    // Which measurements to run: "db", "http", "nginx", "latency", "claim-path", "burn-down".
+    int burst = 100000;          // the claim path's bursts (stale statistics, aggregate order)
+    int pausedBacklog = 1000000; // paused events older than the rest (the paused phase)
+    // Which measurements to run: "db", "http", "nginx", "latency", "claim-path", "paused",
+    // "burn-down".
     QStringList phases{QStringLiteral("db"),         QStringLiteral("http"),
                        QStringLiteral("nginx"),      QStringLiteral("latency"),
-                       QStringLiteral("claim-path"), QStringLiteral("burn-down")};
+                       QStringLiteral("claim-path"), QStringLiteral("paused"),
+                       QStringLiteral("burn-down")};
 };
 
 // What the benchmark measured. Rates are per second; latencies milliseconds.
@@ -74,6 +77,11 @@ struct BenchResults {
     // fresh statistics, of unordered and aggregate-ordered claims, and the
     // ratios stale_ratio, aggregate_order_ratio. Empty when it did not run.
     QJsonObject claimPath;
+    // The paused backlog (bench/paused.h): the rest's rate with nothing and
+    // with pausedBacklog events paused, and their ratio; the claim's mean time
+    // and an idle dispatcher's database time per second for both; resuming
+    // and pausing that backlog. Empty when it did not run.
+    QJsonObject paused;
     double rssMbMax = 0; // the benchmark process over the whole run
     // The retention phase: history_events, events, without_events_per_s,
     // with_events_per_s, ratio (with / without), deleted_during_run. Empty
