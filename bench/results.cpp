@@ -44,10 +44,14 @@ QList<Check> checkTargets(const BenchResults &r) {
                        c("aggregate_order_ratio") >= 0.50});
     }
     if (!r.paused.isEmpty()) {
-        const double ratio = r.paused.value(QLatin1String("ratio")).toDouble();
-        checks.append({QStringLiteral("rest delivered, %1 paused / nothing paused")
-                           .arg(r.paused.value(QLatin1String("paused_events")).toInteger()),
-                       percent(ratio), QStringLiteral(">= 90%"), ratio >= 0.90});
+        const qint64 aside = r.paused.value(QLatin1String("paused_events")).toInteger();
+        for (const auto &[name, key] :
+             {std::pair{QStringLiteral("rest delivered, %1 paused / nothing paused"), "ratio"},
+              {QStringLiteral("aggregate order, %1 behind dead / none"), "blocked_ratio"}}) {
+            const double ratio = r.paused.value(QLatin1String(key)).toDouble();
+            checks.append(
+                {name.arg(aside), percent(ratio), QStringLiteral(">= 90%"), ratio >= 0.90});
+        }
     }
     if (!r.burnDown.isEmpty()) {
         const auto b = [&r](const char *key) {

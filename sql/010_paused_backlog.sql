@@ -9,8 +9,11 @@
 --   * new events: outbox_enqueue() and replay set it, any other INSERT gets
 --     it from a trigger (the column has no default, so an INSERT that does
 --     not name it is the trigger's to fill);
---   * leaving 'pending' (dead sweep, cancel) clears it (trigger);
---   * requeue sets it as it makes a dead event pending again;
+--   * requeue sets it as it makes a dead event pending again; a held event
+--     that dies (dead sweep, cancel) keeps it, which nothing reads: every
+--     index and read of held events is of pending ones. No UPDATE trigger:
+--     a BEFORE UPDATE row trigger locks every row an ack updates (one more
+--     WAL record per event);
 --   * pausing and resuming queue the scope's existing events in
 --     outbox_pause_work, which outbox_pause_continue() works off in bounded
 --     batches, each its own transaction: the client that paused or resumed
@@ -32,7 +35,7 @@ BEGIN
                     WHERE conname = 'outbox_events_held_check'
                       AND conrelid = 'outbox_events'::regclass) THEN
         ALTER TABLE outbox_events ADD CONSTRAINT outbox_events_held_check
-            CHECK (NOT held OR status = 'pending');
+            CHECK (NOT held OR status IN ('pending', 'dead'));
     END IF;
 END
 $$;
@@ -46,12 +49,11 @@ AS $$
                     WHERE p.namespace = p_namespace AND (p.topic IS NULL OR p.topic = p_topic))
 $$;
 
--- The claim index without held events, the due index with them set apart
--- (pending events are still counted through it: its predicate is
--- unchanged), and held events in creation order for the console's pages
--- and for releasing them. Built inside the migration's transaction: each
--- build reads the table once and holds off writers meanwhile
--- (docs/PERFORMANCE.md, "A paused backlog").
+-- The claim index without held events, and held events in creation order
+-- for the console's pages and for releasing them (the due index sets them
+-- apart in 011). Built inside the migration's transaction: each build reads
+-- the table once and holds off writers meanwhile (docs/PERFORMANCE.md, "A
+-- paused backlog").
 DO $$
 BEGIN
     IF pg_get_indexdef('outbox_events_claim_idx'::regclass) NOT LIKE '%held%' THEN
@@ -59,24 +61,16 @@ BEGIN
         CREATE INDEX outbox_events_claim_idx ON outbox_events (created_at, id)
             WHERE status IN ('pending', 'processing') AND NOT held;
     END IF;
-    IF pg_get_indexdef('outbox_events_pending_due_idx'::regclass) NOT LIKE '%held%' THEN
-        DROP INDEX outbox_events_pending_due_idx;
-        CREATE INDEX outbox_events_pending_due_idx ON outbox_events (held, next_attempt_at)
-            WHERE status = 'pending';
-    END IF;
 END
 $$;
-CREATE INDEX IF NOT EXISTS outbox_events_held_idx ON outbox_events (created_at, id) WHERE held;
+CREATE INDEX IF NOT EXISTS outbox_events_held_idx ON outbox_events (created_at, id)
+    WHERE held AND status = 'pending';
 
 CREATE OR REPLACE FUNCTION outbox_events_hold() RETURNS trigger
 LANGUAGE plpgsql
 AS $$
 BEGIN
-    IF TG_OP = 'INSERT' THEN
-        NEW.held := NEW.status = 'pending' AND outbox_paused(NEW.namespace, NEW.topic);
-    ELSE
-        NEW.held := false; -- only pending events are held
-    END IF;
+    NEW.held := NEW.status = 'pending' AND outbox_paused(NEW.namespace, NEW.topic);
     RETURN NEW;
 END
 $$;
@@ -85,14 +79,9 @@ DROP TRIGGER IF EXISTS outbox_events_hold_new ON outbox_events;
 CREATE TRIGGER outbox_events_hold_new
     BEFORE INSERT ON outbox_events
     FOR EACH ROW WHEN (NEW.held IS NULL) EXECUTE FUNCTION outbox_events_hold();
--- A held event that stops being pending (dead sweep, cancel) is no longer
--- held. Events coming back to pending from processing (nack, release) are
--- left unheld: only the few in flight when a pause came can be paused, and
--- the claim's per-row test keeps them.
-DROP TRIGGER IF EXISTS outbox_events_hold_end ON outbox_events;
-CREATE TRIGGER outbox_events_hold_end
-    BEFORE UPDATE OF status ON outbox_events
-    FOR EACH ROW WHEN (OLD.held AND NEW.status <> 'pending') EXECUTE FUNCTION outbox_events_hold();
+-- Events coming back to pending from processing (nack, release) are left
+-- unheld: only the few in flight when a pause came can be paused, and the
+-- claim's per-row test keeps them.
 
 -- Existing events of a scope whose pause started (hold) or ended (release)
 -- and that have not been brought in line yet. The cursor is the last event
@@ -345,7 +334,8 @@ BEGIN
     DELETE FROM outbox_pause_work w
      WHERE w.namespace = p_namespace
        AND (p_topic IS NULL OR w.topic IS NOT DISTINCT FROM p_topic);
-    IF p_namespace IS NOT NULL AND EXISTS (SELECT FROM outbox_events WHERE held) THEN
+    IF p_namespace IS NOT NULL
+       AND EXISTS (SELECT FROM outbox_events WHERE held AND status = 'pending') THEN
         INSERT INTO outbox_pause_work (namespace, topic, hold)
         VALUES (p_namespace, p_topic, false);
     END IF;
@@ -425,12 +415,13 @@ BEGIN
           INTO v_seen, v_last_at, v_last_id, v_ids
           FROM (SELECT e.id, e.created_at, e.namespace, e.topic
                   FROM outbox_events e
-                 WHERE e.held AND (e.created_at, e.id) > (w.after_created_at, w.after_id)
+                 WHERE e.held AND e.status = 'pending'
+                   AND (e.created_at, e.id) > (w.after_created_at, w.after_id)
                  ORDER BY e.created_at, e.id
                  LIMIT p_batch) s;
         UPDATE outbox_events e SET held = false
          WHERE e.id = ANY (ARRAY(SELECT x.id FROM outbox_events x
-                                  WHERE x.id = ANY (v_ids) AND x.held
+                                  WHERE x.id = ANY (v_ids) AND x.held AND x.status = 'pending'
                                     FOR UPDATE SKIP LOCKED));
     END IF;
     GET DIAGNOSTICS changed = ROW_COUNT;

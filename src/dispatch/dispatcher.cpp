@@ -325,7 +325,7 @@ void Dispatcher::claim() {
     }
     // Nothing more is due now: sleep until the earliest retry (the watchdog
     // poll and NOTIFY cover everything else).
-    auto due = m_connection.store()->timeUntilNextDue(m_config.nameSpace);
+    auto due = m_connection.store()->timeUntilNextDue(m_config.nameSpace, m_config.ordering);
     if (!due) {
         handleStoreError(due.error(), QStringLiteral("next due time"));
         return;

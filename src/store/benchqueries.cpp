@@ -165,14 +165,14 @@ core::Result<void> BenchQueries::insertEvents(const BenchInsert &what) {
                            "        CASE WHEN ?::boolean THEN 'delivered' ELSE 'pending' END,"
                            "        CASE WHEN ?::boolean THEN 1 ELSE 0 END,"
                            "        CASE WHEN ?::boolean THEN now() END,"
-                           "        CASE WHEN ?::integer > 0 THEN 'bench' END,"
+                           "        CASE WHEN ?::integer > 0 THEN ?::text END,"
                            "        CASE WHEN ?::integer > 0"
                            "             THEN floor(random() * ?::integer)::bigint::text END,"
                            "        NOT ?::boolean AND outbox_paused(?::text, ?::text)"
                            "   FROM generate_series(?::bigint, ?::bigint) AS g"),
             {what.nameSpace, what.topic, padding, what.delivered, what.delivered, what.delivered,
-             what.aggregates, what.aggregates, what.aggregates, what.delivered, what.nameSpace,
-             what.topic, from, to},
+             what.aggregates, what.nameSpace, what.aggregates, what.aggregates, what.delivered,
+             what.nameSpace, what.topic, from, to},
             QStringLiteral("loading events"));
         if (!inserted) {
             return inserted.error();

@@ -35,8 +35,8 @@ struct ProduceBatch {
 
 // Events for BenchQueries::insertEvents(): `nameSpace`, `topic`, payloads of
 // about payloadBytes; due now (held when a pause says so), or delivered;
-// with aggregates > 0 each belongs to one of that many aggregates (type
-// "bench"), at random.
+// with aggregates > 0 each belongs to one of that many aggregates (whose
+// type is the namespace), at random.
 struct BenchInsert {
     qint64 events = 0;
     QString topic;

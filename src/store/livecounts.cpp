@@ -63,13 +63,18 @@ core::Result<void> countBreakdown(QSqlDatabase db, const QString &context, Statu
 }
 
 QString oldestDueSql() {
-    // The head of outbox_events_pending_due_idx past the held events: a read
-    // of a few index entries, however many paused events are due.
-    return QLatin1String("(SELECT e.next_attempt_at FROM outbox_events e"
-                         " WHERE e.status = 'pending' AND NOT e.held"
-                         " AND e.next_attempt_at <= now()") +
-           notPausedCondition(QStringLiteral("e")) +
-           QLatin1String(" ORDER BY e.next_attempt_at LIMIT 1)");
+    // The heads of the due index's ranges past the held events, blocked
+    // behind a dead event or not (those are due for an unordered dispatcher):
+    // a read of a few index entries, however many paused events are due.
+    const auto head = [](const char *blocked) -> QString {
+        return QLatin1String("(SELECT e.next_attempt_at FROM outbox_events e"
+                             " WHERE e.status = 'pending' AND NOT e.held AND ") +
+               QLatin1String(blocked) + QLatin1String(" AND e.next_attempt_at <= now()") +
+               notPausedCondition(QStringLiteral("e")) +
+               QLatin1String(" ORDER BY e.next_attempt_at LIMIT 1)");
+    };
+    return QLatin1String("least(") + head("NOT e.blocked") + QLatin1String(", ") +
+           head("e.blocked") + QLatin1Char(')');
 }
 
 QString oldestPendingSql() {
@@ -77,7 +82,8 @@ QString oldestPendingSql() {
     // outside the claim index, sql/010).
     return QStringLiteral("least((SELECT min(created_at) FROM outbox_events"
                           " WHERE status = 'pending' AND NOT held),"
-                          " (SELECT min(created_at) FROM outbox_events WHERE held))");
+                          " (SELECT min(created_at) FROM outbox_events"
+                          " WHERE held AND status = 'pending'))");
 }
 
 QString liveCountsSql() {

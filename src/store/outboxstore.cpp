@@ -149,15 +149,25 @@ QString floorSql(bool byNamespace) {
            (byNamespace ? QStringLiteral(" AND namespace = ?::text") : QString());
 }
 
-// NULL when nothing is pending (greatest() would turn that NULL into 0).
-QString nextDueSql(bool byNamespace) {
-    return QStringLiteral(
-               "SELECT ceil(extract(epoch FROM min(next_attempt_at) - now()) * 1000)::bigint"
-               " FROM (SELECT next_attempt_at FROM outbox_events"
-               " WHERE status = 'pending' AND NOT held") +
-           notPausedCondition(QStringLiteral("outbox_events")) +
-           (byNamespace ? QStringLiteral(" AND namespace = ?::text") : QString()) +
-           QStringLiteral(" ORDER BY next_attempt_at LIMIT 1) due");
+// The due time of the next event a claim in `ordering` can take: the head of
+// one range of the due index per kind (sql/011): never the held (paused)
+// events, and in aggregate order not those blocked behind a dead event
+// either, or an ordered dispatcher would claim again at once, and again.
+// NULL when there is none (greatest() would turn that NULL into 0).
+QString nextDueSql(bool byNamespace, core::Ordering ordering) {
+    const auto head = [byNamespace](const char *blocked) -> QString {
+        return QStringLiteral("(SELECT next_attempt_at FROM outbox_events"
+                              " WHERE status = 'pending' AND NOT held AND ") +
+               QLatin1String(blocked) + notPausedCondition(QStringLiteral("outbox_events")) +
+               (byNamespace ? QStringLiteral(" AND namespace = ?::text") : QString()) +
+               QStringLiteral(" ORDER BY next_attempt_at LIMIT 1)");
+    };
+    const QString next = ordering == core::Ordering::Aggregate
+                             ? head("NOT blocked")
+                             : QStringLiteral("least(") + head("NOT blocked") +
+                                   QStringLiteral(", ") + head("blocked") + QLatin1Char(')');
+    return QStringLiteral("SELECT ceil(extract(epoch FROM ") + next +
+           QStringLiteral(" - now()) * 1000)::bigint");
 }
 
 // The statements that take " AND namespace = ?" last: `values`, then the
@@ -209,9 +219,9 @@ struct OutboxStore::Prepared {
     Slot ack;
     Slot nack;
     Slot release;
-    Slot sweep[2][2]; // [by namespace][expired leases only]
-    Slot nextDue[2];  // [by namespace]
-    Slot floor[2];    // [by namespace]
+    Slot sweep[2][2];   // [by namespace][expired leases only]
+    Slot nextDue[2][2]; // [by namespace][in aggregate order]
+    Slot floor[2];      // [by namespace]
     Slot pauseWork;
 };
 
@@ -471,7 +481,7 @@ QString OutboxStore::statement(Statement which, bool byNamespace, core::Ordering
     case Statement::Floor:
         return floorSql(byNamespace);
     case Statement::NextDue:
-        return nextDueSql(byNamespace);
+        return nextDueSql(byNamespace, ordering);
     }
     return {};
 }
@@ -513,11 +523,16 @@ core::Result<qint64> OutboxStore::continuePauseWork(int batch) {
     return value->toLongLong();
 }
 
-core::Result<std::optional<core::Millis>> OutboxStore::timeUntilNextDue(const QString &nameSpace) {
+core::Result<std::optional<core::Millis>> OutboxStore::timeUntilNextDue(const QString &nameSpace,
+                                                                        core::Ordering ordering) {
     const bool byNamespace = !nameSpace.isEmpty();
-    auto value =
-        runScalar(m_db, m_prepared->nextDue[byNamespace], nextDueSql(byNamespace),
-                  withNamespace({}, nameSpace), QStringLiteral("finding the next due event"));
+    const bool ordered = ordering == core::Ordering::Aggregate;
+    QVariantList values;
+    if (byNamespace) // once per range read
+        values = ordered ? QVariantList{nameSpace} : QVariantList{nameSpace, nameSpace};
+    auto value = runScalar(m_db, m_prepared->nextDue[byNamespace][ordered],
+                           nextDueSql(byNamespace, ordering), values,
+                           QStringLiteral("finding the next due event"));
     if (!value.ok()) {
         return value.error();
     }

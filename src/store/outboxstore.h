@@ -156,10 +156,12 @@ public:
     // how many events it held or released.
     core::Result<qint64> continuePauseWork(int batch = 2000);
 
-    // Seconds until the earliest pending row (in `nameSpace`) is due, for
-    // scheduling the next claim; nullopt when nothing is pending but paused
-    // events.
-    core::Result<std::optional<core::Millis>> timeUntilNextDue(const QString &nameSpace = {});
+    // Time until the earliest pending row (in `nameSpace`) that a claim in
+    // `ordering` can take is due, for scheduling the next claim; nullopt when
+    // there is none (paused events, and in aggregate order events blocked
+    // behind a dead event, do not count).
+    core::Result<std::optional<core::Millis>>
+    timeUntilNextDue(const QString &nameSpace = {}, core::Ordering ordering = core::Ordering::None);
     // A lower bound for ClaimOptions::createdFrom: the oldest created_at of the
     // pending (not held) and processing rows, less `margin` (for transactions that
     // commit late with an older created_at); empty when there are none.

@@ -39,15 +39,18 @@ QString notPausedCondition(const QString &table) {
 
 QStringList createdOrderBranches(std::optional<core::Status> status, bool retrying,
                                  const QString &prefix) {
-    const QString held = prefix + QLatin1String("held");
-    const QString notHeld = QLatin1String("NOT ") + held;
+    // A held event that died keeps its flag (sql/010): the held branch is of
+    // pending ones, those that died come with the dead.
+    const QString column = prefix + QLatin1String("status");
+    const QString notHeld = QLatin1String("NOT ") + prefix + QLatin1String("held");
+    const QString held =
+        prefix + QLatin1String("held AND ") + column + QLatin1String(" = 'pending'");
     if (retrying || status == core::Status::Pending)
         return {notHeld, held};
     if (status == core::Status::Processing)
         return {notHeld};
     if (status)
         return {QStringLiteral("TRUE")};
-    const QString column = prefix + QLatin1String("status");
     return {column + QLatin1String(" IN ('pending', 'processing') AND ") + notHeld, held,
             column + QLatin1String(" = 'delivered'"), column + QLatin1String(" = 'dead'")};
 }

@@ -1,6 +1,7 @@
 #include "store/queuegauges.h"
 
 #include "store/database.h"
+#include "store/livecounts.h"
 #include "store/pausestore.h"
 #include "store/session.h"
 
@@ -11,8 +12,7 @@ namespace outbox::store {
 namespace {
 
 // Each count walks one partial index. The due ones are read past the held
-// (paused) events of the due-time index, the oldest is its first that is not
-// paused.
+// (paused) events of the due-time index; the oldest is LiveCounts' own.
 QString gaugesSql() {
     return QStringLiteral(
                "SELECT"
@@ -25,11 +25,9 @@ QString gaugesSql() {
                "   AND next_attempt_at <= now()") +
            notPausedCondition(QStringLiteral("outbox_events")) +
            QStringLiteral("),"
-                          " coalesce((SELECT extract(epoch FROM now() - next_attempt_at)::float8"
-                          "   FROM outbox_events WHERE status = 'pending' AND NOT held"
-                          "   AND next_attempt_at <= now()") +
-           notPausedCondition(QStringLiteral("outbox_events")) +
-           QStringLiteral(" ORDER BY next_attempt_at LIMIT 1), 0),"
+                          " coalesce(extract(epoch FROM now() - ") +
+           oldestDueSql() +
+           QStringLiteral(")::float8, 0),"
                           " (SELECT count(*) FROM outbox_pauses),"
                           " (SELECT count(DISTINCT namespace) FROM outbox_pauses),"
                           " (SELECT count(*) FROM outbox_dispatchers"

@@ -121,16 +121,28 @@ private:
                 explain(m_db, store::OutboxStore::statement(Statement::Floor, byNamespace),
                         QStringLiteral("(1000%1)").arg(ns));
             QVERIFY2(floor.contains(QLatin1String("outbox_events_claim_idx")), qPrintable(floor));
+            // The next due time reads the head of the due index's range of
+            // events that are not blocked, and unordered also of those that are.
             const QString due =
                 explain(m_db, store::OutboxStore::statement(Statement::NextDue, byNamespace),
+                        byNamespace ? QStringLiteral("('ns', 'ns')") : QString());
+            QVERIFY2(due.count(QLatin1String("Index Scan using outbox_events_pending_due_idx")) ==
+                         2,
+                     qPrintable(due));
+            const QString orderedDue =
+                explain(m_db,
+                        store::OutboxStore::statement(Statement::NextDue, byNamespace,
+                                                      core::Ordering::Aggregate),
                         byNamespace ? QStringLiteral("('ns')") : QString());
-            QVERIFY2(due.contains(QLatin1String("outbox_events_pending_due_idx")), qPrintable(due));
+            QVERIFY2(orderedDue.count(
+                         QLatin1String("Index Scan using outbox_events_pending_due_idx")) == 1,
+                     qPrintable(orderedDue));
             const QString sweep = explain(m_db,
                                           store::OutboxStore::deadSweepStatement(
                                               byNamespace, store::SweepScope::ExpiredLeases),
                                           QStringLiteral("(3, 3%1)").arg(ns));
             QVERIFY2(sweep.contains(QLatin1String("outbox_events_lease_idx")), qPrintable(sweep));
-            for (const QString &plan : {floor, due, sweep}) {
+            for (const QString &plan : {floor, due, orderedDue, sweep}) {
                 for (const char *bad : {"Bitmap", "Seq Scan"})
                     QVERIFY2(!plan.contains(QLatin1String(bad)), qPrintable(plan));
             }

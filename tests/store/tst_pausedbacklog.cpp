@@ -138,7 +138,8 @@ public:
 
 private:
     qint64 heldCount() {
-        return sqlScalar(m_db, QStringLiteral("SELECT count(*) FROM outbox_events WHERE held"))
+        return sqlScalar(m_db, QStringLiteral("SELECT count(*) FROM outbox_events"
+                                              " WHERE held AND status = 'pending'"))
             .toLongLong();
     }
 
@@ -385,17 +386,22 @@ private Q_SLOTS:
                                                 " AND held")),
                  QStringLiteral("2"));
 
-        // The sweep ends a held event at the attempt limit: dead, not held.
+        // The sweep ends a held event at the attempt limit (the flag stays
+        // with the dead event, which nothing reads); only pending and dead
+        // events can carry it.
         QVERIFY(sqlExec(m_db,
                         QStringLiteral("UPDATE outbox_events SET attempts = 5"
                                        " WHERE id = ?"),
                         {enqueued}));
         store::OutboxStore store(m_db);
         QCOMPARE(store.deadSweep(5, {}, store::SweepScope::All).value(), qint64(1));
-        QCOMPARE(held(enqueued), QStringLiteral("false"));
+        QCOMPARE(sqlScalar(m_db, QStringLiteral("SELECT status FROM outbox_events WHERE id = ?"),
+                           {enqueued}),
+                 QStringLiteral("dead"));
         QSqlQuery hold(m_db);
-        QVERIFY(!hold.exec(QStringLiteral("UPDATE outbox_events SET held = true"
-                                          " WHERE status = 'dead'")));
+        QVERIFY(!hold.exec(QStringLiteral("UPDATE outbox_events SET held = true, status ="
+                                          " 'delivered' WHERE id = '%1'")
+                               .arg(enqueued)));
         QVERIFY2(hold.lastError().text().contains(QLatin1String("outbox_events_held_check")),
                  qPrintable(hold.lastError().text()));
 
@@ -551,6 +557,29 @@ private Q_SLOTS:
                                                 " AND e.aggregate_id::integer >= 500"
                                                 " AND e.aggregate_type = 'invoice.paid'"))
                      .toLongLong());
+    }
+
+    // An ordered dispatcher with only events behind dead ones left waits for
+    // its poll instead of claiming again at once; an unordered one has them
+    // due now.
+    void orderedDispatcherIdlesBehindDeadEvents() {
+        QVERIFY(
+            sqlExec(m_db, QStringLiteral("INSERT INTO outbox_events (id, namespace, topic,"
+                                         " payload, status, aggregate_type, aggregate_id,"
+                                         " created_at) VALUES (outbox_uuid_v7(), 'billing',"
+                                         " 't', '{}', 'dead', 't', '7', now() - interval '2h')")));
+        QVERIFY(sqlExec(m_db, QStringLiteral("SELECT outbox_enqueue('billing', 't', '{}', NULL,"
+                                             " NULL, 't', '7') FROM generate_series(1, 1000)")));
+        QCOMPARE(
+            sqlScalar(m_db, QStringLiteral("SELECT count(*) FROM outbox_events WHERE blocked")),
+            QStringLiteral("1000"));
+        store::OutboxStore store(m_db);
+        const auto ordered = store.timeUntilNextDue({}, core::Ordering::Aggregate);
+        QVERIFY2(ordered.ok(), qPrintable(ordered.errorMessage()));
+        QVERIFY(!ordered->has_value());
+        const auto unordered = store.timeUntilNextDue({}, core::Ordering::None);
+        QVERIFY2(unordered.ok(), qPrintable(unordered.errorMessage()));
+        QCOMPARE(unordered.value(), std::optional<core::Millis>(core::Millis(0)));
     }
 
     // The dispatcher login may finish queued holding and releasing, which
