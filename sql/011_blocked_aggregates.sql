@@ -259,7 +259,7 @@ BEGIN
     IF to_regclass('outbox_events_aggregate_idx') IS NOT NULL
        AND to_regclass('outbox_events_ordered_claim_idx') IS NULL THEN
         CREATE INDEX outbox_events_ordered_claim_idx ON outbox_events (created_at, id)
-            WHERE status = 'pending' AND NOT held AND NOT blocked;
+            WHERE status NOT IN ('delivered', 'dead') AND locked_until IS NULL AND NOT held AND NOT blocked;
         PERFORM outbox_aggregate_block_all();
     END IF;
 END

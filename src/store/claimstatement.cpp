@@ -31,15 +31,17 @@ QString pickingSql(bool ordered, const QString &filters) {
                               "     OR (status = 'processing' AND locked_until < now()))") +
                filters +
                QStringLiteral(" ORDER BY created_at, id LIMIT ?::integer FOR UPDATE SKIP LOCKED),");
-    // Only processing rows hold a lease (sql/004): l reads the lease index.
+    // Only processing rows hold a lease (sql/004): l reads the lease index,
+    // c the pending events spelled as outbox_events_ordered_claim_idx spells
+    // them (sql/aggregate_order.sql), which no other partial index matches.
     return QStringLiteral("WITH l AS MATERIALIZED ("
                           " SELECT id FROM outbox_events WHERE locked_until < now()") +
            filters +
            QStringLiteral(" ORDER BY locked_until LIMIT ?::integer FOR UPDATE SKIP LOCKED),"
                           " c AS MATERIALIZED ("
                           " SELECT id FROM outbox_events"
-                          " WHERE status = 'pending' AND NOT held AND NOT blocked"
-                          "   AND next_attempt_at <= now()") +
+                          " WHERE status NOT IN ('delivered', 'dead') AND locked_until IS NULL"
+                          "   AND NOT held AND NOT blocked AND next_attempt_at <= now()") +
            filters +
            QStringLiteral(" ORDER BY created_at, id LIMIT ?::integer - (SELECT count(*) FROM l)"
                           " FOR UPDATE SKIP LOCKED),");

@@ -91,10 +91,25 @@ struct IndexRead {
     QString plan;         // for the failure message
 };
 
+// One line per node: its type, index, rows, rows filtered out and buffers.
+QString outline(const QJsonObject &node, int depth = 0) {
+    QString line = QString(depth * 2, QLatin1Char(' ')) +
+                   QStringLiteral("%1 %2 rows=%3 removed=%4 buffers=%5\n")
+                       .arg(node.value(QLatin1String("Node Type")).toString(),
+                            node.value(QLatin1String("Index Name")).toString())
+                       .arg(node.value(QLatin1String("Actual Rows")).toInteger())
+                       .arg(node.value(QLatin1String("Rows Removed by Filter")).toInteger())
+                       .arg(node.value(QLatin1String("Shared Hit Blocks")).toInteger());
+    const QJsonArray children = node.value(QLatin1String("Plans")).toArray();
+    for (const QJsonValue &child : children)
+        line += outline(child.toObject(), depth + 1);
+    return line;
+}
+
 IndexRead readOf(const QJsonObject &plan, const QString &index) {
     const QJsonObject node = nodeOn(plan, index);
     IndexRead read;
-    read.plan = QString::fromUtf8(QJsonDocument(plan).toJson(QJsonDocument::Compact));
+    read.plan = QLatin1Char('\n') + outline(plan);
     if (node.isEmpty())
         return read;
     read.rows = node.value(QLatin1String("Actual Rows")).toInteger();
