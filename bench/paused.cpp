@@ -176,12 +176,14 @@ core::Result<void> resumeWhileDelivering(Side &paused, DispatchPlan run, QJsonOb
             const QString name = store::uniqueConnectionName(QStringLiteral("bench-resume"));
             QElapsedTimer clock;
             clock.start();
-            auto db = store::openDatabase(info, name);
-            auto resumed = db ? store::PauseStore(db.value())
-                                    .resume(QStringLiteral("held"), std::nullopt, kActor)
-                              : core::Result<qint64>(db.error());
-            if (!resumed)
-                error = resumed.errorMessage();
+            {
+                auto db = store::openDatabase(info, name);
+                auto resumed = db ? store::PauseStore(db.value())
+                                        .resume(QStringLiteral("held"), std::nullopt, kActor)
+                                  : core::Result<qint64>(db.error());
+                if (!resumed)
+                    error = resumed.errorMessage();
+            } // the connection is gone before it is closed
             seconds = double(clock.nsecsElapsed()) / 1e9;
             store::closeDatabase(name);
         });
@@ -258,7 +260,7 @@ core::Result<QJsonObject> measurePausedBacklog(BenchCluster &database, const Ben
         // Rates in events, times in microseconds, ratios to a tenth of a percent.
         const QString key =
             it.key().endsWith(QLatin1String("_rounds")) ? it.key().chopped(7) : it.key();
-        const int decimals = key.endsWith(QLatin1String("_per_s")) ? 0 : 3;
+        const int decimals = key.endsWith(QLatin1String("_events_per_s")) ? 0 : 3;
         out.insert(key, rounded(median(it.value()), decimals));
         out.insert(key + QStringLiteral("_rounds"), roundedArray(it.value(), decimals));
     }
@@ -309,6 +311,11 @@ QList<std::pair<QString, QString>> pausedFigures(const QJsonObject &p) {
                                                       0, 'f', 0),
                           QStringLiteral("%1 /s").arg(at(side + QStringLiteral("_events_per_s")), 0,
                                                       'f', 0))});
+        QStringList rounds;
+        const QJsonArray ratios = p.value(ratio + QStringLiteral("_rounds")).toArray();
+        for (const QJsonValue &value : ratios)
+            rounds << percent(value.toDouble());
+        rows.append({QStringLiteral("  per round"), rounds.join(QLatin1Char(' '))});
         rows.append({QStringLiteral("  database time per claim; idle, per second"),
                      pair(ms(at(before + QStringLiteral("_claim_ms")), 3),
                           ms(at(side + QStringLiteral("_claim_ms")), 3)) +
