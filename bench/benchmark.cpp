@@ -2,6 +2,7 @@
 
 #include "bench/dispatch.h"
 #include "bench/harness.h"
+#include "bench/paused.h"
 #include "core/uuidv7.h"
 #include "devtools/httpload.h"
 #include "devtools/httpsinks.h"
@@ -488,6 +489,9 @@ core::Result<BenchResults> Benchmark::run() {
     cluster.fastAndUnsafe = !o.durable;
     // Commit times of the producer's transactions, for commit -> delivered.
     cluster.serverSettings << QStringLiteral("track_commit_timestamp=on");
+    // The paused phase reads the database time per statement.
+    if (o.phases.contains(QLatin1String("paused")))
+        cluster.serverSettings << QStringLiteral("shared_preload_libraries=pg_stat_statements");
     if (auto started = in(QStringLiteral("cluster"), database.start(cluster)); !started)
         return started.error();
     r.environment = environment();
@@ -545,6 +549,16 @@ core::Result<BenchResults> Benchmark::run() {
         if (!measured)
             return measured.error();
         r.claimPath = measured.value();
+    }
+
+    if (o.phases.contains(QLatin1String("paused"))) {
+        auto measured =
+            in(QStringLiteral("paused backlog"),
+               measurePausedBacklog(
+                   database, o, [this](qint64 target) { return plan(false, target); }, progress));
+        if (!measured)
+            return measured.error();
+        r.paused = measured.value();
     }
 
     if (o.retentionHistory > 0) {

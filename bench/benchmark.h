@@ -37,12 +37,14 @@ struct BenchOptions {
     core::Delivery delivery = core::Delivery::PerEvent; // the latency phase
     // The request latency by body size ("sizes"): up to the batch byte limit.
     QList<int> sizes{300, 3000, 30000, 300000, int(core::DispatcherConfig().batchMaxBytes)};
-    int sizeRequests = 100; // per size and client
-    int burst = 100000;     // the claim path's bursts (stale statistics, aggregate order)
+    int sizeRequests = 100;      // per size and client
+    int burst = 100000;          // the claim path's bursts (stale statistics, aggregate order)
+    int pausedBacklog = 1000000; // paused events older than the rest (the paused phase)
     // Which measurements to run (see --only).
     QStringList phases{QStringLiteral("db"),       QStringLiteral("http"),
                        QStringLiteral("nginx"),    QStringLiteral("sizes"),
                        QStringLiteral("latency"),  QStringLiteral("claim-path"),
+                       QStringLiteral("paused"),
                        QStringLiteral("burn-down")};
 };
 
@@ -81,6 +83,11 @@ struct BenchResults {
     // fresh statistics, of unordered and aggregate-ordered claims, and the
     // ratios stale_ratio, aggregate_order_ratio. Empty when it did not run.
     QJsonObject claimPath;
+    // The paused backlog (bench/paused.h): the rest's rate with nothing and
+    // with pausedBacklog events paused, and their ratio; the claim's mean time
+    // and an idle dispatcher's database time per second for both; resuming
+    // and pausing that backlog. Empty when it did not run.
+    QJsonObject paused;
     double rssMbMax = 0; // the benchmark process over the whole run
     // The retention phase: history_events, events, without_events_per_s,
     // with_events_per_s, ratio (with / without), deleted_during_run. Empty

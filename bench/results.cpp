@@ -53,6 +53,16 @@ QList<Check> checkTargets(const BenchResults &r) {
                        percent(c("aggregate_order_ratio")), QStringLiteral(">= 50%"),
                        c("aggregate_order_ratio") >= 0.50});
     }
+    if (!r.paused.isEmpty()) {
+        const qint64 aside = r.paused.value(QLatin1String("paused_events")).toInteger();
+        for (const auto &[name, key] :
+             {std::pair{QStringLiteral("rest delivered, %1 paused / nothing paused"), "ratio"},
+              {QStringLiteral("aggregate order, %1 behind dead / none"), "blocked_ratio"}}) {
+            const double ratio = r.paused.value(QLatin1String(key)).toDouble();
+            checks.append(
+                {name.arg(aside), percent(ratio), QStringLiteral(">= 90%"), ratio >= 0.90});
+        }
+    }
     if (!r.burnDown.isEmpty()) {
         const auto b = [&r](const char *key) {
             return r.burnDown.value(QLatin1String(key)).toDouble();
@@ -146,6 +156,8 @@ QJsonObject resultsJson(const BenchResults &r) {
         json.insert(QStringLiteral("retention"), r.retention);
     if (!r.claimPath.isEmpty())
         json.insert(QStringLiteral("claim_path"), r.claimPath);
+    if (!r.paused.isEmpty())
+        json.insert(QStringLiteral("paused"), r.paused);
     const QList<Check> checks = checkTargets(r);
     json.insert(QStringLiteral("targets"),
                 checksJson(checks, QStringLiteral("name"), QStringLiteral("value")));

@@ -80,6 +80,13 @@ GRANT EXECUTE ON FUNCTION
 GRANT EXECUTE ON FUNCTION outbox_pause(text, text, text, text, text, text),
                           outbox_resume(text, text, text, text, text)
     TO outbox_operator;
+-- Holding and releasing the events of a paused or resumed scope
+-- (010_paused_backlog.sql): the client that paused or resumed works it off,
+-- dispatchers finish what it left. The step only makes `held` agree with
+-- outbox_pauses; it cannot pause or resume anything.
+GRANT SELECT ON outbox_pause_work TO outbox_dispatcher, outbox_operator, outbox_viewer;
+GRANT EXECUTE ON FUNCTION outbox_pause_continue(text, text, integer)
+    TO outbox_dispatcher, outbox_operator;
 
 -- Throughput and backlog history (006_throughput_history.sql): dispatchers
 -- write it through the functions, everybody reads it.

@@ -1,5 +1,6 @@
 #include "bench/benchmark.h"
 #include "bench/harness.h"
+#include "bench/paused.h"
 #include "bench/report.h"
 #include "cli/output.h"
 #include "cli/toolcommands.h"
@@ -141,6 +142,8 @@ void printHuman(QTextStream &out, const bench::BenchResults &r) {
                         c("unordered_events_per_s") + QStringLiteral(" / ") +
                             c("unordered_indexed_events_per_s")});
     }
+    for (const auto &[figure, value] : bench::pausedFigures(r.paused))
+        figures.addRow({figure, value});
     figures.print(out);
     out << '\n';
 
@@ -164,8 +167,9 @@ int runBench(CommandContext &context) {
                        "dispatcher, the HTTP ceilings and the end-to-end dispatcher per event and "
                        "in batches (to the runner and to nginx), request latency by body size, "
                        "commit-to-delivered latency at low load, the claim path "
-                       "(a burst into stale statistics, delivery in aggregate order) and a large "
-                       "burn-down (rate and memory). Prints each figure with its target and "
+                       "(a burst into stale statistics, delivery in aggregate order), delivery "
+                       "beside a paused backlog and a large burn-down (rate and memory). Prints "
+                       "each figure with its target and "
                        "PASS/FAIL."),
         CommandParser::Database::NotNeeded);
     // A whole number of at least `min` (and at most a hundred million).
@@ -177,7 +181,7 @@ int runBench(CommandContext &context) {
         option("json", "Print one JSON object with every figure instead of tables."),
         option("quick",
                "CI size: 10000 events per phase, bursts of 5000, 300 latency events, a 50000-event "
-               "burn-down."),
+               "burn-down and paused backlog."),
         count("events <n>", "Events per throughput phase (default 50000).", options.events, 100),
         count("repeat <n>", "Rounds of the throughput phases; medians are reported (default 1).",
               options.repeat, 1),
@@ -199,11 +203,14 @@ int runBench(CommandContext &context) {
                        "The dispatcher's NOTIFY debounce (default 0ms).", options.notifyDebounce),
         count("burst <n>", "Events of the claim path's bursts (default 100000).", options.burst,
               100),
+        count("paused-backlog <n>",
+              "Paused events older than the rest in the paused phase (default 1000000).",
+              options.pausedBacklog, 1000),
         option("durable", "fsync and synchronous_commit on, as in production (the default)."),
         option("no-durable", "fsync and synchronous_commit off (faster, like the tests)."),
         option("only",
                "Run only these measurements, comma-separated: db, http, nginx, sizes, latency, "
-               "claim-path, burn-down.",
+               "claim-path, paused, burn-down.",
                "list"),
         option("strict", "Exit 1 when a target is missed."),
     });
@@ -219,6 +226,7 @@ int runBench(CommandContext &context) {
         options.burnDown = 50000;
         options.burst = 5000;
         options.sizeRequests = 30;
+        options.pausedBacklog = 50000;
     }
     if (auto read = parser.readOptions(); !read)
         return parser.fail(read.error());

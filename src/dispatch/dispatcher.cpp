@@ -325,7 +325,7 @@ void Dispatcher::claim() {
     }
     // Nothing more is due now: sleep until the earliest retry (the watchdog
     // poll and NOTIFY cover everything else).
-    auto due = m_connection.store()->timeUntilNextDue(m_config.nameSpace);
+    auto due = m_connection.store()->timeUntilNextDue(m_config.nameSpace, m_config.ordering);
     if (!due) {
         handleStoreError(due.error(), QStringLiteral("next due time"));
         return;
@@ -413,6 +413,17 @@ void Dispatcher::sweep(store::SweepScope scope) {
         m_stats.swept += swept.value();
         qCInfo(lcDispatch) << core::LogLine("dead_sweep").add("rows", swept.value());
     }
+    // Holding or releasing that a pause or resume left unfinished (its client
+    // went away), one bounded step. Not delivery's own work: a failure (a role
+    // without the grant fails every time) is logged once and does not stop it.
+    const auto settled = m_connection.store()->continuePauseWork();
+    if (!settled && !m_pauseWorkFailed)
+        qCWarning(lcDispatch).noquote()
+            << QLatin1String("event=pause_work_failed error=\"") % settled.errorMessage() % u'"';
+    m_pauseWorkFailed = !settled;
+    if (settled && settled.value() > 0)
+        qCInfo(lcDispatch).noquote()
+            << QLatin1String("event=pause_work events=") % QString::number(settled.value());
 }
 
 void Dispatcher::emitStats() {

@@ -175,6 +175,7 @@ private:
     bool m_everConnected = false; // in this run
     bool m_niced = false;         // threadNiceIncrement applied (once per thread)
     bool m_stopRequested = false;
+    bool m_pauseWorkFailed = false; // the last continuePauseWork() failed (logged)
 };
 
 } // namespace outbox::dispatch

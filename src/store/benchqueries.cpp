@@ -157,19 +157,22 @@ core::Result<void> BenchQueries::insertEvents(const BenchInsert &what) {
         const qint64 to = std::min(what.events, from + chunk - 1);
         auto inserted = store::exec(
             m_db,
+            // `held` named: a row trigger fills it otherwise, one call per row.
             QStringLiteral("INSERT INTO outbox_events (id, namespace, topic, payload, status,"
-                           " attempts, delivered_at, aggregate_type, aggregate_id)"
-                           " SELECT outbox_uuid_v7(), 'bench', ?::text,"
+                           " attempts, delivered_at, aggregate_type, aggregate_id, held)"
+                           " SELECT outbox_uuid_v7(), ?::text, ?::text,"
                            "        jsonb_build_object('n', g, 'pad', repeat('x', ?::integer)),"
                            "        CASE WHEN ?::boolean THEN 'delivered' ELSE 'pending' END,"
                            "        CASE WHEN ?::boolean THEN 1 ELSE 0 END,"
                            "        CASE WHEN ?::boolean THEN now() END,"
-                           "        CASE WHEN ?::integer > 0 THEN 'bench' END,"
+                           "        CASE WHEN ?::integer > 0 THEN ?::text END,"
                            "        CASE WHEN ?::integer > 0"
-                           "             THEN floor(random() * ?::integer)::bigint::text END"
+                           "             THEN floor(random() * ?::integer)::bigint::text END,"
+                           "        NOT ?::boolean AND outbox_paused(?::text, ?::text)"
                            "   FROM generate_series(?::bigint, ?::bigint) AS g"),
-            {what.topic, padding, what.delivered, what.delivered, what.delivered, what.aggregates,
-             what.aggregates, what.aggregates, from, to},
+            {what.nameSpace, what.topic, padding, what.delivered, what.delivered, what.delivered,
+             what.aggregates, what.nameSpace, what.aggregates, what.aggregates, what.delivered,
+             what.nameSpace, what.topic, from, to},
             QStringLiteral("loading events"));
         if (!inserted) {
             return inserted.error();
@@ -182,11 +185,11 @@ core::Result<void> BenchQueries::loadDeliveredHistory(int events, int payloadByt
     auto inserted = store::exec(
         m_db,
         QStringLiteral("INSERT INTO outbox_events (id, namespace, topic, payload, status, attempts,"
-                       " delivered_at, created_at)"
+                       " delivered_at, created_at, held)"
                        " SELECT outbox_uuid_v7(), 'bench', 'bench.history',"
                        "        jsonb_build_object('n', g, 'pad', repeat('x', ?::integer)),"
                        "        'delivered', 1, now() - interval '2 days',"
-                       "        now() - interval '2 days' + g * interval '1 millisecond'"
+                       "        now() - interval '2 days' + g * interval '1 millisecond', false"
                        "   FROM generate_series(1, ?::integer) AS g"),
         {std::max(payloadBytes - 40, 0), events}, QStringLiteral("loading a delivered history"));
     if (!inserted)
@@ -410,7 +413,7 @@ core::Result<void> BenchQueries::insert(Kind kind, qint64 count) {
         QLatin1String("INSERT INTO outbox_events (id, namespace, topic, aggregate_type,"
                       " aggregate_id, tenant_id, dedupe_key, payload, status, attempts,"
                       " next_attempt_at, locked_by, locked_until, last_error, delivered_at,"
-                      " created_at, updated_at) SELECT ") +
+                      " created_at, updated_at, held) SELECT ") +
         kUuidFromTs + QLatin1String(", ") + kNamespace + QLatin1String(", ") + kTopic +
         QLatin1String(", (ARRAY['order','file','user','message','document'])[1 + s.g % 5],"
                       " ((s.g::bigint * 7919) % 1000003)::text, s.tenant,"
@@ -419,7 +422,7 @@ core::Result<void> BenchQueries::insert(Kind kind, qint64 count) {
             .arg(QLatin1String(k.keyPrefix))
             .arg(m_serial) +
         kPayload +
-        QStringLiteral(", '%1', %2, %3, %4, %5, %6, %7, s.ts, %8")
+        QStringLiteral(", '%1', %2, %3, %4, %5, %6, %7, s.ts, %8, false")
             .arg(QLatin1String(k.status), QLatin1String(k.attempts), QLatin1String(k.at.next),
                  QLatin1String(k.lease.by), QLatin1String(k.lease.until), k.lastError,
                  QLatin1String(k.at.delivered), QLatin1String(k.at.updated)) +

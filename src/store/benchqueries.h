@@ -33,15 +33,17 @@ struct ProduceBatch {
     int payloadBytes = 256;
 };
 
-// Events for BenchQueries::insertEvents(): namespace "bench", `topic`,
-// payloads of about payloadBytes; due now, or delivered; with aggregates > 0
-// each belongs to one of that many aggregates (type "bench"), at random.
+// Events for BenchQueries::insertEvents(): `nameSpace`, `topic`, payloads of
+// about payloadBytes; due now (held when a pause says so), or delivered;
+// with aggregates > 0 each belongs to one of that many aggregates (whose
+// type is the namespace), at random.
 struct BenchInsert {
     qint64 events = 0;
     QString topic;
     int payloadBytes = 256;
     bool delivered = false;
     int aggregates = 0;
+    QString nameSpace = QStringLiteral("bench");
 };
 
 // The console benchmark's realistic outbox: how many rows of each kind.

@@ -1,6 +1,7 @@
 #include "store/bulkplan.h"
 
 #include "store/database.h"
+#include "store/pausestore.h"
 
 #include <QStringList>
 #include <QVariant>
@@ -226,20 +227,36 @@ QString statesSql(Action action) {
     return QLatin1Char('(') + quoted.join(QLatin1String(", ")) + QLatin1Char(')');
 }
 
+namespace {
+
+// Each allowed state's branches in creation order: held pending events are
+// in an index of their own (createdOrderBranches()).
+QStringList stateBranches(Action action) {
+    QStringList branches;
+    for (core::Status state : allowedStates(action)) {
+        const QString status =
+            QLatin1String("e.status = '") + core::statusName(state) + QLatin1Char('\'');
+        for (const QString &branch : createdOrderBranches(state, false, QStringLiteral("e.")))
+            branches << status + QLatin1String(" AND ") + branch;
+    }
+    return branches;
+}
+
+} // namespace
+
 QString perState(Action action, const QString &columns, const QString &where,
                  const QString &extra) {
     QStringList parts;
-    for (const QString &state : statesOf(action))
+    for (const QString &branch : stateBranches(action))
         parts << QLatin1String("(SELECT ") + columns +
                      QLatin1String(" FROM outbox_events e WHERE ") + where +
-                     QLatin1String(" AND e.status = '") + state + QLatin1Char('\'') + extra +
-                     QLatin1Char(')');
+                     QLatin1String(" AND ") + branch + extra + QLatin1Char(')');
     return parts.join(QLatin1String(" UNION ALL "));
 }
 
 QVariantList perStateValues(Action action, const QVariantList &values) {
     QVariantList all;
-    for (qsizetype i = 0; i < statesOf(action).size(); ++i)
+    for (qsizetype i = 0; i < stateBranches(action).size(); ++i)
         all << values;
     return all;
 }

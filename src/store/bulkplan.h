@@ -23,9 +23,11 @@ namespace outbox::store {
 QString statesSql(Action action);
 
 // `columns` of the rows matching `where` + `extra`, one SELECT per allowed
-// state joined with UNION ALL: each reads its own partial index in key order,
-// where "status IN (a, b)" would make the planner scan the whole table.
-// Parameters: the values of `where` + `extra`, once per state (perStateValues).
+// state (two for pending: held events have an index of their own) joined
+// with UNION ALL: each reads its own partial index in key order, where
+// "status IN (a, b)" would make the planner scan the whole table.
+// Parameters: the values of `where` + `extra`, once per SELECT
+// (perStateValues).
 QString perState(Action action, const QString &columns, const QString &where, const QString &extra);
 QVariantList perStateValues(Action action, const QVariantList &values);
 

@@ -11,17 +11,19 @@
 namespace outbox::store {
 
 core::Result<QList<TopicCount>> topicCounts(QSqlDatabase db, const QString &context) {
-    // Two aggregates, each over its own partial index: the live set through
-    // the claim index, dead rows by an index-only scan of
-    // outbox_events_dead_topic_idx (no heap reads once vacuumed).
+    // Three aggregates, each over its own partial index: pending events
+    // (held or not) through the due index, processing ones through the lease
+    // index, dead rows by an index-only scan of outbox_events_dead_topic_idx
+    // (no heap reads once vacuumed).
     auto query =
         exec(db,
              QStringLiteral(
                  "SELECT namespace, topic, sum(p)::bigint, sum(r)::bigint, sum(d)::bigint FROM ("
-                 " SELECT namespace, topic, count(*) FILTER (WHERE status = 'pending') AS p,"
-                 "  count(*) FILTER (WHERE status = 'processing') AS r, 0::bigint AS d"
-                 "  FROM outbox_events WHERE status IN ('pending', 'processing')"
-                 "  GROUP BY namespace, topic"
+                 " SELECT namespace, topic, count(*) AS p, 0::bigint AS r, 0::bigint AS d"
+                 "  FROM outbox_events WHERE status = 'pending' GROUP BY namespace, topic"
+                 " UNION ALL"
+                 " SELECT namespace, topic, 0, count(*), 0 FROM outbox_events"
+                 "  WHERE status = 'processing' GROUP BY namespace, topic"
                  " UNION ALL"
                  " SELECT namespace, topic, 0, 0, count(*) FROM outbox_events"
                  "  WHERE status = 'dead' GROUP BY namespace, topic) u"
@@ -61,12 +63,27 @@ core::Result<void> countBreakdown(QSqlDatabase db, const QString &context, Statu
 }
 
 QString oldestDueSql() {
-    // The head of outbox_events_pending_due_idx, skipping paused events: a
-    // read of a few index entries unless many paused events are due.
-    return QLatin1String("(SELECT e.next_attempt_at FROM outbox_events e"
-                         " WHERE e.status = 'pending' AND e.next_attempt_at <= now()") +
-           notPausedCondition(QStringLiteral("e")) +
-           QLatin1String(" ORDER BY e.next_attempt_at LIMIT 1)");
+    // The heads of the due index's ranges past the held events, blocked
+    // behind a dead event or not (those are due for an unordered dispatcher):
+    // a read of a few index entries, however many paused events are due.
+    const auto head = [](const char *blocked) -> QString {
+        return QLatin1String("(SELECT e.next_attempt_at FROM outbox_events e"
+                             " WHERE e.status = 'pending' AND NOT e.held AND ") +
+               QLatin1String(blocked) + QLatin1String(" AND e.next_attempt_at <= now()") +
+               notPausedCondition(QStringLiteral("e")) +
+               QLatin1String(" ORDER BY e.next_attempt_at LIMIT 1)");
+    };
+    return QLatin1String("least(") + head("NOT e.blocked") + QLatin1String(", ") +
+           head("e.blocked") + QLatin1Char(')');
+}
+
+QString oldestPendingSql() {
+    // The first entry of each index in creation order (held events are
+    // outside the claim index, sql/010).
+    return QStringLiteral("least((SELECT min(created_at) FROM outbox_events"
+                          " WHERE status = 'pending' AND NOT held),"
+                          " (SELECT min(created_at) FROM outbox_events"
+                          " WHERE held AND status = 'pending'))");
 }
 
 QString liveCountsSql() {
@@ -126,10 +143,8 @@ core::Result<StatusCounts> LiveCounts::refresh(QSqlDatabase db) {
                 " (SELECT pg_stat_get_tuples_inserted(t.oid) + pg_stat_get_tuples_updated(t.oid)"
                 "   + pg_stat_get_tuples_deleted(t.oid)"
                 "   FROM (SELECT to_regclass('outbox_events') AS oid) t), ") +
-            epochMsSql(QStringLiteral("(SELECT min(created_at) FROM outbox_events"
-                                      " WHERE status = 'pending')")) +
-            QLatin1String(", ") + epochMsSql(QStringLiteral("now()")) + QLatin1String(", ") +
-            epochMsSql(oldestDueSql()),
+            epochMsSql(oldestPendingSql()) + QLatin1String(", ") +
+            epochMsSql(QStringLiteral("now()")) + QLatin1String(", ") + epochMsSql(oldestDueSql()),
         {cap + 1, cap + 1}, context);
     if (!totals)
         return totals.error();

@@ -28,6 +28,10 @@ core::Result<void> countBreakdown(QSqlDatabase db, const QString &context, Statu
 // scalar subquery (StatusCounts::oldestDueAt): the head of the due index.
 QString oldestDueSql();
 
+// The created_at of the oldest pending event, held or not, as a scalar
+// expression (StatusCounts::oldestPendingAt).
+QString oldestPendingSql();
+
 // The status counts statement is written twice (EventQueries::counts exactly,
 // LiveCounts capped); these keep the columns they share in one place. The
 // first four columns are pending, retrying, processing and expired leases;

@@ -317,7 +317,8 @@ core::Result<void> Migrator::checkAggregateOrder() const {
     return core::Error{
         ErrorKind::Invalid,
         QStringLiteral("delivery in aggregate order is off for this database (it has no valid "
-                       "index outbox_events_aggregate_idx): run `outboxctl migrate "
+                       "outbox_events_aggregate_idx and outbox_events_ordered_claim_idx): run "
+                       "`outboxctl migrate "
                        "--aggregate-order` as the schema's owner, which builds it without "
                        "blocking producers, or deliver without aggregate order")};
 }
@@ -336,18 +337,31 @@ core::Result<bool> Migrator::enableAggregateOrder() {
     const auto sql = readResource(kAggregateOrderFile);
     if (!sql)
         return sql.error();
-    const QString context = QStringLiteral("building outbox_events_aggregate_idx");
-    // No statement limit: the build reads the whole table, and waits for the
+    const QString context = QStringLiteral("building the indexes of aggregate order");
+    // No statement limit: each build reads the whole table, and waits for the
     // transactions that were running when it started.
-    auto leftover = execOneRow(
-        m_db, QStringLiteral("SELECT to_regclass('outbox_events_aggregate_idx') IS NOT NULL"), {},
-        context);
-    if (!leftover)
-        return leftover.error();
     QStringList statements{QStringLiteral("SELECT set_config('statement_timeout', '0', false)")};
-    if (leftover->value(0).toBool())
-        statements << QStringLiteral("DROP INDEX CONCURRENTLY outbox_events_aggregate_idx");
-    statements << sql.value();
+    static const QRegularExpression createIndex(QStringLiteral("CREATE INDEX CONCURRENTLY (\\w+)"));
+    const QStringList script = splitSqlScript(sql.value());
+    for (const QString &statement : script) {
+        if (const auto index = createIndex.match(statement); index.hasMatch()) {
+            // A valid index is kept; one an interrupted build left invalid
+            // is built again.
+            const QString name = index.captured(1);
+            auto state = execOneRow(m_db,
+                                    QStringLiteral("SELECT to_regclass(?) IS NOT NULL, coalesce("
+                                                   "(SELECT indisvalid FROM pg_index"
+                                                   " WHERE indexrelid = to_regclass(?)), false)"),
+                                    {name, name}, context);
+            if (!state)
+                return state.error();
+            if (state->value(1).toBool())
+                continue;
+            if (state->value(0).toBool())
+                statements << QStringLiteral("DROP INDEX CONCURRENTLY ") + name;
+        }
+        statements << statement;
+    }
     for (const QString &statement : std::as_const(statements)) {
         if (const auto ran = exec(m_db, statement, {}, context); !ran)
             return ran.error();
@@ -357,10 +371,10 @@ core::Result<bool> Migrator::enableAggregateOrder() {
         return built.error();
     if (!built.value())
         return core::Error{ErrorKind::Failed,
-                           context + QStringLiteral(": the index was built but is not valid — "
-                                                    "run `outboxctl migrate --aggregate-order` "
+                           context + QStringLiteral(": the indexes were built but are not valid "
+                                                    "— run `outboxctl migrate --aggregate-order` "
                                                     "again")};
-    qCInfo(lcStore) << "built outbox_events_aggregate_idx";
+    qCInfo(lcStore) << "built the indexes of aggregate order";
     return true;
 }
 

@@ -1,6 +1,7 @@
 #include "store/outboxstore.h"
 
 #include "core/uuidtext.h"
+#include "store/claimstatement.h"
 #include "store/database.h"
 #include "store/logging.h"
 #include "store/pausestore.h"
@@ -55,54 +56,6 @@ QString sanitizeError(const QString &error) {
 
 QString jsonText(const QJsonArray &rows) {
     return QString::fromUtf8(QJsonDocument(rows).toJson(QJsonDocument::Compact));
-}
-
-// Per-aggregate order: an event with an aggregate waits while an earlier
-// event of its aggregate is pending, processing or dead (one probe of
-// outbox_events_aggregate_idx, sql/004_claim_path.sql).
-QString aggregateHeadSql() {
-    return QStringLiteral(
-        " AND (aggregate_type IS NULL OR aggregate_id IS NULL OR NOT EXISTS ("
-        "   SELECT FROM outbox_events p"
-        "   WHERE p.aggregate_type = outbox_events.aggregate_type"
-        "     AND p.aggregate_id = outbox_events.aggregate_id"
-        "     AND p.status IN ('pending', 'processing', 'dead')"
-        "     AND (p.created_at, p.id) < (outbox_events.created_at, outbox_events.id)))");
-}
-
-// Claim: the materialized CTE picks and locks the rows, the UPDATE takes
-// exactly those (a LIMIT inside `WHERE id IN (...)` could be re-evaluated and
-// over-claim). `id = ANY (ARRAY(...))` makes the UPDATE a primary-key lookup
-// whatever the planner guesses for the LIMIT, so the statement is safe as a
-// generic plan (Session::Options::genericPlans). RETURNING has no defined order, hence
-// the outer SELECT.
-// With sessionSettings() the claim can only walk outbox_events_claim_idx in
-// order, whatever the statistics say (docs/DECISIONS.md, "The claim path").
-QString claimSql(bool byNamespace, core::Ordering ordering) {
-    return QStringLiteral("WITH c AS MATERIALIZED ("
-                          " SELECT id FROM outbox_events"
-                          " WHERE status IN ('pending', 'processing')"
-                          "   AND ((status = 'pending' AND next_attempt_at <= now())"
-                          "     OR (status = 'processing' AND locked_until < now()))"
-                          "   AND attempts < ?::integer"
-                          "   AND created_at >= ?::timestamptz") +
-           notPausedCondition(QStringLiteral("outbox_events")) +
-           (byNamespace ? QStringLiteral(" AND namespace = ?::text") : QString()) +
-           (ordering == core::Ordering::Aggregate ? aggregateHeadSql() : QString()) +
-           QStringLiteral(
-               " ORDER BY created_at, id"
-               " LIMIT ?::integer"
-               " FOR UPDATE SKIP LOCKED),"
-               " u AS ("
-               " UPDATE outbox_events e"
-               " SET status = 'processing', attempts = e.attempts + 1, locked_by = ?::uuid,"
-               "     locked_until = now() + ?::bigint * interval '1 millisecond', updated_at = "
-               "now()"
-               " WHERE e.id = ANY (ARRAY(SELECT id FROM c))"
-               " RETURNING e.id, e.namespace, e.topic, e.tenant_id, e.dedupe_key, e.aggregate_type,"
-               "           e.aggregate_id, e.payload::text AS payload, e.attempts, e.created_at,"
-               "           e.locked_until)"
-               " SELECT * FROM u ORDER BY created_at, id");
 }
 
 // Ack keeps last_error: "delivered after 3 failures, the last one was X" is
@@ -191,18 +144,30 @@ QString sweepSql(bool byNamespace, SweepScope scope) {
 
 QString floorSql(bool byNamespace) {
     return QStringLiteral("SELECT (min(created_at) - ?::bigint * interval '1 millisecond')::text"
-                          " FROM outbox_events WHERE status IN ('pending', 'processing')") +
+                          " FROM outbox_events WHERE status IN ('pending', 'processing')"
+                          " AND NOT held") +
            (byNamespace ? QStringLiteral(" AND namespace = ?::text") : QString());
 }
 
-// NULL when nothing is pending (greatest() would turn that NULL into 0).
-QString nextDueSql(bool byNamespace) {
-    return QStringLiteral(
-               "SELECT ceil(extract(epoch FROM min(next_attempt_at) - now()) * 1000)::bigint"
-               " FROM (SELECT next_attempt_at FROM outbox_events WHERE status = 'pending'") +
-           notPausedCondition(QStringLiteral("outbox_events")) +
-           (byNamespace ? QStringLiteral(" AND namespace = ?::text") : QString()) +
-           QStringLiteral(" ORDER BY next_attempt_at LIMIT 1) due");
+// The due time of the next event a claim in `ordering` can take: the head of
+// one range of the due index per kind (sql/011): never the held (paused)
+// events, and in aggregate order not those blocked behind a dead event
+// either, or an ordered dispatcher would claim again at once, and again.
+// NULL when there is none (greatest() would turn that NULL into 0).
+QString nextDueSql(bool byNamespace, core::Ordering ordering) {
+    const auto head = [byNamespace](const char *blocked) -> QString {
+        return QStringLiteral("(SELECT next_attempt_at FROM outbox_events"
+                              " WHERE status = 'pending' AND NOT held AND ") +
+               QLatin1String(blocked) + notPausedCondition(QStringLiteral("outbox_events")) +
+               (byNamespace ? QStringLiteral(" AND namespace = ?::text") : QString()) +
+               QStringLiteral(" ORDER BY next_attempt_at LIMIT 1)");
+    };
+    const QString next = ordering == core::Ordering::Aggregate
+                             ? head("NOT blocked")
+                             : QStringLiteral("least(") + head("NOT blocked") +
+                                   QStringLiteral(", ") + head("blocked") + QLatin1Char(')');
+    return QStringLiteral("SELECT ceil(extract(epoch FROM ") + next +
+           QStringLiteral(" - now()) * 1000)::bigint");
 }
 
 // The statements that take " AND namespace = ?" last: `values`, then the
@@ -254,9 +219,10 @@ struct OutboxStore::Prepared {
     Slot ack;
     Slot nack;
     Slot release;
-    Slot sweep[2][2]; // [by namespace][expired leases only]
-    Slot nextDue[2];  // [by namespace]
-    Slot floor[2];    // [by namespace]
+    Slot sweep[2][2];   // [by namespace][expired leases only]
+    Slot nextDue[2][2]; // [by namespace][in aggregate order]
+    Slot floor[2];      // [by namespace]
+    Slot pauseWork;
 };
 
 namespace {
@@ -409,17 +375,19 @@ core::Result<QList<ClaimedEvent>> OutboxStore::claimBatch(const QUuid &workerId,
                 .arg(options.lease.count())};
     }
     const bool byNamespace = !options.nameSpace.isEmpty();
-    QVariantList values{options.maxAttempts, options.createdFrom.isEmpty()
-                                                 ? QStringLiteral("-infinity")
-                                                 : options.createdFrom};
+    QVariantList pick{options.maxAttempts, options.createdFrom.isEmpty()
+                                               ? QStringLiteral("-infinity")
+                                               : options.createdFrom};
     if (byNamespace) {
-        values << options.nameSpace;
+        pick << options.nameSpace;
     }
-    values << options.batchSize << core::uuidText(workerId) << qint64(options.lease.count());
+    pick << options.batchSize;
     const bool ordered = options.ordering == core::Ordering::Aggregate;
-    auto query =
-        run(m_db, m_prepared->claim[byNamespace][ordered], claimSql(byNamespace, options.ordering),
-            values, QStringLiteral("claiming events"));
+    QVariantList values = ordered ? pick + pick : pick; // ordered: CTE l, then CTE c
+    values << core::uuidText(workerId) << qint64(options.lease.count());
+    auto query = run(m_db, m_prepared->claim[byNamespace][ordered],
+                     claimStatement(byNamespace, options.ordering), values,
+                     QStringLiteral("claiming events"));
     if (!query.ok()) {
         return query.error();
     }
@@ -503,7 +471,7 @@ QString OutboxStore::sessionSettings() {
 QString OutboxStore::statement(Statement which, bool byNamespace, core::Ordering ordering) {
     switch (which) {
     case Statement::Claim:
-        return claimSql(byNamespace, ordering);
+        return claimStatement(byNamespace, ordering);
     case Statement::Ack:
         return kAckSql;
     case Statement::Nack:
@@ -513,7 +481,7 @@ QString OutboxStore::statement(Statement which, bool byNamespace, core::Ordering
     case Statement::Floor:
         return floorSql(byNamespace);
     case Statement::NextDue:
-        return nextDueSql(byNamespace);
+        return nextDueSql(byNamespace, ordering);
     }
     return {};
 }
@@ -545,11 +513,26 @@ core::Result<qint64> OutboxStore::deadSweep(int maxAttempts, const QString &name
     return swept;
 }
 
-core::Result<std::optional<core::Millis>> OutboxStore::timeUntilNextDue(const QString &nameSpace) {
+core::Result<qint64> OutboxStore::continuePauseWork(int batch) {
+    auto value = runScalar(
+        m_db, m_prepared->pauseWork,
+        QStringLiteral("SELECT changed FROM outbox_pause_continue(NULL, NULL, ?::integer)"),
+        {std::clamp(batch, 1, 100000)}, QStringLiteral("holding or releasing paused events"));
+    if (!value)
+        return value.error();
+    return value->toLongLong();
+}
+
+core::Result<std::optional<core::Millis>> OutboxStore::timeUntilNextDue(const QString &nameSpace,
+                                                                        core::Ordering ordering) {
     const bool byNamespace = !nameSpace.isEmpty();
-    auto value =
-        runScalar(m_db, m_prepared->nextDue[byNamespace], nextDueSql(byNamespace),
-                  withNamespace({}, nameSpace), QStringLiteral("finding the next due event"));
+    const bool ordered = ordering == core::Ordering::Aggregate;
+    QVariantList values;
+    if (byNamespace) // once per range read
+        values = ordered ? QVariantList{nameSpace} : QVariantList{nameSpace, nameSpace};
+    auto value = runScalar(m_db, m_prepared->nextDue[byNamespace][ordered],
+                           nextDueSql(byNamespace, ordering), values,
+                           QStringLiteral("finding the next due event"));
     if (!value.ok()) {
         return value.error();
     }

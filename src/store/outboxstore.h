@@ -150,11 +150,20 @@ public:
     // twice, then the namespace), for looking at its plan.
     static QString deadSweepStatement(bool byNamespace, SweepScope scope);
 
-    // Seconds until the earliest pending row (in `nameSpace`) is due, for
-    // scheduling the next claim; nullopt when nothing is pending.
-    core::Result<std::optional<core::Millis>> timeUntilNextDue(const QString &nameSpace = {});
+    // Holding or releasing that a pause or a resume queued and its client
+    // left unfinished (sql/010, outbox_pause_continue): one step over at most
+    // `batch` events of the oldest queued scope nobody is working on. Returns
+    // how many events it held or released.
+    core::Result<qint64> continuePauseWork(int batch = 2000);
+
+    // Time until the earliest pending row (in `nameSpace`) that a claim in
+    // `ordering` can take is due, for scheduling the next claim; nullopt when
+    // there is none (paused events, and in aggregate order events blocked
+    // behind a dead event, do not count).
+    core::Result<std::optional<core::Millis>>
+    timeUntilNextDue(const QString &nameSpace = {}, core::Ordering ordering = core::Ordering::None);
     // A lower bound for ClaimOptions::createdFrom: the oldest created_at of the
-    // pending and processing rows, less `margin` (for transactions that
+    // pending (not held) and processing rows, less `margin` (for transactions that
     // commit late with an older created_at); empty when there are none.
     core::Result<QString> claimFloor(const QString &nameSpace = {},
                                      core::Millis margin = core::Millis(1000));

@@ -37,6 +37,24 @@ QString notPausedCondition(const QString &table) {
            QLatin1String(".topic)))");
 }
 
+QStringList createdOrderBranches(std::optional<core::Status> status, bool retrying,
+                                 const QString &prefix) {
+    // A held event that died keeps its flag (sql/010): the held branch is of
+    // pending ones, those that died come with the dead.
+    const QString column = prefix + QLatin1String("status");
+    const QString notHeld = QLatin1String("NOT ") + prefix + QLatin1String("held");
+    const QString held =
+        prefix + QLatin1String("held AND ") + column + QLatin1String(" = 'pending'");
+    if (retrying || status == core::Status::Pending)
+        return {notHeld, held};
+    if (status == core::Status::Processing)
+        return {notHeld};
+    if (status)
+        return {QStringLiteral("TRUE")};
+    return {column + QLatin1String(" IN ('pending', 'processing') AND ") + notHeld, held,
+            column + QLatin1String(" = 'delivered'"), column + QLatin1String(" = 'dead'")};
+}
+
 PauseStore::PauseStore(Session &session)
     : m_db(session.database()) {}
 
@@ -53,7 +71,7 @@ core::Result<void> PauseStore::pause(const QString &nameSpace, const std::option
                        QStringLiteral("pausing %1").arg(nameSpace));
     if (!paused)
         return paused.error();
-    return {};
+    return settle(nameSpace, topic);
 }
 
 core::Result<qint64> PauseStore::resume(const QString &nameSpace,
@@ -67,7 +85,29 @@ core::Result<qint64> PauseStore::resume(const QString &nameSpace,
         return resumed.error();
     if (!resumed->next())
         return core::Error{core::ErrorKind::Failed, QStringLiteral("resume: no result")};
-    return resumed->value(0).toLongLong();
+    const qint64 ended = resumed->value(0).toLongLong();
+    resumed->finish();
+    if (auto settled = settle(nameSpace, topic); !settled)
+        return settled.error();
+    return ended;
+}
+
+core::Result<void> PauseStore::settle(const QString &nameSpace,
+                                      const std::optional<QString> &topic) {
+    // One batch per statement, each committed on its own: released events
+    // are delivered while the rest is still being released.
+    for (;;) {
+        auto step =
+            execOneRow(m_db,
+                       QStringLiteral("SELECT more FROM outbox_pause_continue(?::text,"
+                                      " ?::text, ?::integer)"),
+                       {nameSpace, nullableText(topic), kBatch},
+                       QStringLiteral("holding or releasing the events of %1").arg(nameSpace));
+        if (!step)
+            return step.error();
+        if (!step->value(0).toBool())
+            return {};
+    }
 }
 
 core::Result<QList<Pause>> PauseStore::list() {

@@ -1,12 +1,14 @@
 #pragma once
 
 #include "core/result.h"
+#include "core/status.h"
 #include "store/operations.h"
 
 #include <QDateTime>
 #include <QList>
 #include <QSqlDatabase>
 #include <QString>
+#include <QStringList>
 
 #include <optional>
 
@@ -27,17 +29,35 @@ struct Pause {
 };
 
 // " AND (...)": the claim's and the due time's condition that an event of
-// `table` (a table name or alias of outbox_events) is not paused.
+// `table` (a table name or alias of outbox_events) is not paused. Paused
+// events are held (the column `held`, sql/010) and outside the indexes the
+// claim and the due time read; this catches the few a pause has not held yet.
 QString notPausedCondition(const QString &table);
 
-// Pause and resume through outbox_pause()/outbox_resume() (sql/003), which
-// check the caller's role and write the audit row; listing reads
-// outbox_pauses. Uses the caller's connection, in the caller's thread.
+// Held events are pending but outside outbox_events_claim_idx; they are in
+// outbox_events_held_idx, in the same (created_at, id) order. A read in
+// creation order of the events of `status` (all statuses when none; pending
+// when `retrying`) takes one branch per such index and merges them: these are
+// the branches' conditions, each to be ANDed with the read's own, with the
+// columns prefixed by `prefix` ("e.").
+QStringList createdOrderBranches(std::optional<core::Status> status, bool retrying,
+                                 const QString &prefix);
+
+// Pause and resume through outbox_pause()/outbox_resume() (sql/003, sql/010),
+// which check the caller's role and write the audit row; listing reads
+// outbox_pauses. Pausing holds the scope's pending events and resuming
+// releases them, in batches of their own transaction each
+// (outbox_pause_continue), before the call returns; dispatchers finish
+// what an interrupted call left (OutboxStore::continuePauseWork). Uses the
+// caller's connection, in the caller's thread.
 class PauseStore final {
 public:
     explicit PauseStore(Session &session);
     explicit PauseStore(QSqlDatabase db);
     Q_DISABLE_COPY_MOVE(PauseStore)
+
+    // Events held or released per transaction.
+    static constexpr int kBatch = 5000;
 
     // Pausing what is paused already replaces its reason.
     core::Result<void> pause(const QString &nameSpace, const std::optional<QString> &topic,
@@ -53,6 +73,9 @@ public:
     core::Result<std::optional<Pause>> pauseOf(const QString &nameSpace, const QString &topic);
 
 private:
+    // Works off the queued holding or releasing of the scope.
+    core::Result<void> settle(const QString &nameSpace, const std::optional<QString> &topic);
+
     QSqlDatabase m_db;
 };
 

@@ -4,6 +4,7 @@
 #include "store/database.h"
 #include "store/livecounts.h"
 #include "store/migrator.h"
+#include "store/pausestore.h"
 #include "store/session.h"
 
 #include <QSqlDriver>
@@ -144,24 +145,23 @@ struct PageSql {
     QVariantList values;
 };
 
-// One SELECT of the page: the filter, an optional fixed status set, the
-// keyset condition and the order. A status set in the text lets the planner
-// use the matching partial index, which yields rows already in key order.
-PageSql pageBranch(const PageRequest &request, const QString &statusSet, int fetch) {
+// One SELECT of the page: the filter, the branch's condition, the keyset
+// condition and the order. The branch's condition in the text lets the
+// planner use the matching partial index, which yields rows already in key
+// order.
+PageSql pageBranch(const PageRequest &request, const QString &branch, int fetch) {
     const SqlCondition condition = toSqlCondition(request.filter, QStringLiteral("e"));
     const bool newestFirst = request.order == SortOrder::NewestFirst;
-    PageSql branch;
-    branch.sql = QLatin1String("SELECT ") + eventColumns(QStringLiteral("e")) +
-                 QLatin1String(", e.created_at AS k_at, e.id AS k_id FROM outbox_events e WHERE ") +
-                 condition.sql;
-    branch.values = condition.values;
-    if (!statusSet.isEmpty())
-        branch.sql += QLatin1String(" AND e.status IN ") + statusSet;
+    PageSql part;
+    part.sql = QLatin1String("SELECT ") + eventColumns(QStringLiteral("e")) +
+               QLatin1String(", e.created_at AS k_at, e.id AS k_id FROM outbox_events e WHERE ") +
+               condition.sql + QLatin1String(" AND ") + branch;
+    part.values = condition.values;
     if (request.after) {
         // The cursor's QDateTime has only milliseconds; the row it came from
         // has the exact created_at. If that row is gone, the millisecond value
         // is widened so that nothing is skipped (a repeat is possible then).
-        branch.sql +=
+        part.sql +=
             QLatin1String(" AND (e.created_at, e.id) ") +
             (newestFirst ? QLatin1String("<") : QLatin1String(">")) +
             QLatin1String(" (coalesce((SELECT c.created_at FROM outbox_events c"
@@ -169,28 +169,30 @@ PageSql pageBranch(const PageRequest &request, const QString &statusSet, int fet
             (newestFirst ? QLatin1String(" + interval '999 microseconds'") : QLatin1String("")) +
             QLatin1String("), ?::uuid)");
         const QString id = core::uuidText(request.after->id);
-        branch.values << id << request.after->createdAt << id;
+        part.values << id << request.after->createdAt << id;
     }
-    branch.sql += newestFirst ? QLatin1String(" ORDER BY e.created_at DESC, e.id DESC")
-                              : QLatin1String(" ORDER BY e.created_at, e.id");
-    branch.sql += QLatin1String(" LIMIT ?");
-    branch.values << fetch;
-    return branch;
+    part.sql += newestFirst ? QLatin1String(" ORDER BY e.created_at DESC, e.id DESC")
+                            : QLatin1String(" ORDER BY e.created_at, e.id");
+    part.sql += QLatin1String(" LIMIT ?");
+    part.values << fetch;
+    return part;
 }
 
 PageSql pageSql(const PageRequest &request) {
     const int fetch = request.limit + 1; // one more tells whether a next page exists
     const EventFilter &f = request.filter;
-    if (f.status || f.retrying)
-        return pageBranch(request, {}, fetch);
-    // No status: one branch per partial index, merged. Without this the
-    // planner would read the whole table and sort it for every page.
+    // One branch per partial index the rows can be in, merged. Without this
+    // the planner would read the whole table and sort it for every page.
+    const QStringList branches =
+        createdOrderBranches(f.status, f.retrying.has_value(), QStringLiteral("e."));
+    if (branches.size() == 1)
+        return pageBranch(request, branches.first(), fetch);
     PageSql merged;
     QStringList parts;
-    for (const char *set : {"('pending', 'processing')", "('delivered')", "('dead')"}) {
-        const PageSql branch = pageBranch(request, QLatin1String(set), fetch);
-        parts << QLatin1Char('(') + branch.sql + QLatin1Char(')');
-        merged.values << branch.values;
+    for (const QString &branch : branches) {
+        const PageSql part = pageBranch(request, branch, fetch);
+        parts << QLatin1Char('(') + part.sql + QLatin1Char(')');
+        merged.values << part.values;
     }
     const bool newestFirst = request.order == SortOrder::NewestFirst;
     merged.sql = QLatin1String("SELECT * FROM (") + parts.join(QLatin1String(" UNION ALL ")) +
@@ -234,11 +236,8 @@ core::Result<StatusCounts> EventQueries::counts(qint64 exactDeliveredCap) {
             m_db,
             liveCountsSql() +
                 QLatin1String(" (SELECT count(*) FROM outbox_events WHERE status = 'dead'),") +
-                cappedDeliveredSql() +
-                msOf(QStringLiteral("(SELECT min(created_at) FROM outbox_events"
-                                    " WHERE status = 'pending')")) +
-                QLatin1String(", ") + msOf(QStringLiteral("now()")) + QLatin1String(", ") +
-                msOf(oldestDueSql()),
+                cappedDeliveredSql() + msOf(oldestPendingSql()) + QLatin1String(", ") +
+                msOf(QStringLiteral("now()")) + QLatin1String(", ") + msOf(oldestDueSql()),
             {exactDeliveredCap + 1}, context);
         if (!totals)
             return totals.error();

@@ -1,6 +1,7 @@
 #include "store/queuegauges.h"
 
 #include "store/database.h"
+#include "store/livecounts.h"
 #include "store/pausestore.h"
 #include "store/session.h"
 
@@ -10,8 +11,8 @@ namespace outbox::store {
 
 namespace {
 
-// Each count walks one partial index. The oldest due row is the first of the
-// due-time index that is not paused.
+// Each count walks one partial index. The due ones are read past the held
+// (paused) events of the due-time index; the oldest is LiveCounts' own.
 QString gaugesSql() {
     return QStringLiteral(
                "SELECT"
@@ -20,15 +21,13 @@ QString gaugesSql() {
                " (SELECT count(*) FROM (SELECT 1 FROM outbox_events WHERE status = 'delivered'"
                "   LIMIT ?::bigint) d),"
                " (SELECT count(*) FROM outbox_events WHERE status = 'dead'),"
-               " (SELECT count(*) FROM outbox_events WHERE status = 'pending'"
+               " (SELECT count(*) FROM outbox_events WHERE status = 'pending' AND NOT held"
                "   AND next_attempt_at <= now()") +
            notPausedCondition(QStringLiteral("outbox_events")) +
-           QStringLiteral(
-               "),"
-               " coalesce((SELECT extract(epoch FROM now() - next_attempt_at)::float8"
-               "   FROM outbox_events WHERE status = 'pending' AND next_attempt_at <= now()") +
-           notPausedCondition(QStringLiteral("outbox_events")) +
-           QStringLiteral(" ORDER BY next_attempt_at LIMIT 1), 0),"
+           QStringLiteral("),"
+                          " coalesce(extract(epoch FROM now() - ") +
+           oldestDueSql() +
+           QStringLiteral(")::float8, 0),"
                           " (SELECT count(*) FROM outbox_pauses),"
                           " (SELECT count(DISTINCT namespace) FROM outbox_pauses),"
                           " (SELECT count(*) FROM outbox_dispatchers"

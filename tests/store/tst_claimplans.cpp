@@ -59,6 +59,15 @@ QString explain(QSqlDatabase db, QString sql, const QString &args,
     return lines.join(QLatin1Char('\n'));
 }
 
+// The claim's arguments ("(...)" for EXECUTE): the picking ones (twice in
+// aggregate order), then the worker and the lease.
+QString claimArgs(core::Ordering ordering, const QString &ns = QString()) {
+    const QString pick = QStringLiteral("10, '-infinity'%1, 100").arg(ns);
+    return QStringLiteral("(%1%2, '%3', 30000)")
+        .arg(pick, ordering == core::Ordering::Aggregate ? QStringLiteral(", ") + pick : QString(),
+             kWorker);
+}
+
 // The part of a claim's plan that picks the rows (CTE c, before CTE u).
 QString pickingPart(const QString &plan) {
     const qsizetype from = plan.indexOf(QLatin1String("CTE c"));
@@ -84,11 +93,21 @@ private:
             for (const auto ordering : {core::Ordering::None, core::Ordering::Aggregate}) {
                 const QString plan = explain(
                     m_db, store::OutboxStore::statement(Statement::Claim, byNamespace, ordering),
-                    QStringLiteral("(10, '-infinity'%1, 100, '%2', 30000)").arg(ns, kWorker));
+                    claimArgs(ordering, ns));
                 const QString picking = pickingPart(plan);
-                QVERIFY2(
-                    picking.contains(QLatin1String("Index Scan using outbox_events_claim_idx")),
-                    qPrintable(plan));
+                // In aggregate order: the index without processing, blocked
+                // and held events (sql/011), expired leases from the lease
+                // index first.
+                const bool ordered = ordering == core::Ordering::Aggregate;
+                QVERIFY2(picking.contains(
+                             ordered
+                                 ? QLatin1String("Index Scan using outbox_events_ordered_claim_idx")
+                                 : QLatin1String("Index Scan using outbox_events_claim_idx")),
+                         qPrintable(plan));
+                if (ordered)
+                    QVERIFY2(
+                        plan.contains(QLatin1String("Index Scan using outbox_events_lease_idx")),
+                        qPrintable(plan));
                 for (const char *bad : {"Sort", "Bitmap", "Seq Scan"})
                     QVERIFY2(!picking.contains(QLatin1String(bad)), qPrintable(plan));
                 // The UPDATE takes the picked rows by primary key.
@@ -102,16 +121,28 @@ private:
                 explain(m_db, store::OutboxStore::statement(Statement::Floor, byNamespace),
                         QStringLiteral("(1000%1)").arg(ns));
             QVERIFY2(floor.contains(QLatin1String("outbox_events_claim_idx")), qPrintable(floor));
+            // The next due time reads the head of the due index's range of
+            // events that are not blocked, and unordered also of those that are.
             const QString due =
                 explain(m_db, store::OutboxStore::statement(Statement::NextDue, byNamespace),
+                        byNamespace ? QStringLiteral("('ns', 'ns')") : QString());
+            QVERIFY2(due.count(QLatin1String("Index Scan using outbox_events_pending_due_idx")) ==
+                         2,
+                     qPrintable(due));
+            const QString orderedDue =
+                explain(m_db,
+                        store::OutboxStore::statement(Statement::NextDue, byNamespace,
+                                                      core::Ordering::Aggregate),
                         byNamespace ? QStringLiteral("('ns')") : QString());
-            QVERIFY2(due.contains(QLatin1String("outbox_events_pending_due_idx")), qPrintable(due));
+            QVERIFY2(orderedDue.count(
+                         QLatin1String("Index Scan using outbox_events_pending_due_idx")) == 1,
+                     qPrintable(orderedDue));
             const QString sweep = explain(m_db,
                                           store::OutboxStore::deadSweepStatement(
                                               byNamespace, store::SweepScope::ExpiredLeases),
                                           QStringLiteral("(3, 3%1)").arg(ns));
             QVERIFY2(sweep.contains(QLatin1String("outbox_events_lease_idx")), qPrintable(sweep));
-            for (const QString &plan : {floor, due, sweep}) {
+            for (const QString &plan : {floor, due, orderedDue, sweep}) {
                 for (const char *bad : {"Bitmap", "Seq Scan"})
                     QVERIFY2(!plan.contains(QLatin1String(bad)), qPrintable(plan));
             }

@@ -1,0 +1,90 @@
+#include "store/claimstatement.h"
+
+#include "store/pausestore.h"
+
+namespace outbox::store {
+
+namespace {
+
+// Per-aggregate order: an event with an aggregate waits while an earlier
+// event of its aggregate is pending, processing or dead (one probe of
+// outbox_events_aggregate_idx, sql/004_claim_path.sql).
+QString aggregateHeadSql() {
+    return QStringLiteral(
+        " AND (aggregate_type IS NULL OR aggregate_id IS NULL OR NOT EXISTS ("
+        "   SELECT FROM outbox_events p"
+        "   WHERE p.aggregate_type = outbox_events.aggregate_type"
+        "     AND p.aggregate_id = outbox_events.aggregate_id"
+        "     AND p.status IN ('pending', 'processing', 'dead')"
+        "     AND (p.created_at, p.id) < (outbox_events.created_at, outbox_events.id)))");
+}
+
+// The rows to claim, picked and locked by materialized CTEs (c, and in
+// aggregate order l before it); `filters` are the conditions every one of
+// them meets.
+QString pickingSql(bool ordered, const QString &filters) {
+    if (!ordered)
+        return QStringLiteral("WITH c AS MATERIALIZED ("
+                              " SELECT id FROM outbox_events"
+                              " WHERE status IN ('pending', 'processing') AND NOT held"
+                              "   AND ((status = 'pending' AND next_attempt_at <= now())"
+                              "     OR (status = 'processing' AND locked_until < now()))") +
+               filters +
+               QStringLiteral(" ORDER BY created_at, id LIMIT ?::integer FOR UPDATE SKIP LOCKED),");
+    // Only processing rows hold a lease (sql/004): l reads the lease index,
+    // c the pending events spelled as outbox_events_ordered_claim_idx spells
+    // them (sql/aggregate_order.sql), which no other partial index matches.
+    return QStringLiteral("WITH l AS MATERIALIZED ("
+                          " SELECT id FROM outbox_events WHERE locked_until < now()") +
+           filters +
+           QStringLiteral(" ORDER BY locked_until LIMIT ?::integer FOR UPDATE SKIP LOCKED),"
+                          " c AS MATERIALIZED ("
+                          " SELECT id FROM outbox_events"
+                          " WHERE status NOT IN ('delivered', 'dead') AND locked_until IS NULL"
+                          "   AND NOT held AND NOT blocked AND next_attempt_at <= now()") +
+           filters +
+           QStringLiteral(" ORDER BY created_at, id LIMIT ?::integer - (SELECT count(*) FROM l)"
+                          " FOR UPDATE SKIP LOCKED),");
+}
+
+} // namespace
+
+// Claim: the materialized CTE picks and locks the rows, the UPDATE takes
+// exactly those (a LIMIT inside `WHERE id IN (...)` could be re-evaluated and
+// over-claim). `id = ANY (ARRAY(...))` makes the UPDATE a primary-key lookup
+// whatever the planner guesses for the LIMIT, so the statement is safe as a
+// generic plan (Session::Options::genericPlans). RETURNING has no defined
+// order, hence the outer SELECT.
+// With OutboxStore::sessionSettings() the claim can only walk
+// outbox_events_claim_idx in order, whatever the statistics say
+// (docs/DECISIONS.md, "The claim path"); `NOT held` is that index's
+// predicate, which leaves paused events out (sql/010_paused_backlog.sql).
+// In aggregate order the claim walks outbox_events_ordered_claim_idx, which
+// also leaves out the events blocked behind a dead event of their aggregate
+// (sql/011_blocked_aggregates.sql) and holds no processing events: those
+// whose lease expired come first, from the lease index (CTE l).
+QString claimStatement(bool byNamespace, core::Ordering ordering) {
+    const bool ordered = ordering == core::Ordering::Aggregate;
+    const QString filters = QStringLiteral(" AND attempts < ?::integer"
+                                           " AND created_at >= ?::timestamptz") +
+                            notPausedCondition(QStringLiteral("outbox_events")) +
+                            (byNamespace ? QStringLiteral(" AND namespace = ?::text") : QString()) +
+                            (ordered ? aggregateHeadSql() : QString());
+    return pickingSql(ordered, filters) +
+           QStringLiteral(
+               " u AS ("
+               " UPDATE outbox_events e"
+               " SET status = 'processing', attempts = e.attempts + 1, locked_by = ?::uuid,"
+               "     locked_until = now() + ?::bigint * interval '1 millisecond',"
+               "     updated_at = now()"
+               " WHERE e.id = ANY (ARRAY(SELECT id FROM c") +
+           (ordered ? QStringLiteral(" UNION ALL SELECT id FROM l") : QString()) +
+           QStringLiteral(
+               "))"
+               " RETURNING e.id, e.namespace, e.topic, e.tenant_id, e.dedupe_key, e.aggregate_type,"
+               "           e.aggregate_id, e.payload::text AS payload, e.attempts, e.created_at,"
+               "           e.locked_until)"
+               " SELECT * FROM u ORDER BY created_at, id");
+}
+
+} // namespace outbox::store
