@@ -15,8 +15,10 @@ int runMigrate(CommandContext &context) {
                                 "its own transaction; running it again is a no-op."));
     const auto withRoles = option(
         "with-roles", "Also create the NOLOGIN group roles outbox_producer, outbox_dispatcher, "
-                      "outbox_operator and outbox_viewer and grant them their privileges "
-                      "(needs CREATEROLE).");
+                      "outbox_operator and outbox_viewer, grant them their privileges, and give "
+                      "every login in the last three a statement timeout, an idle-in-transaction "
+                      "timeout and a connection limit unless it has its own (needs CREATEROLE; "
+                      "run it again after granting a role to a new login).");
     const auto aggregateOrder =
         option("aggregate-order",
                "Also turn on delivery in aggregate order (`dispatch --ordering aggregate`): build "

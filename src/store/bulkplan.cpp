@@ -133,8 +133,10 @@ private:
                  QLatin1String("SELECT count(*), min(e.id::text) FROM outbox_events e"
                                " WHERE ") +
                      plan.where + QLatin1String(" AND e.status IN ") + statesSql(m_action) +
-                     QLatin1String(" AND EXISTS (SELECT 1 FROM outbox_events c"
-                                   " WHERE c.replay_of = e.id)"),
+                     // A copy counts: replaying it copies its original
+                     // once more (sql/012_hardening.sql).
+                     QLatin1String(" AND (e.replay_of IS NOT NULL OR EXISTS (SELECT 1 FROM"
+                                   " outbox_events c WHERE c.replay_of = e.id))"),
                  plan.whereValues, context);
         if (!replayed)
             return replayed.error();

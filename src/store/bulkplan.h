@@ -46,7 +46,7 @@ struct BulkPlan {
     QString startedAt;          // rows changed after this are left alone (skipped)
     BulkSeal seal;              // the set worked through (a dry run's is what to confirm)
     qint64 newer = 0;           // sealed runs: matching rows outside the seal
-    qint64 alreadyReplayed = 0; // replay: matched events that already have a copy
+    qint64 alreadyReplayed = 0; // replay: matched events that have a copy or are one
     QString replayedExample;    // one of them
     WindowEnd first;            // the first row: where the first batch starts (inclusive)
     QList<WindowEnd> windows;

@@ -19,13 +19,19 @@ QString aggregateHeadSql() {
         "     AND (p.created_at, p.id) < (outbox_events.created_at, outbox_events.id)))");
 }
 
+// A row's payload size for the claim's byte budget (payload_bytes is
+// written by outbox_enqueue, sql/012_hardening.sql; older rows are measured).
+const QString kBytes = QStringLiteral(" coalesce(payload_bytes, pg_column_size(payload)) AS bytes");
+
 // The rows to claim, picked and locked by materialized CTEs (c, and in
 // aggregate order l before it); `filters` are the conditions every one of
 // them meets.
 QString pickingSql(bool ordered, const QString &filters) {
     if (!ordered)
         return QStringLiteral("WITH c AS MATERIALIZED ("
-                              " SELECT id FROM outbox_events"
+                              " SELECT id, created_at,") +
+               kBytes +
+               QStringLiteral(" FROM outbox_events"
                               " WHERE status IN ('pending', 'processing') AND NOT held"
                               "   AND ((status = 'pending' AND next_attempt_at <= now())"
                               "     OR (status = 'processing' AND locked_until < now()))") +
@@ -35,11 +41,13 @@ QString pickingSql(bool ordered, const QString &filters) {
     // c the pending events spelled as outbox_events_ordered_claim_idx spells
     // them (sql/aggregate_order.sql), which no other partial index matches.
     return QStringLiteral("WITH l AS MATERIALIZED ("
-                          " SELECT id FROM outbox_events WHERE locked_until < now()") +
-           filters +
+                          " SELECT id, created_at,") +
+           kBytes + QStringLiteral(" FROM outbox_events WHERE locked_until < now()") + filters +
            QStringLiteral(" ORDER BY locked_until LIMIT ?::integer FOR UPDATE SKIP LOCKED),"
                           " c AS MATERIALIZED ("
-                          " SELECT id FROM outbox_events"
+                          " SELECT id, created_at,") +
+           kBytes +
+           QStringLiteral(" FROM outbox_events"
                           " WHERE status NOT IN ('delivered', 'dead') AND locked_until IS NULL"
                           "   AND NOT held AND NOT blocked AND next_attempt_at <= now()") +
            filters +
@@ -63,6 +71,8 @@ QString pickingSql(bool ordered, const QString &filters) {
 // also leaves out the events blocked behind a dead event of their aggregate
 // (sql/011_blocked_aggregates.sql) and holds no processing events: those
 // whose lease expired come first, from the lease index (CTE l).
+// Every statement of the dispatcher writes updated_at = statement_timestamp():
+// the database refuses any other time from a dispatcher (sql/012_hardening.sql).
 QString claimStatement(bool byNamespace, core::Ordering ordering) {
     const bool ordered = ordering == core::Ordering::Aggregate;
     const QString filters = QStringLiteral(" AND attempts < ?::integer"
@@ -71,16 +81,23 @@ QString claimStatement(bool byNamespace, core::Ordering ordering) {
                             (byNamespace ? QStringLiteral(" AND namespace = ?::text") : QString()) +
                             (ordered ? aggregateHeadSql() : QString());
     return pickingSql(ordered, filters) +
+           // The byte budget: the picked rows whose predecessors' payloads
+           // stay below it, so at least the first (sql/012_hardening.sql).
+           QStringLiteral(" b AS ("
+                          " SELECT id FROM (SELECT id, sum(bytes) OVER (ORDER BY created_at, id)"
+                          "                        - bytes AS before"
+                          "                 FROM (SELECT id, created_at, bytes FROM c") +
+           (ordered ? QStringLiteral(" UNION ALL SELECT id, created_at, bytes FROM l")
+                    : QString()) +
            QStringLiteral(
+               ") p) w"
+               " WHERE before < (SELECT claim_budget_bytes FROM outbox_limits)),"
                " u AS ("
                " UPDATE outbox_events e"
                " SET status = 'processing', attempts = e.attempts + 1, locked_by = ?::uuid,"
                "     locked_until = now() + ?::bigint * interval '1 millisecond',"
-               "     updated_at = now()"
-               " WHERE e.id = ANY (ARRAY(SELECT id FROM c") +
-           (ordered ? QStringLiteral(" UNION ALL SELECT id FROM l") : QString()) +
-           QStringLiteral(
-               "))"
+               "     updated_at = statement_timestamp()"
+               " WHERE e.id = ANY (ARRAY(SELECT id FROM b))"
                " RETURNING e.id, e.namespace, e.topic, e.tenant_id, e.dedupe_key, e.aggregate_type,"
                "           e.aggregate_id, e.payload::text AS payload, e.attempts, e.created_at,"
                "           e.locked_until)"

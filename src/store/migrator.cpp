@@ -124,6 +124,63 @@ core::Result<int> ensureVersionTable(QSqlDatabase db) {
     return readVersion(db);
 }
 
+// The roles other than the schema's owner and the migrating role that may
+// create objects in the schema the outbox goes to (current_schema()), as
+// SQL names ("PUBLIC" for everybody), and the schema's name; none on
+// PostgreSQL 15's defaults. Such a role could plant a function whose
+// signature matches a call in the SECURITY DEFINER functions better than the
+// built-in, and have it run with the owner's rights.
+struct SchemaWriters {
+    QString schema;
+    QString quotedSchema;
+    QStringList roles;
+};
+
+core::Result<SchemaWriters> schemaWriters(QSqlDatabase db) {
+    auto rows =
+        exec(db,
+             QStringLiteral(
+                 "SELECT n.nspname, quote_ident(n.nspname), CASE WHEN a.grantee = 0 THEN 'PUBLIC'"
+                 "                       ELSE quote_ident(r.rolname) END"
+                 " FROM pg_namespace n"
+                 " CROSS JOIN LATERAL aclexplode(coalesce(n.nspacl, acldefault('n', n.nspowner))) a"
+                 " LEFT JOIN pg_roles r ON r.oid = a.grantee"
+                 " WHERE n.nspname = current_schema() AND a.privilege_type = 'CREATE'"
+                 "   AND a.grantee <> n.nspowner"
+                 "   AND a.grantee <> (SELECT oid FROM pg_roles WHERE rolname = current_user)"
+                 " ORDER BY a.grantee <> 0, r.rolname"),
+             {}, QStringLiteral("checking who may create objects in the outbox's schema"));
+    if (!rows)
+        return rows.error();
+    SchemaWriters writers;
+    while (rows->next()) {
+        writers.schema = rows->value(0).toString();
+        writers.quotedSchema = rows->value(1).toString();
+        writers.roles << rows->value(2).toString();
+    }
+    return writers;
+}
+
+core::Result<void> checkSchemaWriters(QSqlDatabase db) {
+    const auto writers = schemaWriters(db);
+    if (!writers)
+        return writers.error();
+    if (writers->roles.isEmpty())
+        return {};
+    const QString roles = writers->roles.join(QStringLiteral(", "));
+    return core::Error{
+        ErrorKind::Invalid,
+        QStringLiteral("the schema \"%1\" lets %2 create objects in it: a login that may create "
+                       "objects there can plant a function that the outbox's SECURITY DEFINER "
+                       "functions would run with the rights of the outbox's owner. Take the right "
+                       "away as the schema's owner (REVOKE CREATE ON SCHEMA %3 FROM %2; PostgreSQL "
+                       "15 does so for new databases, clusters created by 14 or older grant it to "
+                       "PUBLIC), or put the outbox in a schema of its own (CREATE SCHEMA outbox; "
+                       "connect with options='-c search_path=outbox'); then run `outboxctl "
+                       "migrate` again")
+            .arg(writers->schema, roles, writers->quotedSchema)};
+}
+
 // Serialises migrators on one database for the whole run. A session lock
 // taken *before* each BEGIN, not pg_advisory_xact_lock inside it: a backend
 // that waited for the lock inside a transaction would still look up tables
@@ -195,6 +252,10 @@ core::Result<Migrator::Report> Migrator::migrate(bool withRoles, bool dryRun) {
     if (current.value() > latestVersion()) {
         return tooNew(current.value());
     }
+    // Also when there is nothing to apply: a database migrated before the
+    // check learns it at the next run.
+    if (const auto writable = checkSchemaWriters(m_db); !writable)
+        return writable.error();
 
     Report report;
     report.fromVersion = current.value();

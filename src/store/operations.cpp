@@ -78,13 +78,35 @@ int effectiveBatchSize(const BulkOptions &options) {
     return perSecond >= options.batchSize ? options.batchSize : std::max(1, int(perSecond));
 }
 
+// The audit takes plain text of a bounded length (outbox_plain_text() in
+// sql/012_hardening.sql): control characters are written as \uXXXX, and a
+// longer text is cut (the audit names every event it touched anyway).
+QString auditText(const QString &text, qsizetype maxChars) {
+    QString plain;
+    plain.reserve(text.size());
+    for (const QChar c : text) {
+        const char16_t u = c.unicode();
+        if (u < 0x20 || (u >= 0x7f && u <= 0x9f))
+            plain += QStringLiteral("\\u%1").arg(int(u), 4, 16, QLatin1Char('0'));
+        else
+            plain += c;
+    }
+    if (plain.size() > maxChars) {
+        plain.truncate(maxChars - 1);
+        if (plain.back().isHighSurrogate())
+            plain.chop(1);
+        plain += QStringLiteral("…");
+    }
+    return plain;
+}
+
 QString auditFilterText(const EventFilter &filter, const BulkOptions &options) {
     QString text = filter.describe();
     if (options.limit >= 0)
         text += QStringLiteral(" limit=%1").arg(options.limit);
     if (!options.reason.trimmed().isEmpty())
         text += QLatin1String(" reason: ") + options.reason.trimmed();
-    return text;
+    return auditText(text, 4000);
 }
 
 // The call of the action's database function for one batch. Parameters, in
@@ -120,8 +142,10 @@ public:
     core::Result<qint64> insert(const QString &context) {
         auto inserted =
             exec(m_db, QStringLiteral("SELECT outbox_op_begin(?, ?, ?, ?, ?, ?::bigint)"),
-                 {m_name, auditFilterText(m_filter, m_options), nullableText(m_actor.osUser),
-                  nullableText(m_actor.host), nullableText(m_actor.application), m_confirmed},
+                 {m_name, auditFilterText(m_filter, m_options),
+                  nullableText(auditText(m_actor.osUser, 128)),
+                  nullableText(auditText(m_actor.host, 255)),
+                  nullableText(auditText(m_actor.application, 100)), m_confirmed},
                  context);
         if (!inserted)
             return inserted.error();
@@ -263,6 +287,9 @@ Actor Actor::fromEnvironment(const QString &application) {
     if (actor.osUser.isEmpty())
         actor.osUser = processAccount();
     actor.host = QSysInfo::machineHostName();
+    // The database refuses a run that does not name its host.
+    if (actor.host.isEmpty())
+        actor.host = QStringLiteral("(no host name)");
     actor.application = application;
     return actor;
 }
@@ -330,9 +357,10 @@ core::Result<BulkResult> OperatorStore::run(Action action, const EventFilter &fi
     if (action == Action::Replay && !options.again && plan.alreadyReplayed > 0)
         return core::Error{
             ErrorKind::Invalid,
-            QStringLiteral("replay: %1 of the %2 matching events %3 already replayed (e.g. %4): "
-                           "replaying makes another copy of each. Ask for it explicitly (outboxctl "
-                           "replay --again) or leave them out; nothing was changed")
+            QStringLiteral("replay: %1 of the %2 matching events %3 already replayed or copies "
+                           "of a replayed event (e.g. %4): replaying makes another copy of each "
+                           "original. Ask for it explicitly (outboxctl replay --again) or leave "
+                           "them out; nothing was changed")
                 .arg(plan.alreadyReplayed)
                 .arg(plan.matched)
                 .arg(plan.alreadyReplayed == 1 ? QStringLiteral("was") : QStringLiteral("were"))

@@ -67,7 +67,7 @@ const QString kAckSql = QStringLiteral(
     "WITH x AS (SELECT * FROM jsonb_to_recordset(?::jsonb) AS x(id uuid, attempts integer))"
     " UPDATE outbox_events e"
     " SET status = 'delivered', delivered_at = now(), locked_by = NULL, locked_until = NULL,"
-    "     updated_at = now()"
+    "     updated_at = statement_timestamp()"
     " FROM x"
     " WHERE e.id = x.id AND e.attempts = x.attempts AND e.locked_by = ?::uuid"
     " RETURNING e.id");
@@ -85,7 +85,8 @@ const QString kNackSql = QStringLiteral(
     "END,"
     "     next_attempt_at = CASE WHEN x.permanent OR e.attempts >= ?::integer THEN now()"
     "                            ELSE now() + x.delay_ms * interval '1 millisecond' END,"
-    "     last_error = x.error, locked_by = NULL, locked_until = NULL, updated_at = now()"
+    "     last_error = x.error, locked_by = NULL, locked_until = NULL,"
+    "     updated_at = statement_timestamp()"
     " FROM x"
     " WHERE e.id = x.id AND e.attempts = x.attempts AND e.locked_by = ?::uuid"
     " RETURNING e.id, e.attempts, x.error, x.http_status, x.duration_ms),"
@@ -114,7 +115,7 @@ const QString kReleaseSql = QStringLiteral(
     "                       ELSE e.last_error END,"
     "     next_attempt_at = now(), locked_by = NULL, locked_until = NULL,"
     "     attempts = CASE WHEN x.attempt_made THEN e.attempts ELSE greatest(e.attempts - 1, 0) END,"
-    "     updated_at = now()"
+    "     updated_at = statement_timestamp()"
     " FROM x, m"
     " WHERE e.id = x.id AND e.attempts = x.attempts AND e.locked_by = ?::uuid"
     " RETURNING e.id, e.status");
@@ -127,7 +128,8 @@ const QString kReleaseSql = QStringLiteral(
 QString sweepSql(bool byNamespace, SweepScope scope) {
     return QStringLiteral(
                "UPDATE outbox_events"
-               " SET status = 'dead', locked_by = NULL, locked_until = NULL, updated_at = now(),"
+               " SET status = 'dead', locked_by = NULL, locked_until = NULL,"
+               "     updated_at = statement_timestamp(),"
                "     last_error = 'dead: reached max attempts (' || ?::integer || ')'"
                "         || CASE WHEN status = 'processing'"
                "                 THEN '; the lease of the last attempt expired without an ack or "

@@ -328,9 +328,9 @@ private Q_SLOTS:
         QVERIFY(sqlExec(
             m_db,
             QStringLiteral("INSERT INTO outbox_events (id, namespace, topic, payload, status,"
-                           " delivered_at, created_at)"
+                           " delivered_at, created_at, updated_at)"
                            " SELECT outbox_uuid_v7(), 'old', 't', '{}', s, now(),"
-                           "        now() - interval '3 hours'"
+                           "        now() - interval '3 hours', now() - interval '3 hours'"
                            "   FROM generate_series(1, 2500), unnest(ARRAY['delivered','dead'])"
                            "        AS s")));
         QVERIFY(insertEvents(m_db, 200, QStringLiteral("new")));

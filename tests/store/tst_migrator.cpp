@@ -7,6 +7,7 @@
 #include "support/pgtestcase.h"
 
 #include <QDir>
+#include <QFile>
 #include <QSemaphore>
 #include <QSqlError>
 #include <QSqlQuery>
@@ -229,14 +230,15 @@ private Q_SLOTS:
         QSqlDatabase db = m_pg->open(m_pg->freshDatabase());
         store::Migrator migrator(db);
         QVERIFY(migrator.migrate().ok());
-        const int latest = store::Migrator::latestVersion();
+        // The migration's own text, run again: later migrations need not be
+        // repeatable.
         const auto replayOptIn = [&] {
-            QVERIFY(sqlExec(db, QStringLiteral("DELETE FROM outbox_schema_version WHERE version "
-                                               ">= 9")));
+            QFile file(QStringLiteral(":/sql/009_aggregate_order_opt_in.sql"));
+            QVERIFY(file.open(QIODevice::ReadOnly));
             QVERIFY(sqlExec(db, QStringLiteral("DROP FUNCTION outbox_aggregate_order_on()")));
-            const auto report = migrator.migrate();
-            QVERIFY2(report.ok(), qPrintable(report.errorMessage()));
-            QCOMPARE(report->toVersion, latest);
+            const auto ran = store::execScript(db, QString::fromUtf8(file.readAll()),
+                                               QStringLiteral("009 again"));
+            QVERIFY2(ran.ok(), qPrintable(ran.errorMessage()));
         };
         QVERIFY(migrator.enableAggregateOrder().value());
         QVERIFY(sqlExec(

@@ -234,7 +234,7 @@ private Q_SLOTS:
         QVERIFY(db.isOpen());
         QVERIFY(db.transaction());
         const QString audit = sqlScalar(
-            db, QStringLiteral("SELECT outbox_op_begin(?, 'direct', 'mallory', 'h', 'psql')"),
+            db, QStringLiteral("SELECT outbox_op_begin(?, 'direct', 'mallory', 'h', 'psql', 4)"),
             {action});
         QVERIFY(!audit.isEmpty());
         const QString changed =
@@ -260,7 +260,8 @@ private Q_SLOTS:
         QVERIFY(insertEvents(m_db, 3, QStringLiteral("dead")));
         const QString ids = idArray(m_db, QStringLiteral("true"));
         const QString audit = sqlScalar(
-            m_db, QStringLiteral("SELECT outbox_op_begin('purge', 'admin run', 'root', 'h', 'x')"));
+            m_db,
+            QStringLiteral("SELECT outbox_op_begin('purge', 'admin run', 'root', 'h', 'x', 3)"));
         QSqlDatabase db = as(QStringLiteral("tst_rules_operator"));
         QVERIFY(db.isOpen());
         const auto foreign = store::exec(
@@ -417,8 +418,8 @@ private Q_SLOTS:
         // The function refuses too, for a client that skips the check.
         const QString ids = idArray(m_db, QStringLiteral("replay_of IS NULL"));
         QVERIFY(db.transaction());
-        const QString audit =
-            sqlScalar(db, QStringLiteral("SELECT outbox_op_begin('replay', 'x', 'u', 'h', 'a')"));
+        const QString audit = sqlScalar(
+            db, QStringLiteral("SELECT outbox_op_begin('replay', 'x', 'u', 'h', 'a', 2)"));
         const auto refused = store::exec(
             db, QStringLiteral("SELECT * FROM outbox_op_replay(?::bigint, ?::uuid[], now())"),
             {audit, ids});

@@ -147,7 +147,8 @@ bool PgFixture::dropDatabase(const QString &name) {
         QStringLiteral("DROP DATABASE IF EXISTS %1 WITH (FORCE)").arg(quoteIdent(name)));
 }
 
-QSqlDatabase PgFixture::open(const QString &dbName, const QString &connectionName) {
+QSqlDatabase PgFixture::open(const QString &dbName, const QString &connectionName,
+                             const QString &user) {
     const QString name = connectionName.isEmpty() ? nextName("pgfixture") : connectionName;
     if (QSqlDatabase::contains(name))
         close(name);
@@ -156,7 +157,7 @@ QSqlDatabase PgFixture::open(const QString &dbName, const QString &connectionNam
     db.setHostName(m_cluster.socketDirectory());
     db.setPort(m_cluster.port());
     db.setDatabaseName(dbName);
-    db.setUserName(m_cluster.superuser());
+    db.setUserName(user.isEmpty() ? m_cluster.superuser() : user);
     db.setConnectOptions(QStringLiteral("connect_timeout=10"));
     if (!db.open())
         qWarning().noquote() << "PgFixture: could not open database" << dbName << "-"

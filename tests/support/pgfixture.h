@@ -45,10 +45,12 @@ public:
     bool dropDatabase(const QString &name);
 
     // Opens a QPSQL connection to `dbName` (a unique connection name unless
-    // given). On failure the database is returned closed, with a qWarning
-    // of the reason, so QVERIFY(db.isOpen()) reports it. The fixture removes
-    // these connections when it is destroyed; use them in this thread only.
-    QSqlDatabase open(const QString &dbName, const QString &connectionName = {});
+    // given) as `user` (the cluster's superuser unless given). On failure
+    // the database is returned closed, with a qWarning of the reason, so
+    // QVERIFY(db.isOpen()) reports it. The fixture removes these connections
+    // when it is destroyed; use them in this thread only.
+    QSqlDatabase open(const QString &dbName, const QString &connectionName = {},
+                      const QString &user = {});
     // Closes and removes a connection opened by open().
     void close(const QString &connectionName);
 
