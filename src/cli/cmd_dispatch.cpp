@@ -291,9 +291,8 @@ void addDispatchOptions(CommandParser &parser, DispatchOptions &options) {
 }
 
 // The options, then what comes from elsewhere when they are not given: the
-// runner URL from $OUTBOX_RUNNER_URL, the bearer token and the database's
-// passfile from systemd credentials (LoadCredential=bearer-token:...,
-// pgpass:...; the unit's throwaway user has no home for a ~/.pgpass).
+// runner URL from $OUTBOX_RUNNER_URL, the bearer token from the systemd
+// credential bearer-token.
 core::Result<void> readDispatchOptions(CommandParser &parser, DispatchOptions &options) {
     if (auto read = parser.readOptions(); !read)
         return read;
@@ -314,9 +313,6 @@ core::Result<void> readDispatchOptions(CommandParser &parser, DispatchOptions &o
             return read.error();
         config.bearerToken = read.value();
     }
-    if (const QString passfile = credentialFile(QStringLiteral("pgpass"));
-        !passfile.isEmpty() && !qEnvironmentVariableIsSet("PGPASSFILE"))
-        qputenv("PGPASSFILE", QFile::encodeName(passfile)); // read by libpq
     if (options.unsignedIntended && !config.secrets.isEmpty())
         return usage(QStringLiteral("--unsigned, yet a signing secret is given (--secret-file, "
                                     "$OUTBOX_RUNNER_SECRET or the webhook-secret credential); "
@@ -481,6 +477,17 @@ int runDispatch(CommandContext &context) {
     auto connInfo = resolveConnInfo(parser.databaseOption());
     if (!connInfo)
         return parser.fail(connInfo.error());
+    // The systemd credential db-password, when the connection string has no
+    // password: the unit's throwaway user has no home for a ~/.pgpass, and
+    // libpq refuses a password file whose mode shows group bits (a
+    // credential's ACL mask does).
+    if (const QString password = credentialFile(QStringLiteral("db-password"));
+        connInfo->password.isEmpty() && !password.isEmpty()) {
+        auto lines = readSecretLines(QStringLiteral("db-password"), password);
+        if (!lines)
+            return parser.fail(lines.error());
+        connInfo.value().password = lines->first();
+    }
 
     for (const QString &warning : options.config.warnings(options.unsignedIntended))
         qCWarning(lcCli) << core::LogLine("unsafe_setting").add("error", warning);

@@ -12,6 +12,7 @@
 
 #include <QDateTime>
 #include <QFile>
+#include <QFileInfo>
 #include <QHostAddress>
 #include <QLoggingCategory>
 #include <QProcessEnvironment>
@@ -124,16 +125,28 @@ inline QString credentialFile(const QString &name) {
     return QFile::exists(path) ? path : QString();
 }
 
+// Whether `path` is one of those. systemd makes them 0400 and lets the
+// service's user read them through an ACL entry, whose mask stat() shows as
+// group bits: their mode says nothing about who else may read them.
+inline bool isCredentialFile(const QString &path) {
+    const QString directory = qEnvironmentVariable("CREDENTIALS_DIRECTORY");
+    return !directory.isEmpty() && path.startsWith(directory + QLatin1Char('/'));
+}
+
 // Secrets or tokens from a file: one per non-empty line, surrounding blanks
 // trimmed. Errors name the file and the flag, never the content. A file that
 // other accounts may read or change is used, with a warning naming the fix.
 inline core::Result<QStringList> readSecretLines(const QString &flag, const QString &path) {
+    const QString source = isCredentialFile(path) ? QStringLiteral("the systemd credential ") +
+                                                        QFileInfo(path).fileName()
+                                                  : QStringLiteral("--") + flag;
     QFile file(path);
     if (!file.open(QIODevice::ReadOnly))
         return usage(
-            QStringLiteral("--%1: cannot read '%2': %3").arg(flag, path, file.errorString()));
+            QStringLiteral("%1: cannot read '%2': %3").arg(source, path, file.errorString()));
     struct stat st {};
-    if (::fstat(file.handle(), &st) == 0 && (st.st_mode & (S_IRWXG | S_IRWXO)) != 0)
+    if (!isCredentialFile(path) && ::fstat(file.handle(), &st) == 0 &&
+        (st.st_mode & (S_IRWXG | S_IRWXO)) != 0)
         qCWarning(lcCli) << core::LogLine("secret_file_permissions")
                                 .add("option", QString(QStringLiteral("--") + flag))
                                 .add("file", path)
@@ -151,7 +164,7 @@ inline core::Result<QStringList> readSecretLines(const QString &flag, const QStr
     }
     if (lines.isEmpty())
         return usage(
-            QStringLiteral("--%1: '%2' is empty; put the value on the first line").arg(flag, path));
+            QStringLiteral("%1: '%2' is empty; put the value on the first line").arg(source, path));
     return lines;
 }
 

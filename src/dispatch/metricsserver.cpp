@@ -24,25 +24,6 @@ const char kAnsweredProperty[] = "outboxAnswered";
 // away (so that it sees the answer rather than a reset), up to this much.
 constexpr qint64 kMaxDiscarded = 1024 * 1024;
 
-QByteArray reasonPhrase(int status) {
-    switch (status) {
-    case 200:
-        return "OK";
-    case 400:
-        return "Bad Request";
-    case 404:
-        return "Not Found";
-    case 405:
-        return "Method Not Allowed";
-    case 413:
-        return "Content Too Large";
-    case 431:
-        return "Request Header Fields Too Large";
-    default:
-        return "Service Unavailable";
-    }
-}
-
 // The value of a header in a request head (names compared case-insensitively),
 // or nothing when it is absent.
 std::optional<QByteArray> headerValue(const QList<QByteArray> &lines, const QByteArray &name) {
@@ -121,51 +102,52 @@ void MetricsServer::readRequest(QTcpSocket *socket) {
     const qsizetype end = head.indexOf("\r\n\r\n");
     if (end < 0) {
         if (head.size() > kMaxRequestHead)
-            answer(socket, 431, "text/plain; charset=utf-8",
+            answer(socket, "431 Request Header Fields Too Large", "text/plain; charset=utf-8",
                    "the request head is longer than 8 KiB\n");
         else
             socket->setProperty(kHeadProperty, head);
         return;
     }
     if (end > kMaxRequestHead) {
-        answer(socket, 431, "text/plain; charset=utf-8", "the request head is longer than 8 KiB\n");
+        answer(socket, "431 Request Header Fields Too Large", "text/plain; charset=utf-8",
+               "the request head is longer than 8 KiB\n");
         return;
     }
     socket->setProperty(kHeadProperty, QVariant());
     const QList<QByteArray> lines = head.left(end).split('\n');
     const QList<QByteArray> request = lines.value(0).trimmed().split(' ');
     if (request.size() != 3 || !request.at(2).startsWith("HTTP/1.")) {
-        answer(socket, 400, "text/plain; charset=utf-8", "not an HTTP/1.x request\n");
+        answer(socket, "400 Bad Request", "text/plain; charset=utf-8", "not an HTTP/1.x request\n");
         return;
     }
     const auto length = headerValue(lines, "content-length");
     if (headerValue(lines, "transfer-encoding") || (length && length->toLongLong() != 0)) {
-        answer(socket, 413, "text/plain; charset=utf-8",
+        answer(socket, "413 Content Too Large", "text/plain; charset=utf-8",
                "request bodies are not accepted; scrape with GET /metrics\n");
         return;
     }
     if (request.at(0) != "GET") {
-        answer(socket, 405, "text/plain; charset=utf-8", "only GET /metrics is served here\n",
-               "Allow: GET\r\n");
+        answer(socket, "405 Method Not Allowed", "text/plain; charset=utf-8",
+               "only GET /metrics is served here\n", "Allow: GET\r\n");
         return;
     }
     const QByteArray &target = request.at(1);
     if (target != "/metrics" && !target.startsWith("/metrics?")) {
-        answer(socket, 404, "text/plain; charset=utf-8", "only GET /metrics is served here\n");
+        answer(socket, "404 Not Found", "text/plain; charset=utf-8",
+               "only GET /metrics is served here\n");
         return;
     }
     answer(
-        socket, 200, "text/plain; version=0.0.4; charset=utf-8",
+        socket, "200 OK", "text/plain; version=0.0.4; charset=utf-8",
         prometheusText(m_stats) +
             (m_queue ? queueGaugesText(*m_queue, QDateTime::currentDateTimeUtc()) : QByteArray()));
 }
 
-void MetricsServer::answer(QTcpSocket *socket, int status, const QByteArray &contentType,
+void MetricsServer::answer(QTcpSocket *socket, const char *status, const QByteArray &contentType,
                            const QByteArray &body, const QByteArray &extraHeaders) {
     socket->setProperty(kHeadProperty, QVariant());
     socket->setProperty(kAnsweredProperty, qint64(0));
-    socket->write("HTTP/1.1 " + QByteArray::number(status) + ' ' + reasonPhrase(status) +
-                  "\r\nContent-Type: " + contentType +
+    socket->write(QByteArray("HTTP/1.1 ") + status + "\r\nContent-Type: " + contentType +
                   "\r\nContent-Length: " + QByteArray::number(body.size()) +
                   "\r\nConnection: close\r\n" + extraHeaders + "\r\n" + body);
     // Once the answer is out, say "no more from us" but keep reading (and

@@ -53,7 +53,8 @@ public Q_SLOTS:
 private:
     void accept();
     void readRequest(QTcpSocket *socket);
-    void answer(QTcpSocket *socket, int status, const QByteArray &contentType,
+    // `status` is the status line's code and reason, e.g. "404 Not Found".
+    void answer(QTcpSocket *socket, const char *status, const QByteArray &contentType,
                 const QByteArray &body, const QByteArray &extraHeaders = {});
 
     QTcpServer *m_server = nullptr;

@@ -88,16 +88,19 @@ private Q_SLOTS:
     void tokenIsNotInTheActivityView() {
         const QUuid worker = QUuid::createUuid();
         const QString token = store::RegistryStore::newToken();
-        store::DispatcherRegistration r;
-        r.workerId = worker;
-        r.token = token;
-        r.host = QStringLiteral("host");
-        r.pid = 42;
-        r.version = QStringLiteral("0");
-        r.application = QStringLiteral("tst");
-        r.runnerUrl = QStringLiteral("https://runner.example/events");
-        r.concurrency = 4;
-        r.startedAt = QDateTime::currentDateTimeUtc();
+        const store::DispatcherRegistration r{
+            .workerId = worker,
+            .token = token,
+            .host = QStringLiteral("host"),
+            .pid = 42,
+            .version = QStringLiteral("0"),
+            .application = QStringLiteral("tst"),
+            .nameSpace = QString(),
+            .runnerUrl = QStringLiteral("https://runner.example/events"),
+            .concurrency = 4,
+            .heartbeatInterval = core::Millis(5000),
+            .startedAt = QDateTime::currentDateTimeUtc(),
+        };
         const QString registering =
             activityWhileBlocked(QStringLiteral("outbox_dispatchers"), [&](store::Session &s) {
                 return store::RegistryStore(s).registerDispatcher(r).ok();
