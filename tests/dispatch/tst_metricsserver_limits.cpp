@@ -62,59 +62,44 @@ class TestMetricsServerLimits final : public QObject {
 private:
     MetricsServer m_server;
 
-private Q_SLOTS:
-    void initTestCase() {
-        QVERIFY(m_server.listen(QHostAddress::LocalHost, 0).ok());
-        // The server lives in this thread: a helper thread plays the client.
+    // A client that sends `head` and then up to 64 MiB (of body, or of the
+    // head itself when it is not finished), in a thread of its own: the
+    // server lives in this one.
+    static constexpr qint64 kFlood = 64LL * 1024 * 1024;
+    Sent flood(const QByteArray &head) {
+        Sent sent;
+        QThread *client =
+            QThread::create([&] { sent = sendUntilAnswered(m_server.port(), head, kFlood); });
+        client->start();
+        [&] { QTRY_VERIFY_WITH_TIMEOUT(client->isFinished(), 120000); }();
+        client->wait();
+        delete client;
+        qInfo("answered %d after %lld of %lld bytes", statusOf(sent.answer), sent.written, kFlood);
+        return sent;
     }
 
+private Q_SLOTS:
+    void initTestCase() { QVERIFY(m_server.listen(QHostAddress::LocalHost, 0).ok()); }
+
     void largeBodyIsNotRead() {
-        constexpr qint64 body = 64LL * 1024 * 1024;
-        Sent sent;
-        QThread *client = QThread::create([&] {
-            sent = sendUntilAnswered(m_server.port(),
-                                     "POST /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: " +
-                                         QByteArray::number(body) + "\r\n\r\n",
-                                     body);
-        });
-        client->start();
-        QTRY_VERIFY_WITH_TIMEOUT(client->isFinished(), 120000);
-        delete client;
-        qInfo("answered %d after %lld of %lld body bytes", statusOf(sent.answer), sent.written,
-              body);
+        const Sent sent = flood("POST /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: " +
+                                QByteArray::number(kFlood) + "\r\n\r\n");
         QCOMPARE(statusOf(sent.answer), 413);
         QVERIFY(sent.answer.contains("request bodies are not accepted"));
-        QVERIFY2(sent.written < body, "the server took the whole body before answering");
+        QVERIFY2(sent.written < kFlood, "the server took the whole body before answering");
     }
 
     void chunkedBodyIsNotRead() {
-        constexpr qint64 body = 64LL * 1024 * 1024;
-        Sent sent;
-        QThread *client = QThread::create([&] {
-            sent = sendUntilAnswered(m_server.port(),
-                                     "GET /metrics HTTP/1.1\r\nHost: x\r\n"
-                                     "Transfer-Encoding: chunked\r\n\r\n",
-                                     body);
-        });
-        client->start();
-        QTRY_VERIFY_WITH_TIMEOUT(client->isFinished(), 120000);
-        delete client;
+        const Sent sent = flood("GET /metrics HTTP/1.1\r\nHost: x\r\n"
+                                "Transfer-Encoding: chunked\r\n\r\n");
         QCOMPARE(statusOf(sent.answer), 413);
-        QVERIFY(sent.written < body);
+        QVERIFY(sent.written < kFlood);
     }
 
     void longHeadIsCut() {
-        constexpr qint64 header = 64LL * 1024 * 1024;
-        Sent sent;
-        QThread *client = QThread::create([&] {
-            sent =
-                sendUntilAnswered(m_server.port(), "GET /metrics HTTP/1.1\r\nX-Filler: ", header);
-        });
-        client->start();
-        QTRY_VERIFY_WITH_TIMEOUT(client->isFinished(), 120000);
-        delete client;
+        const Sent sent = flood("GET /metrics HTTP/1.1\r\nX-Filler: ");
         QCOMPARE(statusOf(sent.answer), 431);
-        QVERIFY(sent.written < header);
+        QVERIFY(sent.written < kFlood);
     }
 
     void onlyGetIsServed_data() {
