@@ -121,7 +121,10 @@ std::optional<std::pair<qsizetype, QString>> unstorableEscape(const QByteArray &
 } // namespace
 
 std::optional<QJsonValue> parseJsonValue(const QByteArray &text, QString *error) {
-    auto fail = [&](const QString &what, qsizetype offset) -> std::optional<QJsonValue> {
+    // `quote`: show the text around the offset (not for valid JSON whose
+    // values are the problem: they are the payload).
+    auto fail = [&](const QString &what, qsizetype offset,
+                    bool quote = true) -> std::optional<QJsonValue> {
         if (error) {
             offset = std::clamp<qsizetype>(offset, 0, text.size());
             const qsizetype lineStart = text.lastIndexOf('\n', offset - 1) + 1;
@@ -135,7 +138,7 @@ std::optional<QJsonValue> parseJsonValue(const QByteArray &text, QString *error)
                          .arg(line)
                          .arg(offset - lineStart + 1)
                          .arg(offset);
-            if (!near.isEmpty())
+            if (quote && !near.isEmpty())
                 *error += QStringLiteral(", near '%1'").arg(near);
         }
         return std::nullopt;
@@ -163,7 +166,7 @@ std::optional<QJsonValue> parseJsonValue(const QByteArray &text, QString *error)
         return fail(QStringLiteral("more than one JSON value (separated by a comma)"),
                     text.indexOf(','));
     if (const auto escape = unstorableEscape(text))
-        return fail(escape->second, escape->first);
+        return fail(escape->second, escape->first, false);
     return array.first();
 }
 
