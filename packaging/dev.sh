@@ -11,7 +11,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build_dir=${BUILD_DIR:-$here/build}
 jobs=${JOBS:-$(nproc)}
 
-# Build tools, Qt 6.4 (Widgets, Sql + QPSQL, Network, HttpServer, Concurrent, Test, Charts),
+# Build tools, Qt 6.4 (Widgets, Sql + QPSQL, Network, Concurrent, Test, Charts),
 # libpq's headers (core parses connection strings with libpq), the PostgreSQL
 # 15 server binaries for the embedded clusters, Xvfb for screenshots on
 # headless machines.
@@ -20,8 +20,6 @@ packages=(
     qt6-base-dev qt6-base-dev-tools libqt6sql6-psql qt6-charts-dev libqt6opengl6-dev libgl-dev
     # The SVG image and icon plugins: every icon is SVG (nothing links it).
     libqt6svg6
-    # qt6-httpserver-dev's CMake package needs WebSockets but does not depend on it.
-    qt6-httpserver-dev qt6-websockets-dev
     libpq-dev
     postgresql-15 postgresql-client-15
     # localedef's locale sources: a test runs a server in German (tst_errorclass).

@@ -2,6 +2,7 @@
 // delivery back per namespace or topic.
 #include "cli/commands.h"
 #include "cli/output.h"
+#include "core/displaytext.h"
 #include "store/operations.h"
 #include "store/pausestore.h"
 #include "store/registrystore.h"
@@ -179,8 +180,11 @@ int runDispatchers(CommandContext &context) {
         out << '\n' << list->aliveCount() << " alive.\n";
     }
     for (const auto &pause : paused.value())
-        out << "Paused: " << scopeText(pause.nameSpace, pause.topic) << " since "
-            << isoTime(pause.pausedAt) << " by " << pause.pausedBy << ": " << pause.reason << '\n';
+        out << "Paused: "
+            << core::escapeControls(QStringLiteral("%1 since %2 by %3: %4")
+                                        .arg(scopeText(pause.nameSpace, pause.topic),
+                                             isoTime(pause.pausedAt), pause.pausedBy, pause.reason))
+            << '\n';
     return ExitOk;
 }
 

@@ -3,6 +3,7 @@
 #include "cli/logging.h"
 #include "cli/serviceutil.h"
 #include "core/dispatcherconfig.h"
+#include "core/displaytext.h"
 #include "core/logline.h"
 #include "dispatch/dispatcherhost.h"
 #include "dispatch/metricsserver.h"
@@ -26,8 +27,30 @@ struct DispatchOptions {
     std::optional<std::pair<QHostAddress, quint16>> metricsAddress;
     core::Millis statsInterval{10000};
     bool noListen = false;
+    bool unsignedIntended = false;              // --unsigned: no secret, and that is on purpose
     dispatch::HousekeepingOptions housekeeping; // registry, retention
 };
+
+// --runner-url, or $OUTBOX_RUNNER_URL (where the systemd unit keeps it: the
+// URL may carry an API key, and `ps` shows every command line). Shown in
+// messages without user info and query, and with control characters escaped.
+core::Result<QUrl> parseRunnerUrl(const QString &what, const QString &text) {
+    const QString trimmed = text.trimmed();
+    const QString shown = core::redactedUrlText(trimmed);
+    if (core::escapeControls(trimmed) != trimmed)
+        return usage(QStringLiteral("%1 \"%2\" contains control characters (a line break?); "
+                                    "give the URL on one line, e.g. "
+                                    "https://runner.internal/events")
+                         .arg(what, shown));
+    const QUrl url(trimmed, QUrl::StrictMode);
+    if (!trimmed.isEmpty() && !url.isValid())
+        return usage(
+            QStringLiteral("%1 \"%2\" is not a valid URL (%3); use e.g. "
+                           "https://runner.internal/events")
+                .arg(what, shown,
+                     core::escapeControls(url.errorString().section(QLatin1Char(';'), 0, 0))));
+    return url;
+}
 
 core::Result<QList<int>> parseStatuses(const QString &text) {
     QList<int> statuses;
@@ -83,8 +106,14 @@ core::Result<core::Ordering> parseOrdering(const QString &text) {
                      .arg(text));
 }
 
+// ":PORT" means loopback here: the endpoint tells anyone who reaches it
+// about the queue, so every other interface must be asked for by address
+// (0.0.0.0:PORT, [::]:PORT or *:PORT).
 core::Result<std::pair<QHostAddress, quint16>> parseMetricsAddress(const QString &text) {
-    return parseListenAddress(QStringLiteral("metrics-addr"), text);
+    const QString trimmed = text.trimmed();
+    return parseListenAddress(
+        QStringLiteral("metrics-addr"),
+        trimmed.startsWith(QLatin1Char(':')) ? QStringLiteral("127.0.0.1") + trimmed : trimmed);
 }
 
 QString percentileMs(const dispatch::Histogram &histogram, double quantile) {
@@ -161,20 +190,25 @@ void addDispatchOptions(CommandParser &parser, DispatchOptions &options) {
     constexpr qint64 anySize = std::numeric_limits<int>::min();
     constexpr qint64 maxSize = 1000000;
     parser.addOptions({
-        parsedOption("runner-url <url>",
-                     "The runner endpoint, e.g. https://runner.internal/events (required).",
-                     config.runnerUrl,
-                     [](const QString &url) {
-                         return core::Result<QUrl>(QUrl(url.trimmed(), QUrl::StrictMode));
-                     }),
+        parsedOption(
+            "runner-url <url>",
+            "The runner endpoint, e.g. https://runner.internal/events (required; "
+            "default: $OUTBOX_RUNNER_URL).",
+            config.runnerUrl,
+            [](const QString &url) { return parseRunnerUrl(QStringLiteral("--runner-url"), url); }),
         secretFileOption(
             "Standard Webhooks secrets (whsec_...), one per line; two lines while a "
-            "secret is rotated. Default: $OUTBOX_RUNNER_SECRET (space-separated); none "
-            "= unsigned.",
+            "secret is rotated. Default: $OUTBOX_RUNNER_SECRET (space-separated), then the "
+            "systemd credential webhook-secret; none = unsigned (see --unsigned).",
             config.secrets),
         parsedOption("bearer-token-file <file>",
-                     "Send 'Authorization: Bearer <token>' with the token read from this file.",
+                     "Send 'Authorization: Bearer <token>' with the token read from this file "
+                     "(default: the systemd credential bearer-token, if any).",
                      config.bearerToken, readBearerToken),
+        flagOption("unsigned",
+                   "Deliver without signatures on purpose (otherwise a missing secret is "
+                   "warned about at every start).",
+                   options.unsignedIntended),
         valueOption("ca-file <file>", "Extra CA bundle (PEM) for an https runner.", config.caFile),
         integerOption("batch-size <n>", "Most rows claimed per statement (default 500).",
                       config.batchSize, anySize, maxSize),
@@ -230,7 +264,8 @@ void addDispatchOptions(CommandParser &parser, DispatchOptions &options) {
                      "'none').",
                      config.permanentStatuses, parseStatuses),
         parsedOption("metrics-addr <host:port>",
-                     "Serve Prometheus metrics at http://HOST:PORT/metrics.",
+                     "Serve Prometheus metrics at http://HOST:PORT/metrics (GET only). :PORT "
+                     "is 127.0.0.1:PORT; give 0.0.0.0:PORT to serve every interface.",
                      options.metricsAddress, parseMetricsAddress),
         timerOption("stats-interval <duration>",
                     "How often to log a stats line (default 10s; 0s = never).",
@@ -253,6 +288,36 @@ void addDispatchOptions(CommandParser &parser, DispatchOptions &options) {
         "https://runner.internal/events \\\n"
         "      --secret-file /etc/outbox/webhook-secret --concurrency 64 --metrics-addr "
         "127.0.0.1:9464"));
+}
+
+// The options, then what comes from elsewhere when they are not given: the
+// runner URL from $OUTBOX_RUNNER_URL, the bearer token from the systemd
+// credential bearer-token.
+core::Result<void> readDispatchOptions(CommandParser &parser, DispatchOptions &options) {
+    if (auto read = parser.readOptions(); !read)
+        return read;
+    core::DispatcherConfig &config = options.config;
+    if (!parser.isSet(QStringLiteral("runner-url"))) {
+        const QString fromEnvironment = qEnvironmentVariable("OUTBOX_RUNNER_URL");
+        if (!fromEnvironment.trimmed().isEmpty()) {
+            auto url = parseRunnerUrl(QStringLiteral("$OUTBOX_RUNNER_URL"), fromEnvironment);
+            if (!url)
+                return url.error();
+            config.runnerUrl = url.value();
+        }
+    }
+    if (const QString token = credentialFile(QStringLiteral("bearer-token"));
+        !parser.isSet(QStringLiteral("bearer-token-file")) && !token.isEmpty()) {
+        auto read = readBearerToken(token);
+        if (!read)
+            return read.error();
+        config.bearerToken = read.value();
+    }
+    if (options.unsignedIntended && !config.secrets.isEmpty())
+        return usage(QStringLiteral("--unsigned, yet a signing secret is given (--secret-file, "
+                                    "$OUTBOX_RUNNER_SECRET or the webhook-secret credential); "
+                                    "leave out one of them"));
+    return {};
 }
 
 // A stats line every `every` (never when 0), each covering the time since
@@ -403,15 +468,29 @@ int runDispatch(CommandContext &context) {
     addDispatchOptions(parser, options);
     if (const auto stop = parser.parseOptionsOnly())
         return *stop;
-    if (auto read = parser.readOptions(); !read)
+    // Before the options are read: reading secret files may warn.
+    installServiceLogging(parser.isSet(QStringLiteral("verbose")));
+    if (auto read = readDispatchOptions(parser, options); !read)
         return parser.fail(read.error());
     if (const auto valid = options.config.validate(); !valid)
         return parser.fail(valid.error());
     auto connInfo = resolveConnInfo(parser.databaseOption());
     if (!connInfo)
         return parser.fail(connInfo.error());
+    // The systemd credential db-password, when the connection string has no
+    // password: the unit's throwaway user has no home for a ~/.pgpass, and
+    // libpq refuses a password file whose mode shows group bits (a
+    // credential's ACL mask does).
+    if (const QString password = credentialFile(QStringLiteral("db-password"));
+        connInfo->password.isEmpty() && !password.isEmpty()) {
+        auto lines = readSecretLines(QStringLiteral("db-password"), password);
+        if (!lines)
+            return parser.fail(lines.error());
+        connInfo.value().password = lines->first();
+    }
 
-    installServiceLogging(parser.isSet(QStringLiteral("verbose")));
+    for (const QString &warning : options.config.warnings(options.unsignedIntended))
+        qCWarning(lcCli) << core::LogLine("unsafe_setting").add("error", warning);
     if (const int code = preflight(parser, connInfo.value(), options.config.ordering);
         code != ExitOk)
         return code;

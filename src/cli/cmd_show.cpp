@@ -1,5 +1,6 @@
 #include "cli/commands.h"
 #include "cli/output.h"
+#include "core/displaytext.h"
 #include "core/uuidtext.h"
 #include "store/queries.h"
 
@@ -132,11 +133,14 @@ void printDetail(QTextStream &out, const store::EventDetail &detail) {
         fields.append({QStringLiteral("Replay of"), core::uuidText(*e.replayOf)});
 
     out << "Event " << core::uuidText(e.id) << '\n';
+    // Topic, namespace, last error and the rest were written by producers and
+    // runners: shown with their control characters escaped.
     for (const auto &[label, value] : std::as_const(fields))
-        out << "  " << QString(label + QLatin1Char(':')).leftJustified(14) << value << '\n';
+        out << "  " << QString(label + QLatin1Char(':')).leftJustified(14)
+            << core::escapeControls(value) << '\n';
 
     out << "\nPayload:\n";
-    const QString payload = reformatJson(e.payload, 2);
+    const QString payload = core::escapeControls(reformatJson(e.payload, 2), true);
     for (const QString &line : payload.split(QLatin1Char('\n')))
         out << "  " << line << '\n';
 

@@ -2,6 +2,8 @@
 
 #include <QRegularExpression>
 
+#include <limits>
+
 namespace outbox::cli {
 
 core::Error usage(const QString &message) {
@@ -307,13 +309,23 @@ core::Result<qint64> CommandParser::integer(const QString &name, qint64 fallback
     const qint64 value = text.toLongLong(&ok);
     if (!ok)
         return invalidValue(name, text, QStringLiteral("a whole number"));
-    if (value < min || value > max)
-        return usage(QStringLiteral("--%1 must be between %2 and %3 (got %4)")
-                         .arg(name)
-                         .arg(min)
-                         .arg(max)
-                         .arg(value));
-    return value;
+    if (value >= min && value <= max)
+        return value;
+    // A minimum at the type's end means "checked later, with a better
+    // message" (e.g. DispatcherConfig::validate()): name only the real bound.
+    const bool anyMin = min <= std::numeric_limits<int>::min();
+    const bool anyMax = max >= std::numeric_limits<qint64>::max();
+    if (anyMin && !anyMax)
+        return usage(
+            QStringLiteral("--%1 must be at most %2 (got %3)").arg(name).arg(max).arg(value));
+    if (anyMax && !anyMin)
+        return usage(
+            QStringLiteral("--%1 must be at least %2 (got %3)").arg(name).arg(min).arg(value));
+    return usage(QStringLiteral("--%1 must be between %2 and %3 (got %4)")
+                     .arg(name)
+                     .arg(min)
+                     .arg(max)
+                     .arg(value));
 }
 
 core::Result<double> CommandParser::number(const QString &name, double fallback, double min) const {

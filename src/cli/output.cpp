@@ -1,5 +1,6 @@
 #include "cli/output.h"
 
+#include "core/displaytext.h"
 #include "core/duration.h"
 #include "core/uuidtext.h"
 
@@ -69,10 +70,61 @@ qsizetype invalidUtf8Offset(const QByteArray &text) {
     return i;
 }
 
+// The first \u escape in a string of valid JSON that PostgreSQL cannot
+// store: \u0000 (text cannot hold NUL) or half of a surrogate pair (not a
+// character). Its offset and what is wrong, or nothing.
+std::optional<std::pair<qsizetype, QString>> unstorableEscape(const QByteArray &text) {
+    const auto codeAt = [&text](qsizetype at) -> int {
+        // `at` is the backslash of a \uXXXX escape.
+        if (at + 6 > text.size() || text.at(at + 1) != 'u')
+            return -1;
+        bool ok = false;
+        const int code = text.mid(at + 2, 4).toInt(&ok, 16);
+        return ok ? code : -1;
+    };
+    bool inString = false;
+    for (qsizetype i = 0; i < text.size(); ++i) {
+        const char c = text.at(i);
+        if (!inString) {
+            inString = c == '"';
+            continue;
+        }
+        if (c == '"') {
+            inString = false;
+            continue;
+        }
+        if (c != '\\')
+            continue;
+        const int code = codeAt(i);
+        if (code == 0)
+            return std::pair(i, QStringLiteral("a \\u0000 escape (PostgreSQL cannot store the NUL "
+                                               "character; remove it)"));
+        if (code >= 0xdc00 && code <= 0xdfff)
+            return std::pair(i, QStringLiteral("a \\u%1 escape without the high surrogate "
+                                               "before it (half a character; write the whole "
+                                               "pair or the character itself)")
+                                    .arg(QString::fromLatin1(text.mid(i + 2, 4))));
+        if (code >= 0xd800 && code <= 0xdbff) {
+            const int low = codeAt(i + 6);
+            if (low < 0xdc00 || low > 0xdfff)
+                return std::pair(i, QStringLiteral("a \\u%1 escape without the low surrogate "
+                                                   "after it (half a character; write the whole "
+                                                   "pair or the character itself)")
+                                        .arg(QString::fromLatin1(text.mid(i + 2, 4))));
+            i += 6; // the low half, checked
+        }
+        ++i; // the escaped character
+    }
+    return std::nullopt;
+}
+
 } // namespace
 
 std::optional<QJsonValue> parseJsonValue(const QByteArray &text, QString *error) {
-    auto fail = [&](const QString &what, qsizetype offset) -> std::optional<QJsonValue> {
+    // `quote`: show the text around the offset (not for valid JSON whose
+    // values are the problem: they are the payload).
+    auto fail = [&](const QString &what, qsizetype offset,
+                    bool quote = true) -> std::optional<QJsonValue> {
         if (error) {
             offset = std::clamp<qsizetype>(offset, 0, text.size());
             const qsizetype lineStart = text.lastIndexOf('\n', offset - 1) + 1;
@@ -86,7 +138,7 @@ std::optional<QJsonValue> parseJsonValue(const QByteArray &text, QString *error)
                          .arg(line)
                          .arg(offset - lineStart + 1)
                          .arg(offset);
-            if (!near.isEmpty())
+            if (quote && !near.isEmpty())
                 *error += QStringLiteral(", near '%1'").arg(near);
         }
         return std::nullopt;
@@ -113,6 +165,8 @@ std::optional<QJsonValue> parseJsonValue(const QByteArray &text, QString *error)
     if (array.size() != 1)
         return fail(QStringLiteral("more than one JSON value (separated by a comma)"),
                     text.indexOf(','));
+    if (const auto escape = unstorableEscape(text))
+        return fail(escape->second, escape->first, false);
     return array.first();
 }
 
@@ -137,7 +191,7 @@ QByteArray jsonText(const QJsonObject &object, bool indented) {
         QJsonDocument(object).toJson(indented ? QJsonDocument::Indented : QJsonDocument::Compact);
     if (text.endsWith('\n'))
         text.chop(1);
-    return text;
+    return core::escapeJsonControls(text);
 }
 
 QByteArray eventJson(const core::OutboxEvent &event, bool indented) {
@@ -179,7 +233,7 @@ QByteArray eventJson(const core::OutboxEvent &event, bool indented) {
     const QByteArray quotedMarker = '"' + marker.toUtf8() + '"';
     const qsizetype at = text.indexOf(quotedMarker);
     if (at >= 0)
-        text.replace(at, quotedMarker.size(), payload);
+        text.replace(at, quotedMarker.size(), core::escapeJsonControls(payload));
     return text;
 }
 
@@ -189,6 +243,8 @@ Table::Table(QStringList headers)
     : m_headers(std::move(headers)) {}
 
 void Table::addRow(QStringList cells) {
+    for (QString &cell : cells)
+        cell = core::escapeControls(cell);
     while (cells.size() < m_headers.size())
         cells.append(QString());
     m_rows.append(std::move(cells));

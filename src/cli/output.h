@@ -34,7 +34,9 @@ std::optional<QJsonValue> parseJsonValue(const QByteArray &text, QString *error 
 // operator sees exactly what is stored. indent < 0: compact, one line.
 using core::reformatJson;
 // One event as a JSON object; the payload is embedded verbatim (not as a
-// double-converting QJsonValue).
+// double-converting QJsonValue). Like every JSON text below, control
+// characters are escaped (core::escapeJsonControls): the output may go to a
+// terminal.
 QByteArray eventJson(const core::OutboxEvent &event, bool indented = false);
 // Prints one event as a line of JSON Lines (`list --jsonl`, `export`).
 void printJsonLine(QTextStream &out, const core::OutboxEvent &event);
@@ -42,6 +44,8 @@ void printJsonLine(QTextStream &out, const core::OutboxEvent &event);
 QByteArray jsonText(const QJsonObject &object, bool indented = false);
 
 // A plain text table with left-aligned columns (right-aligned when asked).
+// Cells are shown with their control characters escaped
+// (core::escapeControls): they hold text written by producers and runners.
 class Table final {
 public:
     explicit Table(QStringList headers);

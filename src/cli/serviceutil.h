@@ -12,6 +12,7 @@
 
 #include <QDateTime>
 #include <QFile>
+#include <QFileInfo>
 #include <QHostAddress>
 #include <QLoggingCategory>
 #include <QProcessEnvironment>
@@ -21,6 +22,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <sys/stat.h>
 #include <utility>
 
 namespace outbox::cli {
@@ -112,13 +114,47 @@ inline core::Result<std::pair<QHostAddress, quint16>> parseListenAddress(const Q
     return std::pair<QHostAddress, quint16>(address, quint16(port));
 }
 
+// A file systemd passed with LoadCredential=NAME:... (in
+// $CREDENTIALS_DIRECTORY, readable by the service only, never in the
+// environment or on a command line), or empty when there is none.
+inline QString credentialFile(const QString &name) {
+    const QString directory = qEnvironmentVariable("CREDENTIALS_DIRECTORY");
+    if (directory.isEmpty())
+        return {};
+    const QString path = directory + QLatin1Char('/') + name;
+    return QFile::exists(path) ? path : QString();
+}
+
+// Whether `path` is one of those. systemd makes them 0400 and lets the
+// service's user read them through an ACL entry, whose mask stat() shows as
+// group bits: their mode says nothing about who else may read them.
+inline bool isCredentialFile(const QString &path) {
+    const QString directory = qEnvironmentVariable("CREDENTIALS_DIRECTORY");
+    return !directory.isEmpty() && path.startsWith(directory + QLatin1Char('/'));
+}
+
 // Secrets or tokens from a file: one per non-empty line, surrounding blanks
-// trimmed. Errors name the file and the flag, never the content.
+// trimmed. Errors name the file and the flag, never the content. A file that
+// other accounts may read or change is used, with a warning naming the fix.
 inline core::Result<QStringList> readSecretLines(const QString &flag, const QString &path) {
+    const QString source = isCredentialFile(path) ? QStringLiteral("the systemd credential ") +
+                                                        QFileInfo(path).fileName()
+                                                  : QStringLiteral("--") + flag;
     QFile file(path);
     if (!file.open(QIODevice::ReadOnly))
         return usage(
-            QStringLiteral("--%1: cannot read '%2': %3").arg(flag, path, file.errorString()));
+            QStringLiteral("%1: cannot read '%2': %3").arg(source, path, file.errorString()));
+    struct stat st {};
+    if (!isCredentialFile(path) && ::fstat(file.handle(), &st) == 0 &&
+        (st.st_mode & (S_IRWXG | S_IRWXO)) != 0)
+        qCWarning(lcCli) << core::LogLine("secret_file_permissions")
+                                .add("option", QString(QStringLiteral("--") + flag))
+                                .add("file", path)
+                                .add("mode", QStringLiteral("%1").arg(uint(st.st_mode & 07777), 4,
+                                                                      8, QLatin1Char('0')))
+                                .add("error", QStringLiteral("other accounts may read or change "
+                                                             "this secret; run: chmod 600 %1")
+                                                  .arg(path));
     QStringList lines;
     const QList<QByteArray> raw = file.readAll().split('\n');
     for (const QByteArray &line : raw) {
@@ -128,13 +164,14 @@ inline core::Result<QStringList> readSecretLines(const QString &flag, const QStr
     }
     if (lines.isEmpty())
         return usage(
-            QStringLiteral("--%1: '%2' is empty; put the value on the first line").arg(flag, path));
+            QStringLiteral("%1: '%2' is empty; put the value on the first line").arg(source, path));
     return lines;
 }
 
 // The Standard Webhooks secrets of `dispatch` and `runner`: those already
 // given (runner's --secret), plus the lines of --secret-file; when there are
-// none, $OUTBOX_RUNNER_SECRET (space-separated). Empty: unsigned.
+// none, $OUTBOX_RUNNER_SECRET (space-separated); when that is empty too, the
+// systemd credential "webhook-secret" (one per line). Empty: unsigned.
 inline core::Result<QStringList> webhookSecrets(const CommandParser &parser,
                                                 QStringList given = {}) {
     if (parser.isSet(QStringLiteral("secret-file"))) {
@@ -150,6 +187,9 @@ inline core::Result<QStringList> webhookSecrets(const CommandParser &parser,
                                             .trimmed();
         given = fromEnvironment.split(QLatin1Char(' '), Qt::SkipEmptyParts);
     }
+    if (const QString credential = credentialFile(QStringLiteral("webhook-secret"));
+        given.isEmpty() && !credential.isEmpty())
+        return readSecretLines(QStringLiteral("secret-file"), credential);
     return given;
 }
 

@@ -1,5 +1,6 @@
 #include "core/dispatcherconfig.h"
 
+#include "core/displaytext.h"
 #include "core/enumnames.h"
 #include "core/uuidtext.h"
 #include "core/webhooksigner.h"
@@ -20,7 +21,7 @@ Result<void> refuse(const QString &message) {
 }
 
 QString showUrl(const QUrl &url) {
-    return url.toString(QUrl::RemovePassword);
+    return redactedUrl(url);
 }
 
 Result<void> checkPositive(const char *flag, int value, const char *example) {
@@ -141,6 +142,31 @@ Result<void> DispatcherConfig::validate() const {
                                          "file"));
     }
     return {};
+}
+
+QStringList DispatcherConfig::warnings(bool unsignedIntended) const {
+    QStringList found;
+    if (secrets.isEmpty() && !unsignedIntended)
+        found << QStringLiteral("deliveries are not signed: the runner cannot tell them from "
+                                "requests anyone else sends it; give the runner's secret "
+                                "(--secret-file, $OUTBOX_RUNNER_SECRET or the webhook-secret "
+                                "credential), or --unsigned if the runner checks nothing");
+    const QString host = runnerUrl.host();
+    // Traffic to the loopback interface does not leave the machine.
+    const bool loopback = host.compare(QLatin1String("localhost"), Qt::CaseInsensitive) == 0 ||
+                          host.startsWith(QLatin1String("127.")) || host == QLatin1String("::1");
+    if (runnerUrl.scheme().toLower() == QLatin1String("http") && !loopback) {
+        if (!bearerToken.isEmpty())
+            found << QStringLiteral("the bearer token goes to ") % showUrl(runnerUrl) %
+                         QStringLiteral(" over plain http, readable on the way; use an https:// "
+                                        "runner URL");
+        if (!runnerUrl.userInfo().isEmpty())
+            found << QStringLiteral("the credentials in the runner URL go to ") %
+                         showUrl(runnerUrl) %
+                         QStringLiteral(" over plain http, readable on the way; use an https:// "
+                                        "runner URL");
+    }
+    return found;
 }
 
 namespace {

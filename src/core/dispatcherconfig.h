@@ -71,8 +71,13 @@ struct DispatcherConfig {
     // request_timeout >= lease, base > max, ... with a message naming the
     // option (as the command-line flag, e.g. --poll-interval) and the fix.
     Result<void> validate() const;
+    // What is allowed but unsafe, one sentence each naming the fix: unsigned
+    // deliveries (no secret, unless `unsignedIntended`), a bearer token or
+    // URL credentials sent over plain http to another host.
+    QStringList warnings(bool unsignedIntended = false) const;
     // Every setting except secrets/token, as log fields (key=value, values
-    // quoted where needed); describe() is the same as one line of text.
+    // quoted where needed; the runner URL without user info and query,
+    // core::redactedUrl); describe() is the same as one line of text.
     LogLine logFields() const;
     QString describe() const;
 };

@@ -10,6 +10,7 @@
 #include <QFileInfo>
 #include <QLoggingCategory>
 #include <QProcess>
+#include <QScopeGuard>
 #include <QStandardPaths>
 #include <QStringList>
 #include <QTemporaryDir>
@@ -53,10 +54,12 @@ using detail::makeExecSpec;
 using detail::pathTraversable;
 using detail::processAlive;
 using detail::procInfo;
+using detail::randomHex;
 using detail::spawnProcess;
 using detail::spawnSupervised;
 using detail::Supervised;
 using detail::waitForExit;
+using detail::writePrivateFile;
 
 constexpr int kStartTimeoutMs = 60'000;
 constexpr int kStopTimeoutMs = 60'000;
@@ -106,6 +109,7 @@ struct EmbeddedPostgres::Private {
     std::unique_ptr<QTemporaryDir> tempDir;
     QString root;
     std::optional<Account> account; // set when running as root
+    QString password;               // of the superuser, for TCP connections
     int port = 0;
     bool initialized = false;
     pid_t supervisor = -1;
@@ -167,9 +171,13 @@ Result<void> EmbeddedPostgres::Private::prepareDirectory() {
     }
     const QByteArray rootPath = QFile::encodeName(root);
     const QByteArray sockPath = QFile::encodeName(socketDir());
-    const mode_t mode = account ? 0711 : 0700; // root clients only need to traverse
-    if (::mkdir(sockPath.constData(), mode) != 0 || ::chmod(rootPath.constData(), mode) != 0 ||
-        ::chmod(sockPath.constData(), mode) != 0 ||
+    // The socket accepts the superuser without a password (trust): only the
+    // cluster's own account may enter its directory. When running as root
+    // the server runs as postgres, and root itself still gets in (it needs no
+    // permission); the root directory lets postgres and root traverse it.
+    const mode_t rootMode = account ? 0711 : 0700;
+    if (::mkdir(sockPath.constData(), 0700) != 0 || ::chmod(rootPath.constData(), rootMode) != 0 ||
+        ::chmod(sockPath.constData(), 0700) != 0 ||
         (account && (::chown(rootPath.constData(), account->uid, account->gid) != 0 ||
                      ::chown(sockPath.constData(), account->uid, account->gid) != 0))) {
         return Result<void>::failure(
@@ -182,11 +190,28 @@ Result<void> EmbeddedPostgres::Private::prepareDirectory() {
 
 Result<void> EmbeddedPostgres::Private::initdb() {
     const QString outputPath = root + QLatin1String("/initdb.log");
-    const QStringList args{QStringLiteral("-D"),        dataDir(),
-                           QStringLiteral("-A"),        QStringLiteral("trust"),
-                           QStringLiteral("-U"),        options.superuser,
-                           QStringLiteral("--no-sync"), QStringLiteral("-E"),
-                           QStringLiteral("UTF8"),      QStringLiteral("--locale=C")};
+    // TCP is open to every local user: there the superuser needs a password,
+    // a random one known only to this process (scram-sha-256). The socket,
+    // behind its private directory, stays password-free.
+    password = QString::fromLatin1(randomHex(24));
+    const QString passwordFile = root + QLatin1String("/initdb.pw");
+    if (const int error = writePrivateFile(passwordFile, password.toUtf8() + '\n', account))
+        return Result<void>::failure(
+            ErrorKind::Failed,
+            QStringLiteral("Could not write %1: %2.")
+                .arg(passwordFile, QString::fromLocal8Bit(std::strerror(error))));
+    const auto removePasswordFile = qScopeGuard([&passwordFile] { QFile::remove(passwordFile); });
+    const QStringList args{QStringLiteral("-D"),
+                           dataDir(),
+                           QStringLiteral("--auth-local=trust"),
+                           QStringLiteral("--auth-host=scram-sha-256"),
+                           QStringLiteral("--pwfile=") + passwordFile,
+                           QStringLiteral("-U"),
+                           options.superuser,
+                           QStringLiteral("--no-sync"),
+                           QStringLiteral("-E"),
+                           QStringLiteral("UTF8"),
+                           QStringLiteral("--locale=C")};
     const ExecSpec spec = makeExecSpec(binDir + QLatin1String("/initdb"), args, root, account);
     const pid_t pid = spawnProcess(spec, outputPath);
     if (pid < 0) {
@@ -509,9 +534,14 @@ QString EmbeddedPostgres::uri(const QString &database) const {
         return {};
     const QString db = database.isEmpty() ? d->options.database : database;
     return QStringLiteral("postgresql://") +
-           QString::fromLatin1(QUrl::toPercentEncoding(d->options.superuser)) +
+           QString::fromLatin1(QUrl::toPercentEncoding(d->options.superuser)) + QLatin1Char(':') +
+           QString::fromLatin1(QUrl::toPercentEncoding(d->password)) +
            QStringLiteral("@127.0.0.1:") + QString::number(d->port) + QLatin1Char('/') +
            QString::fromLatin1(QUrl::toPercentEncoding(db));
+}
+
+QString EmbeddedPostgres::password() const {
+    return d->password;
 }
 
 Result<QString> EmbeddedPostgres::findBinDirectory() {

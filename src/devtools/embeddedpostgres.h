@@ -15,6 +15,9 @@ namespace outbox::devtools {
 // is removed when the object is destroyed (also when a test fails).
 // When the process runs as root the server runs as the `postgres` user
 // (PostgreSQL refuses root).
+// Other local users cannot connect: the socket directory is entered only by
+// the cluster's account (and root), and over TCP the superuser needs a
+// random password (password(), part of uri()).
 class EmbeddedPostgres final {
 public:
     struct Options {
@@ -48,8 +51,12 @@ public:
     QString database() const;
     // libpq key=value connection string for `database` (or another db).
     QString connInfo(const QString &database = {}) const;
-    // postgresql:// URI over TCP (only when Options::tcp), for tests of URI parsing.
+    // postgresql:// URI over TCP (only when Options::tcp), with the password,
+    // for tests of URI parsing.
     QString uri(const QString &database = {}) const;
+    // The superuser's password: needed over TCP only (the socket trusts
+    // whoever may enter its directory). New at every initdb.
+    QString password() const;
     QString dataDirectory() const;
     QString binDirectory() const;
 

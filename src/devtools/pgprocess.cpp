@@ -254,6 +254,26 @@ QList<pid_t> childrenOf(pid_t parent) {
     return result;
 }
 
+int writePrivateFile(const QString &path, const QByteArray &content,
+                     const std::optional<Account> &account) {
+    const QByteArray name = QFile::encodeName(path);
+    const int fd = ::open(name.constData(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    const bool written =
+        fd >= 0 && ::write(fd, content.constData(), size_t(content.size())) == content.size() &&
+        (!account || ::fchown(fd, account->uid, account->gid) == 0);
+    const int error = written ? 0 : errno;
+    if (fd >= 0)
+        ::close(fd);
+    return error;
+}
+
+QByteArray randomHex(int bytes) {
+    QByteArray raw(bytes, Qt::Uninitialized);
+    for (char &c : raw)
+        c = char(QRandomGenerator::system()->bounded(256));
+    return raw.toHex();
+}
+
 std::optional<Account> lookupAccount(const char *name) {
     struct passwd pwd = {};
     struct passwd *found = nullptr;

@@ -75,6 +75,13 @@ std::optional<Account> lookupAccount(const char *name);
 // Whether `account` may search every directory from `path` up to the root.
 bool pathTraversable(const QString &path, const Account &account);
 
+// Creates `path` (it must not exist) readable by its owner only, owned by
+// `account` if set, with `content`. 0, or the errno of what failed.
+int writePrivateFile(const QString &path, const QByteArray &content,
+                     const std::optional<Account> &account);
+// `bytes` random bytes from the system's generator, as hex.
+QByteArray randomHex(int bytes);
+
 // A port free on 127.0.0.1 right now (or a random one if probing fails).
 int freeTcpPort();
 

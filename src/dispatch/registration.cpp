@@ -1,5 +1,6 @@
 #include "dispatch/registration.h"
 
+#include "core/displaytext.h"
 #include "core/logline.h"
 #include "dispatch/logging.h"
 #include "store/historystore.h"
@@ -40,7 +41,7 @@ Registration::~Registration() {
 }
 
 QString Registration::publicUrl(const QUrl &url) {
-    return url.toString(QUrl::RemoveUserInfo | QUrl::RemoveQuery | QUrl::RemoveFragment);
+    return core::urlWithoutCredentials(url).toString();
 }
 
 void Registration::onStarted(const QUuid &workerId) {

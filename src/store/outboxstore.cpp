@@ -1,6 +1,7 @@
 #include "store/outboxstore.h"
 
 #include "core/uuidtext.h"
+#include "store/boundstatement.h"
 #include "store/claimstatement.h"
 #include "store/database.h"
 #include "store/logging.h"
@@ -181,9 +182,11 @@ QVariantList withNamespace(QVariantList values, const QString &nameSpace) {
     return values;
 }
 
-const QString kEnqueueSql = QStringLiteral(
-    "SELECT id, inserted FROM outbox_enqueue(?::text, ?::text, ?::jsonb, ?::text, ?::uuid, ?::text,"
-    " ?::text)");
+// Run with execBound(): the payload travels as a bind parameter, never in
+// the statement's text (pg_stat_activity, statement logs).
+const QString kEnqueueSql =
+    QStringLiteral("SELECT id::text, inserted FROM outbox_enqueue($1::text, $2::text, $3::jsonb,"
+                   " $4::text, $5::uuid, $6::text, $7::text)");
 
 FencedResult fenced(QSqlQuery &query, const QList<QUuid> &requested) {
     QSet<QUuid> applied;
@@ -216,7 +219,6 @@ struct OutboxStore::Prepared {
         QSqlQuery query;
         bool ready = false;
     };
-    Slot enqueue;
     Slot claim[2][2]; // [by namespace][in aggregate order]
     Slot ack;
     Slot nack;
@@ -348,20 +350,17 @@ core::Result<EnqueueResult> OutboxStore::enqueue(const EnqueueRequest &request) 
         nullableText(request.aggregateType),
         nullableText(request.aggregateId),
     };
-    auto query =
-        run(m_db, m_prepared->enqueue, kEnqueueSql, values, QStringLiteral("enqueueing an event"));
-    if (!query.ok()) {
-        return query.error();
+    auto rows = execBound(m_db, kEnqueueSql, values, QStringLiteral("enqueueing an event"));
+    if (!rows.ok()) {
+        return rows.error();
     }
-    QSqlQuery *q = query.value();
-    if (!q->next()) {
+    if (rows->isEmpty()) {
         return core::Error{ErrorKind::Failed,
                            QStringLiteral("enqueueing an event: outbox_enqueue returned no row")};
     }
     EnqueueResult result;
-    result.id = QUuid::fromString(q->value(0).toString());
-    result.inserted = q->value(1).toBool();
-    q->finish();
+    result.id = QUuid::fromString(rows->value(0, 0).value_or(QString()));
+    result.inserted = rows->isTrue(0, 1);
     return result;
 }
 

@@ -1,6 +1,7 @@
 #include "store/registrystore.h"
 
 #include "core/uuidtext.h"
+#include "store/boundstatement.h"
 #include "store/database.h"
 #include "store/session.h"
 #include "store/sqlvalues.h"
@@ -33,15 +34,17 @@ QString RegistryStore::newToken() {
 }
 
 core::Result<void> RegistryStore::registerDispatcher(const DispatcherRegistration &r) {
+    // The token is a secret: bound, never part of the statement's text (see
+    // execBound()), here and in heartbeat() and unregister().
     auto registered =
-        exec(m_db,
-             QStringLiteral("SELECT outbox_dispatcher_register(?::uuid, ?::text, ?::text,"
-                            " ?::bigint, ?::text, ?::text, ?::text, ?::text, ?::integer,"
-                            " ?::bigint, to_timestamp(?::bigint / 1000.0))"),
-             {core::uuidText(r.workerId), r.token, r.host, r.pid, r.version, r.application,
-              nullableText(r.nameSpace), r.runnerUrl, r.concurrency,
-              qint64(r.heartbeatInterval.count()), r.startedAt.toMSecsSinceEpoch()},
-             QStringLiteral("registering the dispatcher"));
+        execBound(m_db,
+                  QStringLiteral("SELECT outbox_dispatcher_register($1::uuid, $2::text, $3::text,"
+                                 " $4::bigint, $5::text, $6::text, $7::text, $8::text, $9::integer,"
+                                 " $10::bigint, to_timestamp($11::bigint / 1000.0))"),
+                  {core::uuidText(r.workerId), r.token, r.host, r.pid, r.version, r.application,
+                   nullableText(r.nameSpace), r.runnerUrl, r.concurrency,
+                   qint64(r.heartbeatInterval.count()), r.startedAt.toMSecsSinceEpoch()},
+                  QStringLiteral("registering the dispatcher"));
     if (!registered)
         return registered.error();
     return {};
@@ -49,24 +52,25 @@ core::Result<void> RegistryStore::registerDispatcher(const DispatcherRegistratio
 
 core::Result<bool> RegistryStore::heartbeat(const QUuid &workerId, const QString &token,
                                             const DispatcherHeartbeat &beat) {
-    auto beaten = exec(m_db,
-                       QStringLiteral("SELECT outbox_dispatcher_heartbeat(?::uuid, ?::text,"
-                                      " ?::text, ?::integer, ?::float8, ?::float8, ?::bigint)"),
-                       {core::uuidText(workerId), token, beat.state, beat.inFlight,
-                        beat.deliveredPerSecond, beat.failedPerSecond, beat.deliveredTotal},
-                       QStringLiteral("dispatcher heartbeat"));
+    auto beaten =
+        execBound(m_db,
+                  QStringLiteral("SELECT outbox_dispatcher_heartbeat($1::uuid, $2::text,"
+                                 " $3::text, $4::integer, $5::float8, $6::float8, $7::bigint)"),
+                  {core::uuidText(workerId), token, beat.state, beat.inFlight,
+                   beat.deliveredPerSecond, beat.failedPerSecond, beat.deliveredTotal},
+                  QStringLiteral("dispatcher heartbeat"));
     if (!beaten)
         return beaten.error();
-    return beaten->next() && beaten->value(0).toBool();
+    return beaten->isTrue(0, 0);
 }
 
 core::Result<bool> RegistryStore::unregister(const QUuid &workerId, const QString &token) {
-    auto removed =
-        exec(m_db, QStringLiteral("SELECT outbox_dispatcher_unregister(?::uuid, ?::text)"),
-             {core::uuidText(workerId), token}, QStringLiteral("unregistering the dispatcher"));
+    auto removed = execBound(
+        m_db, QStringLiteral("SELECT outbox_dispatcher_unregister($1::uuid, $2::text)"),
+        {core::uuidText(workerId), token}, QStringLiteral("unregistering the dispatcher"));
     if (!removed)
         return removed.error();
-    return removed->next() && removed->value(0).toBool();
+    return removed->isTrue(0, 0);
 }
 
 core::Result<DispatcherList> RegistryStore::list() {

@@ -10,6 +10,7 @@
 #include <QScopeGuard>
 #include <QSqlDatabase>
 #include <QSqlError>
+#include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QThread>
 #include <QtTest>
@@ -60,12 +61,13 @@ QString psqlScalar(const EmbeddedPostgres &pg, const QString &target, const QStr
 }
 
 QSqlDatabase openQpsql(const QString &connectionName, const QString &host, int port,
-                       const QString &dbName, const QString &user) {
+                       const QString &dbName, const QString &user, const QString &password = {}) {
     QSqlDatabase db = QSqlDatabase::addDatabase(QStringLiteral("QPSQL"), connectionName);
     db.setHostName(host);
     db.setPort(port);
     db.setDatabaseName(dbName);
     db.setUserName(user);
+    db.setPassword(password);
     if (!db.open())
         qWarning().noquote() << "open failed:" << db.lastError().text();
     return db;
@@ -76,8 +78,9 @@ QString queryOnce(const EmbeddedPostgres &pg, const QString &sql, bool viaTcp = 
     const QString name = QStringLiteral("tst-once");
     QString value;
     {
-        QSqlDatabase db = openQpsql(name, viaTcp ? pg.host() : pg.socketDirectory(), pg.port(),
-                                    pg.database(), pg.superuser());
+        QSqlDatabase db =
+            openQpsql(name, viaTcp ? pg.host() : pg.socketDirectory(), pg.port(), pg.database(),
+                      pg.superuser(), viaTcp ? pg.password() : QString());
         if (db.isOpen())
             value = sqlScalar(db, sql);
     }
@@ -251,9 +254,14 @@ private Q_SLOTS:
         const auto started = pg.start(options);
         QVERIFY2(started.ok(), qPrintable(started.errorMessage()));
         QCOMPARE(pg.host(), QStringLiteral("127.0.0.1"));
-        QCOMPARE(pg.uri(), QStringLiteral("postgresql://outbox@127.0.0.1:%1/tcpdb").arg(pg.port()));
+        QVERIFY(pg.password().size() >= 32);
+        QCOMPARE(pg.uri(), QStringLiteral("postgresql://outbox:%1@127.0.0.1:%2/tcpdb")
+                               .arg(pg.password())
+                               .arg(pg.port()));
         QCOMPARE(pg.uri(QStringLiteral("other db")),
-                 QStringLiteral("postgresql://outbox@127.0.0.1:%1/other%20db").arg(pg.port()));
+                 QStringLiteral("postgresql://outbox:%1@127.0.0.1:%2/other%20db")
+                     .arg(pg.password())
+                     .arg(pg.port()));
         QCOMPARE(queryOnce(pg, QStringLiteral("SELECT inet_server_port()::text"), true),
                  QString::number(pg.port()));
         QCOMPARE(queryOnce(pg, QStringLiteral("SELECT current_setting('work_mem')"), true),
@@ -322,6 +330,56 @@ private Q_SLOTS:
         QVERIFY(holder.waitForFinished());
         QTRY_VERIFY_WITH_TIMEOUT(!processExists(pid), 30'000);
         QTRY_VERIFY_WITH_TIMEOUT(!QFileInfo::exists(root), 30'000);
+    }
+
+    // Another local account (nobody) must not reach the cluster: not through
+    // the socket (its directory is private), not over TCP (a password it does
+    // not know). The cluster's own account and root do.
+    void otherLocalUsersCannotConnect() {
+        if (::geteuid() != 0)
+            QSKIP("needs root, to run psql as another account");
+        const QString psqlPath = m_pg->cluster().binDirectory() + QLatin1String("/psql");
+        const QString setpriv = QStandardPaths::findExecutable(QStringLiteral("setpriv"));
+        const struct passwd *nobody = ::getpwnam("nobody");
+        if (!QFileInfo::exists(psqlPath) || setpriv.isEmpty() || !nobody)
+            QSKIP("needs psql, setpriv and the nobody account");
+        EmbeddedPostgres pg;
+        EmbeddedPostgres::Options options;
+        options.tcp = true;
+        QVERIFY(pg.start(options).ok());
+        const auto asNobody = [&](const QString &target) {
+            QProcess process;
+            QProcessEnvironment env;
+            env.insert(QStringLiteral("PATH"), QStringLiteral("/usr/bin:/bin"));
+            process.setProcessEnvironment(env); // no PGPASSWORD, no PG* of ours
+            process.setWorkingDirectory(QStringLiteral("/"));
+            process.start(setpriv,
+                          {QStringLiteral("--reuid=%1").arg(nobody->pw_uid),
+                           QStringLiteral("--regid=%1").arg(nobody->pw_gid),
+                           QStringLiteral("--clear-groups"), psqlPath, QStringLiteral("-X"),
+                           QStringLiteral("-w"), QStringLiteral("-A"), QStringLiteral("-t"),
+                           QStringLiteral("-d"), target, QStringLiteral("-c"),
+                           QStringLiteral("SELECT 'in'")});
+            process.waitForFinished(30000);
+            return QString::fromUtf8(process.readAllStandardOutput() +
+                                     process.readAllStandardError())
+                .trimmed();
+        };
+        const QString socket = asNobody(pg.connInfo());
+        qInfo().noquote() << "socket:" << socket;
+        QVERIFY2(!socket.split(QLatin1Char('\n')).contains(QStringLiteral("in")),
+                 qPrintable(socket));
+        QVERIFY2(socket.contains(QLatin1String("Permission denied")), qPrintable(socket));
+        const QString tcp = asNobody(QStringLiteral("host=127.0.0.1 port=%1 dbname=%2 user=%3")
+                                         .arg(pg.port())
+                                         .arg(pg.database(), pg.superuser()));
+        qInfo().noquote() << "tcp:" << tcp;
+        QVERIFY2(tcp.contains(QLatin1String("password")), qPrintable(tcp));
+        QVERIFY2(!tcp.split(QLatin1Char('\n')).contains(QStringLiteral("in")), qPrintable(tcp));
+        // This process gets in both ways.
+        QCOMPARE(psqlScalar(pg, pg.connInfo(), QStringLiteral("SELECT 'in'")),
+                 QStringLiteral("in"));
+        QCOMPARE(psqlScalar(pg, pg.uri(), QStringLiteral("SELECT 'in'")), QStringLiteral("in"));
     }
 
     void runsAsPostgresUserWhenRoot() {

@@ -169,7 +169,7 @@ private Q_SLOTS:
         get("/other", response);
         QVERIFY(response.startsWith("HTTP/1.1 404"));
         get("/metrics", response, "DELETE");
-        QVERIFY(response.startsWith("HTTP/1.1 404"));
+        QVERIFY(response.startsWith("HTTP/1.1 405"));
     }
 
     // Every metric the example alert rules (packaging/prometheus) use is one

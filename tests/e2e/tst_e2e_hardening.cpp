@@ -219,8 +219,8 @@ private Q_SLOTS:
         QCOMPARE(countWhere(m_db, QStringLiteral("true")), qint64(0));
     }
 
-    // A payload the server refuses (jsonb cannot hold \u0000): the message
-    // is the server's reason, without the statement and its values.
+    // A payload jsonb cannot hold (\u0000): refused before connecting, by
+    // its offset, without the payload (and no statement is involved at all).
     void serverErrorsDoNotEchoTheStatement() {
         const Finished result = runToEnd(
             {QStringLiteral("--db"), m_pg->connInfo(m_dbName), QStringLiteral("enqueue"),

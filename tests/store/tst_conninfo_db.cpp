@@ -115,9 +115,10 @@ private Q_SLOTS:
         QVERIFY2(fromUri.ok(), qPrintable(fromUri.errorMessage()));
         QCOMPARE(fromUri.value(), expected);
 
-        const auto keyValue = parseText(
-            QStringLiteral("host=127.0.0.1 port=") + serverPort() +
-            QStringLiteral(" dbname=outbox user=outbox application_name=") + kvQuoted(value));
+        const auto keyValue = parseText(QStringLiteral("host=127.0.0.1 port=") + serverPort() +
+                                        QStringLiteral(" dbname=outbox user=outbox password=") +
+                                        kvQuoted(m_pg->cluster().password()) +
+                                        QStringLiteral(" application_name=") + kvQuoted(value));
         QVERIFY2(keyValue.ok(), qPrintable(keyValue.errorMessage()));
         const auto fromKeyValue = queryWith(keyValue.value(), sql);
         QVERIFY2(fromKeyValue.ok(), qPrintable(fromKeyValue.errorMessage()));

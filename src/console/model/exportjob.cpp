@@ -1,12 +1,12 @@
 #include "console/model/exportjob.h"
 
+#include "core/outputfile.h"
 #include "core/uuidtext.h"
 #include "store/session.h"
 
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QJsonValue>
-#include <QSaveFile>
 
 namespace outbox::console {
 
@@ -87,14 +87,13 @@ void ExportTask::run() const {
             cancelled.cancelled = true;
             return cancelled;
         }
-        // Written beside the target and renamed over it at the end: a stopped
-        // or failed export never leaves a file that looks complete.
-        QSaveFile file(path);
-        if (!file.open(QIODevice::WriteOnly)) {
-            return core::Error{core::ErrorKind::Invalid,
-                               QStringLiteral("cannot write %1: %2; choose a folder you may "
-                                              "write to")
-                                   .arg(path, file.errorString())};
+        // Written beside the target and moved onto it at the end: a stopped
+        // or failed export never leaves a file that looks complete. The file
+        // dialog has asked before replacing a file; links and devices are
+        // refused all the same.
+        auto file = core::OutputFile::create(path, core::OutputFile::Existing::Replace);
+        if (!file) {
+            return file.error();
         }
         store::Session session(connInfo, {.applicationName = application});
         if (auto opened = session.open(); !opened.ok()) {
@@ -105,17 +104,16 @@ void ExportTask::run() const {
             store::ExportOptions options;
             options.pageSize = pageSize;
             options.progress = progressUntilCancelled(control, reportProgress);
-            return exporter.run(filter, store::lineSink(file, path, format), options);
+            return exporter.run(filter, store::lineSink(file.value()->device(), path, format),
+                                options);
         }();
         session.close();
         if (!exported || exported->cancelled) {
-            file.cancelWriting();
+            file.value()->cancel();
             return exported;
         }
-        if (!file.commit()) {
-            return core::Error{
-                core::ErrorKind::Failed,
-                QStringLiteral("saving %1 failed: %2").arg(path, file.errorString())};
+        if (auto committed = file.value()->commit(); !committed) {
+            return committed.error();
         }
         return exported;
     }();

@@ -9,6 +9,7 @@
 #include "console/widgets/bulkdialog.h"
 #include "console/widgets/jsonhighlighter.h"
 #include "console/widgets/purgedialog.h"
+#include "core/outputfile.h"
 #include "core/uuidtext.h"
 
 #include <QAction>
@@ -22,7 +23,6 @@
 #include <QJsonObject>
 #include <QMenu>
 #include <QMessageBox>
-#include <QSaveFile>
 #include <QSet>
 
 namespace outbox::console {
@@ -554,17 +554,18 @@ void ActionController::exportJsonLines() {
     if (path.isEmpty()) {
         return;
     }
-    QSaveFile file(path);
-    if (!file.open(QIODevice::WriteOnly)) {
-        Q_EMIT message(tr("Could not write %1: %2").arg(path, file.errorString()));
+    // The dialog has asked before replacing a file; links and devices are
+    // refused all the same, and the file is readable by its owner only.
+    auto file = core::OutputFile::create(path, core::OutputFile::Existing::Replace);
+    if (!file) {
+        Q_EMIT message(tr("Could not write the export: %1").arg(file.errorMessage()));
         return;
     }
     for (const auto &e : selected) {
-        file.write(eventJsonLine(e));
-        file.write("\n");
+        file.value()->device().write(eventJsonLine(e) + '\n');
     }
-    if (!file.commit()) {
-        Q_EMIT message(tr("Could not write %1: %2").arg(path, file.errorString()));
+    if (auto committed = file.value()->commit(); !committed) {
+        Q_EMIT message(tr("Could not write the export: %1").arg(committed.errorMessage()));
         return;
     }
     Q_EMIT message(tr("Exported %1 to %2.").arg(events(selected.size()), path));

@@ -1,5 +1,6 @@
 #include "console/widgets/dispatchersettingsform.h"
 
+#include "core/displaytext.h"
 #include "core/duration.h"
 
 #include <QCheckBox>
@@ -331,10 +332,11 @@ void DispatcherSettingsForm::save() {
     const core::DispatcherConfig c = config();
     m_settings->beginGroup(QStringLiteral("dispatcher"));
     // The secret is deliberately not here: it stays in memory only. So do
-    // credentials in the runner URL (https://user:password@...): QSettings
-    // is a plain file, so only the URL without them is saved.
+    // credentials in the runner URL (https://user:password@..., an API key
+    // in the query): QSettings is a plain file, so only the URL without them
+    // is saved.
     m_settings->setValue(QStringLiteral("runnerUrl"),
-                         c.runnerUrl.adjusted(QUrl::RemoveUserInfo).toString());
+                         core::urlWithoutCredentials(c.runnerUrl).toString());
     m_settings->setValue(QStringLiteral("concurrency"), c.concurrency);
     m_settings->setValue(QStringLiteral("batchSize"), c.batchSize);
     m_settings->setValue(QStringLiteral("maxAttempts"), c.maxAttempts);
