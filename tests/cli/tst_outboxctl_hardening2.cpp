@@ -183,10 +183,12 @@ private Q_SLOTS:
         pending.status = QStringLiteral("pending");
         pending.attempts = 0;
         QVERIFY(!seedEvent(m_db, pending).isEmpty()); // counted by stats per topic
+        // A pause reason with controls is refused by the database since
+        // version 12 (tst_hardening2); dispatchers shows the paused scope.
         QVERIFY(sqlExec(m_db,
                         QStringLiteral("INSERT INTO outbox_pauses (namespace, reason,"
-                                       " paused_by, os_user) VALUES (?, ?, 'x', 'x')"),
-                        {kNamespace, QStringLiteral("down\x1b[8m hidden")}));
+                                       " paused_by, os_user) VALUES (?, 'down', 'x', 'x')"),
+                        {kNamespace}));
 
         const QList<QStringList> commands{
             {QStringLiteral("list")},

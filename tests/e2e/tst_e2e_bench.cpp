@@ -82,9 +82,18 @@ private Q_SLOTS:
             QVERIFY2(claimPath.value(QLatin1String(key)).toDouble() > 0.0, key);
         QCOMPARE(claimPath.value(QStringLiteral("events")).toInt(), 5000);
 
+        // Delivery beside a paused backlog and behind dead events, and the
+        // pause and resume of that backlog.
+        const QJsonObject paused = json.value(QStringLiteral("paused")).toObject();
+        QCOMPARE(paused.value(QStringLiteral("paused_events")).toInt(), 50000);
+        for (const char *key :
+             {"nothing_paused_events_per_s", "paused_events_per_s", "nothing_blocked_events_per_s",
+              "blocked_events_per_s", "ratio", "blocked_ratio", "resumed_events_per_s"})
+            QVERIFY2(paused.value(QLatin1String(key)).toDouble() > 0.0, key);
+
         // A verdict per target, each with a measured value.
         const QJsonArray targets = json.value(QStringLiteral("targets")).toArray();
-        QCOMPARE(targets.size(), 10);
+        QCOMPARE(targets.size(), 12);
         for (const QJsonValue &target : targets) {
             const QJsonObject check = target.toObject();
             QVERIFY(!check.value(QStringLiteral("name")).toString().isEmpty());

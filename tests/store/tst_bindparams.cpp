@@ -113,7 +113,8 @@ private Q_SLOTS:
         bool beaten = false;
         const QString beating =
             activityWhileBlocked(QStringLiteral("outbox_dispatchers"), [&](store::Session &s) {
-                const auto result = store::RegistryStore(s).heartbeat(worker, token, {});
+                const auto result = store::RegistryStore(s).heartbeat(
+                    worker, token, store::DispatcherHeartbeat{.state = QStringLiteral("running")});
                 beaten = result.ok() && result.value();
                 return result.ok();
             });
