@@ -296,6 +296,12 @@ core::Result<Migrator::Report> Migrator::migrate(bool withRoles, bool dryRun) {
                         .arg(context)
                         .arg(version.value())};
             }
+            // Not "NOTICE: trigger ... does not exist, skipping" and the like
+            // from the scripts' IF EXISTS on every migrate; warnings still show.
+            if (const auto quiet = exec(
+                    m_db, QStringLiteral("SET LOCAL client_min_messages = warning"), {}, context);
+                !quiet)
+                return quiet.error();
             const auto ran = execScript(m_db, sql.value(), context);
             if (!ran.ok()) {
                 return ran.error();
