@@ -29,15 +29,22 @@ void printHuman(QTextStream &out, const bench::BenchResults &r) {
     };
     Table figures({QStringLiteral("figure"), QStringLiteral("value")});
     figures.setRightAligned(1);
-    figures.addRow({QStringLiteral("database ceiling (claim+ack loop)"),
-                    rate(bench::median(rounds("db_ceiling_rounds")))});
-    figures.addRow({QStringLiteral("database only (dispatcher, in-process publisher)"),
-                    rate(bench::median(rounds("db_only_rounds")))});
-    figures.addRow({QStringLiteral("HTTP ceiling (QNetworkAccessManager x%1, no database)")
-                        .arg(r.httpManagers),
-                    rate(bench::median(rounds("http_ceiling_rounds")))});
-    figures.addRow({QStringLiteral("end to end (dispatcher, HTTP publisher, per event)"),
-                    rate(bench::median(rounds("e2e_rounds")))});
+    // Only the phases that ran (--only) have figures.
+    if (!rounds("db_ceiling_rounds").isEmpty()) {
+        figures.addRow({QStringLiteral("database ceiling (claim+ack loop)"),
+                        rate(bench::median(rounds("db_ceiling_rounds")))});
+        figures.addRow({QStringLiteral("database only (dispatcher, in-process publisher)"),
+                        rate(bench::median(rounds("db_only_rounds")))});
+    }
+    if (!rounds("http_ceiling_rounds").isEmpty()) {
+        figures.addRow({QStringLiteral("HTTP ceiling (QNetworkAccessManager x%1, no database)")
+                            .arg(r.httpManagers),
+                        rate(bench::median(rounds("http_ceiling_rounds")))});
+        figures.addRow({QStringLiteral("end to end (dispatcher, HTTP publisher, per event)"),
+                        rate(bench::median(rounds("e2e_rounds")))});
+        figures.addRow({QStringLiteral("end to end duplicates at the runner"),
+                        QString::number(r.e2eDuplicates)});
+    }
     if (!rounds("nginx_e2e_rounds").isEmpty()) {
         figures.addRow({QStringLiteral("HTTP ceiling against nginx (204, no database)"),
                         rate(bench::median(rounds("nginx_http_ceiling_rounds")))});
@@ -77,19 +84,21 @@ void printHuman(QTextStream &out, const bench::BenchResults &r) {
     if (rounds("e2e_db_only_ratio_rounds").size() > 1)
         figures.addRow({QStringLiteral("end to end / database only, per round"),
                         perRound(rounds("e2e_db_only_ratio_rounds"))});
-    figures.addRow(
-        {QStringLiteral("end to end duplicates at the runner"), QString::number(r.e2eDuplicates)});
-    figures.addRow({QStringLiteral("commit->delivered p50 / p90 (%1 events)")
-                        .arg(r.latency.value(QLatin1String("latency_events")).toInt()),
-                    latency("latency_p50_ms") + QStringLiteral(" / ") + latency("latency_p90_ms")});
-    figures.addRow({QStringLiteral("commit->delivered p99 / max"),
-                    latency("latency_p99_ms") + QStringLiteral(" / ") + latency("latency_max_ms")});
-    figures.addRow({QStringLiteral("transaction start->delivered p50 / p99"),
-                    latency("latency_from_transaction_start_p50_ms") + QStringLiteral(" / ") +
-                        latency("latency_from_transaction_start_p99_ms")});
-    figures.addRow(
-        {QStringLiteral("HTTP request p50 / p99 (low load)"),
-         latency("latency_http_p50_ms") + QStringLiteral(" / ") + latency("latency_http_p99_ms")});
+    if (r.latency.value(QLatin1String("latency_events")).toInt() > 0) {
+        figures.addRow(
+            {QStringLiteral("commit->delivered p50 / p90 (%1 events)")
+                 .arg(r.latency.value(QLatin1String("latency_events")).toInt()),
+             latency("latency_p50_ms") + QStringLiteral(" / ") + latency("latency_p90_ms")});
+        figures.addRow(
+            {QStringLiteral("commit->delivered p99 / max"),
+             latency("latency_p99_ms") + QStringLiteral(" / ") + latency("latency_max_ms")});
+        figures.addRow({QStringLiteral("transaction start->delivered p50 / p99"),
+                        latency("latency_from_transaction_start_p50_ms") + QStringLiteral(" / ") +
+                            latency("latency_from_transaction_start_p99_ms")});
+        figures.addRow({QStringLiteral("HTTP request p50 / p99 (low load)"),
+                        latency("latency_http_p50_ms") + QStringLiteral(" / ") +
+                            latency("latency_http_p99_ms")});
+    }
     const auto burnDownRows = [&](const QJsonObject &b, const QString &label) {
         if (b.isEmpty())
             return;
