@@ -151,6 +151,35 @@ private Q_SLOTS:
         QCOMPARE(ids(claim(core::Ordering::Aggregate)), QList<QUuid>{fromA});
     }
 
+    // A transaction that began writing before a dead event's can still add an
+    // event before it: that event is not blocked behind the dead one, which a
+    // requeue would never unblock (sql/013's insert trigger).
+    void eventBeforeADeadOneIsNotBlocked() {
+        QSqlDatabase a = producer(), b = producer();
+        QVERIFY(a.transaction());
+        QVERIFY(sqlExec(a, QStringLiteral("SELECT pg_current_xact_id()"))); // A's id first
+        const QUuid dead = enqueue(b, "1");
+        // Cancelled by an operator (or given up by an unordered dispatcher).
+        QVERIFY(sqlExec(m_db,
+                        QStringLiteral("UPDATE outbox_events SET status = 'dead',"
+                                       " last_error = 'cancelled by test' WHERE id = ?::uuid"),
+                        {dead.toString(QUuid::WithoutBraces)}));
+
+        const QUuid first = enqueue(a, "1");
+        QVERIFY(a.commit());
+        QCOMPARE(sqlScalar(m_db,
+                           QStringLiteral("SELECT blocked FROM outbox_events WHERE id = ?::uuid"),
+                           {first.toString(QUuid::WithoutBraces)}),
+                 QStringLiteral("false"));
+        QCOMPARE(ids(claim(core::Ordering::Aggregate)), QList<QUuid>{first});
+        // One after the dead event is blocked as before.
+        const QUuid after = enqueue(b, "1");
+        QCOMPARE(sqlScalar(m_db,
+                           QStringLiteral("SELECT blocked FROM outbox_events WHERE id = ?::uuid"),
+                           {after.toString(QUuid::WithoutBraces)}),
+                 QStringLiteral("true"));
+    }
+
     // The unordered claim takes event 2 while A is open, as before.
     void unorderedClaimDoesNotWait() {
         QSqlDatabase a = producer(), b = producer();
