@@ -57,6 +57,22 @@ private Q_SLOTS:
         QCOMPARE(countWhere(m_db, QStringLiteral("status = 'pending' AND payload->>'seq' = '1'")),
                  qint64(1));
 
+        // `outboxctl show` names the wait: A's transaction and backend.
+        const QString waiting = sqlScalar(
+            m_db, QStringLiteral("SELECT id FROM outbox_events WHERE payload->>'seq' = '1'"));
+        CtlProcess show(
+            {QStringLiteral("--db"), m_pg->connInfo(m_dbName), QStringLiteral("show"), waiting});
+        QVERIFY(show.start());
+        QVERIFY(show.waitForExit(30000));
+        const QString shown = show.output();
+        const QStringList parts{
+            QStringLiteral("Waits for"),
+            QStringLiteral("open transaction ") +
+                sqlScalar(a, QStringLiteral("SELECT pg_current_xact_id()::text")),
+            QStringLiteral("backend ") + sqlScalar(a, QStringLiteral("SELECT pg_backend_pid()"))};
+        for (const QString &part : parts)
+            QVERIFY2(shown.contains(part), qPrintable(shown));
+
         QVERIFY(a.commit());
         QTRY_COMPARE_WITH_TIMEOUT(countWhere(m_db, QStringLiteral("status = 'delivered'")),
                                   qint64(3), 30000);
