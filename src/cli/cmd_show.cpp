@@ -83,6 +83,19 @@ QJsonObject auditJson(const core::AuditRecord &audit) {
 // "event X (dead), the oldest of 3 unfinished earlier events of its
 // aggregate": under --ordering aggregate the event waits for X.
 QString waitsForLine(const store::AggregateBlocker &blocker) {
+    if (blocker.kind == store::AggregateBlocker::Kind::OpenTransaction) {
+        QString line = QStringLiteral("open transaction %1").arg(blocker.transactionId);
+        if (blocker.backendPid != 0)
+            line += QStringLiteral(" (backend %1%2)")
+                        .arg(QString::number(blocker.backendPid),
+                             blocker.transactionStart.isValid()
+                                 ? QStringLiteral(", began ") +
+                                       blocker.transactionStart.toUTC().toString(Qt::ISODate)
+                                 : QString());
+        return line + QStringLiteral(", which may still add an earlier event of its aggregate; "
+                                     "dispatchers with --ordering aggregate deliver this one "
+                                     "once it ends");
+    }
     QString line = QStringLiteral("event %1 (%2)")
                        .arg(core::uuidText(blocker.id), core::statusName(blocker.status));
     if (blocker.unfinishedBefore > 1)
@@ -94,6 +107,23 @@ QString waitsForLine(const store::AggregateBlocker &blocker) {
     if (blocker.status == core::Status::Dead)
         line += QStringLiteral(" (requeue or purge it)");
     return line;
+}
+
+// The same for --json: the earlier event, or the open transaction (its
+// backend and start null where the database does not show them).
+QJsonValue waitsForJson(const store::AggregateBlocker &blocker) {
+    if (blocker.kind == store::AggregateBlocker::Kind::OpenTransaction)
+        return QJsonObject{
+            {QStringLiteral("open_transaction"), QString::number(blocker.transactionId)},
+            {QStringLiteral("backend_pid"),
+             blocker.backendPid != 0 ? QJsonValue(blocker.backendPid) : QJsonValue()},
+            {QStringLiteral("transaction_start"), jsonTime(blocker.transactionStart)},
+        };
+    return QJsonObject{
+        {QStringLiteral("id"), core::uuidText(blocker.id)},
+        {QStringLiteral("status"), core::statusName(blocker.status)},
+        {QStringLiteral("unfinished_before"), blocker.unfinishedBefore},
+    };
 }
 
 void printDetail(QTextStream &out, const store::EventDetail &detail) {
@@ -241,13 +271,7 @@ int runShow(CommandContext &context) {
         {QStringLiteral("audit"), audit},
         {QStringLiteral("replays"), replays},
         {QStringLiteral("server_time"), jsonTime(d.serverTime)},
-        {QStringLiteral("waits_for"),
-         d.blockedBy ? QJsonValue(QJsonObject{
-                           {QStringLiteral("id"), core::uuidText(d.blockedBy->id)},
-                           {QStringLiteral("status"), core::statusName(d.blockedBy->status)},
-                           {QStringLiteral("unfinished_before"), d.blockedBy->unfinishedBefore},
-                       })
-                     : QJsonValue()},
+        {QStringLiteral("waits_for"), d.blockedBy ? waitsForJson(*d.blockedBy) : QJsonValue()},
     });
     // The event goes in as text so its payload keeps its exact numbers.
     text.replace(QByteArray('"' + marker.toUtf8() + '"'), eventJson(d.event));

@@ -1,22 +1,28 @@
 #include "store/claimstatement.h"
 
+#include "store/aggregateorder.h"
 #include "store/pausestore.h"
 
 namespace outbox::store {
 
 namespace {
 
-// Per-aggregate order: an event with an aggregate waits while an earlier
-// event of its aggregate is pending, processing or dead (one probe of
-// outbox_events_aggregate_idx, sql/004_claim_path.sql).
+// Per-aggregate order (store/aggregateorder.h): an event with an aggregate
+// waits while an earlier event of its aggregate is pending, processing or
+// dead (one probe of outbox_events_aggregate_idx, sql/004_claim_path.sql),
+// and while a transaction that may still commit an earlier one is open
+// (sql/013_aggregate_order_open_transactions.sql).
 QString aggregateHeadSql() {
-    return QStringLiteral(
-        " AND (aggregate_type IS NULL OR aggregate_id IS NULL OR NOT EXISTS ("
-        "   SELECT FROM outbox_events p"
-        "   WHERE p.aggregate_type = outbox_events.aggregate_type"
-        "     AND p.aggregate_id = outbox_events.aggregate_id"
-        "     AND p.status IN ('pending', 'processing', 'dead')"
-        "     AND (p.created_at, p.id) < (outbox_events.created_at, outbox_events.id)))");
+    const QString row = QStringLiteral("outbox_events");
+    return QStringLiteral(" AND (aggregate_type IS NULL OR aggregate_id IS NULL OR (") +
+           aggregateHorizonPassed(row) +
+           QStringLiteral(" AND NOT EXISTS ("
+                          "   SELECT FROM outbox_events p"
+                          "   WHERE p.aggregate_type = outbox_events.aggregate_type"
+                          "     AND p.aggregate_id = outbox_events.aggregate_id"
+                          "     AND p.status IN ('pending', 'processing', 'dead')"
+                          "     AND ") +
+           aggregateOrderBefore(QStringLiteral("p"), row) + QStringLiteral(")))");
 }
 
 // A row's payload size for the claim's byte budget (payload_bytes is

@@ -1,6 +1,7 @@
 #include "store/eventfilter.h"
 
 #include "core/uuidtext.h"
+#include "store/aggregateorder.h"
 
 #include <QJsonDocument>
 #include <QJsonParseError>
@@ -292,9 +293,9 @@ SqlCondition toSqlCondition(const EventFilter &filter, const QString &alias) {
                           outerCol("aggregate_type") + QLatin1String(" AND b.aggregate_id = ") +
                           outerCol("aggregate_id") +
                           QLatin1String(" AND b.status IN ('pending', 'processing', 'dead')"
-                                        " AND (b.created_at, b.id) < (") +
-                          outerCol("created_at") + QLatin1String(", ") + outerCol("id") +
-                          QLatin1String("))");
+                                        " AND ") +
+                          aggregateOrderBefore(QStringLiteral("b"), outer.chopped(1)) +
+                          QLatin1String(")");
     }
     if (conditions.isEmpty())
         return {QStringLiteral("TRUE"), {}};

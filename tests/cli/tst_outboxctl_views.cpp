@@ -187,8 +187,11 @@ private Q_SLOTS:
                                        " aggregate_id = '7', created_at = now() - interval '1 hour'"
                                        " WHERE id = (SELECT id FROM outbox_events"
                                        "             WHERE status = 'dead' ORDER BY id LIMIT 1)")));
+        // (Aggregate order goes by the writing transaction first: this one.)
         QVERIFY(sqlExec(m_db, QStringLiteral("UPDATE outbox_events SET aggregate_type = 'invoice',"
-                                             " aggregate_id = '7' WHERE id = (SELECT id FROM"
+                                             " aggregate_id = '7',"
+                                             " producer_xid = pg_current_xact_id()"
+                                             " WHERE id = (SELECT id FROM"
                                              " outbox_events WHERE status = 'pending'"
                                              " ORDER BY id LIMIT 1)")));
         const auto blocked = [&] {

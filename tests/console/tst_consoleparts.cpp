@@ -177,6 +177,21 @@ void TestConsoleParts::explainBlockedByItsAggregate() {
     const Explanation waiting = console::explainEvent(due, kNow, {}, blocker);
     QCOMPARE(waiting.tone, Explanation::Tone::Waiting);
     QVERIFY2(waiting.text.contains(QLatin1String("(processing)")), qPrintable(waiting.text));
+    // No earlier event, but a producer's transaction that may still add one
+    // is open: the wait is named, with its backend where the database shows it.
+    store::AggregateBlocker open;
+    open.kind = store::AggregateBlocker::Kind::OpenTransaction;
+    open.transactionId = 74211;
+    open.backendPid = 4321;
+    open.transactionStart = kNow.addSecs(-600);
+    const Explanation transaction = console::explainEvent(due, kNow, {}, open);
+    QCOMPARE(transaction.tone, Explanation::Tone::Waiting);
+    for (const char *part : {"open transaction", "earlier event of aggregate invoice 42",
+                             "transaction 74211", "backend 4321", "commits or rolls back"})
+        QVERIFY2(transaction.text.contains(QLatin1String(part)), qPrintable(transaction.text));
+    open.backendPid = 0;
+    QVERIFY2(!console::explainEvent(due, kNow, {}, open).text.contains(QLatin1String("backend")),
+             qPrintable(transaction.text));
     // Without a blocker the usual answer.
     QVERIFY(!console::explainEvent(due, kNow).text.contains(QLatin1String("aggregate")));
 }

@@ -176,8 +176,30 @@ Explanation dead(const core::OutboxEvent &e) {
                 lastErrorText(e) + tr(" Requeue it once the cause is fixed.")};
 }
 
+// A due event behind an open producer transaction (sql/013): which one, and
+// since when where the database shows it.
+Explanation behindTransaction(const core::OutboxEvent &e, const store::AggregateBlocker &blocker,
+                              const QDateTime &now) {
+    QString who = tr("transaction %1").arg(blocker.transactionId);
+    if (blocker.backendPid != 0)
+        who += tr(" (backend %1").arg(blocker.backendPid) +
+               (blocker.transactionStart.isValid()
+                    ? tr(", open since %1)").arg(when(blocker.transactionStart, now))
+                    : tr(")"));
+    return {Explanation::Tone::Waiting,
+            tr("Waiting for an open transaction that may still add an earlier event of "
+               "aggregate %1 %2: %3 began writing before this event's and has not ended. "
+               "Dispatchers that deliver in aggregate order send this one once it commits or "
+               "rolls back; a long-running producer transaction holds back every such event "
+               "written after it began.")
+                .arg(e.aggregateType.value_or(QString()), e.aggregateId.value_or(QString()), who)};
+}
+
 // A due event behind an unfinished earlier event of its aggregate.
-Explanation behind(const core::OutboxEvent &e, const store::AggregateBlocker &blocker) {
+Explanation behind(const core::OutboxEvent &e, const store::AggregateBlocker &blocker,
+                   const QDateTime &now) {
+    if (blocker.kind == store::AggregateBlocker::Kind::OpenTransaction)
+        return behindTransaction(e, blocker, now);
     const QString id = core::uuidText(blocker.id);
     const QString earlier =
         blocker.unfinishedBefore > 1
@@ -206,7 +228,7 @@ Explanation explainEvent(const core::OutboxEvent &event, const QDateTime &now,
     switch (event.status) {
     case core::Status::Pending:
         if (blockedBy && !(event.nextAttemptAt.isValid() && event.nextAttemptAt > now))
-            return behind(event, *blockedBy);
+            return behind(event, *blockedBy, now);
         return pending(event, now, activity);
     case core::Status::Processing:
         return processing(event, now);

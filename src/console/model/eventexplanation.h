@@ -33,9 +33,9 @@ struct Explanation {
 // The plain-language answer to "why is this event not delivered yet?":
 // waiting for backoff until T, leased by W until T, lease expired, dead
 // after N attempts, no dispatcher running, or delivered at T. `now` is the
-// database clock. `blockedBy`: the unfinished earlier event of its aggregate
-// (EventDetail::blockedBy), named for dispatchers that deliver in aggregate
-// order.
+// database clock. `blockedBy`: the unfinished earlier event of its aggregate,
+// or the open producer transaction it waits for (EventDetail::blockedBy),
+// named for dispatchers that deliver in aggregate order.
 Explanation explainEvent(const core::OutboxEvent &event, const QDateTime &now,
                          const DispatchActivity &activity = {},
                          const std::optional<store::AggregateBlocker> &blockedBy = std::nullopt);
