@@ -58,10 +58,12 @@ private Q_SLOTS:
                                     QStringLiteral("--traceparent"), kParent,
                                     QStringLiteral("--tracestate"), QStringLiteral("k=v")});
         CTL_VERIFY_EXIT(result, 0);
-        const QString traced = testing::parseObject(result.out).value(QLatin1String("id")).toString();
+        const QString traced =
+            testing::parseObject(result.out).value(QLatin1String("id")).toString();
         result = enqueue({});
         CTL_VERIFY_EXIT(result, 0);
-        const QString plain = testing::parseObject(result.out).value(QLatin1String("id")).toString();
+        const QString plain =
+            testing::parseObject(result.out).value(QLatin1String("id")).toString();
         QVERIFY(!traced.isEmpty() && !plain.isEmpty());
 
         // list and export find the trace (upper case is fine).

@@ -3,6 +3,7 @@
 // profile when it has one, and "attempt N of M" against the event's own
 // limit; the filter bar's trace id field narrows the view to the trace.
 
+#include "console/model/eventtablemodel.h"
 #include "console/widgets/filterbar.h"
 #include "windowtestbase.h"
 
@@ -33,9 +34,7 @@ private:
                       {maxAttempts, traceparent});
     }
 
-    QLabel *traceLabel() const {
-        return part<QLabel>(QStringLiteral("traceId"));
-    }
+    QLabel *traceLabel() const { return part<QLabel>(QStringLiteral("traceId")); }
 
 private Q_SLOTS:
     void paneLinksTheTraceOfTheProfile() {
@@ -45,7 +44,8 @@ private Q_SLOTS:
         profile.traceUrlTemplate = QStringLiteral("https://jaeger.local/trace/{trace_id}");
         m_settings->saveProfile(profile);
         QVERIFY(console::traceUrlTemplateProblem(profile.traceUrlTemplate).isEmpty());
-        QVERIFY(!console::traceUrlTemplateProblem(QStringLiteral("https://jaeger.local/")).isEmpty());
+        QVERIFY(
+            !console::traceUrlTemplateProblem(QStringLiteral("https://jaeger.local/")).isEmpty());
         QVERIFY(!console::traceUrlTemplateProblem(QStringLiteral("file:///{trace_id}")).isEmpty());
 
         const QString traced = insertTraced(kParent, 3);
@@ -59,8 +59,8 @@ private Q_SLOTS:
         QCOMPARE(clickRows(view, {QUuid::fromString(traced)}), 1);
         QTRY_VERIFY_WITH_TIMEOUT(traceLabel() && traceLabel()->text().contains(kTraceId),
                                  kWindowTimeout);
-        QVERIFY2(traceLabel()->text().contains(
-                     QLatin1String("href=\"https://jaeger.local/trace/") + kTraceId),
+        QVERIFY2(traceLabel()->text().contains(QLatin1String("href=\"https://jaeger.local/trace/") +
+                                               kTraceId),
                  qPrintable(traceLabel()->text()));
         QVERIFY(traceLabel()->openExternalLinks());
         QVERIFY2(detailExplanation().contains(QLatin1String("Dead after attempt 3 of 3")),
@@ -73,8 +73,7 @@ private Q_SLOTS:
         console::EventView *view = showLoaded(core::Status::Dead, 1);
         QVERIFY(!QTest::currentTestFailed());
         QCOMPARE(clickRows(view, {QUuid::fromString(traced)}), 1);
-        QTRY_VERIFY_WITH_TIMEOUT(traceLabel() && traceLabel()->text() == kTraceId,
-                                 kWindowTimeout);
+        QTRY_VERIFY_WITH_TIMEOUT(traceLabel() && traceLabel()->text() == kTraceId, kWindowTimeout);
         QCOMPARE(traceLabel()->textFormat(), Qt::PlainText);
         QVERIFY(traceLabel()->textInteractionFlags() & Qt::TextSelectableByMouse);
     }

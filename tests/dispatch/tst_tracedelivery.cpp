@@ -53,8 +53,9 @@ QStringList TestTraceDelivery::enqueueTraced() {
                      {QString::fromLatin1(kParentA), QString::fromLatin1(kState)});
     if (!m_db.transaction())
         return {};
-    sqlExec(m_db, QStringLiteral("SET LOCAL outbox.traceparent = '%1'")
-                      .arg(QString::fromLatin1(kParentB)));
+    sqlExec(
+        m_db,
+        QStringLiteral("SET LOCAL outbox.traceparent = '%1'").arg(QString::fromLatin1(kParentB)));
     ids << sqlScalar(m_db, QStringLiteral("SELECT id FROM outbox_enqueue('test', 'b', '{}')"));
     m_db.commit();
     ids << sqlScalar(m_db, QStringLiteral("SELECT id FROM outbox_enqueue('test', 'c', '{}')"));
@@ -138,7 +139,8 @@ void TestTraceDelivery::anEventsOwnLimitEndsItFirst() {
     runner.setFixedStatus(503);
     QVERIFY(runner.listen().ok());
     const QString limited = sqlScalar(
-        m_db, QStringLiteral("SELECT id FROM outbox_enqueue('test', 'a', '{}', p_max_attempts => 2)"));
+        m_db,
+        QStringLiteral("SELECT id FROM outbox_enqueue('test', 'a', '{}', p_max_attempts => 2)"));
     const QString plain =
         sqlScalar(m_db, QStringLiteral("SELECT id FROM outbox_enqueue('test', 'b', '{}')"));
 
@@ -148,7 +150,8 @@ void TestTraceDelivery::anEventsOwnLimitEndsItFirst() {
     QTRY_COMPARE_WITH_TIMEOUT(countStatus(m_db, QStringLiteral("dead")), 2, 30000);
     QVERIFY(stopHost(*host));
     const auto attempts = [&](const QString &id) {
-        return sqlScalar(m_db, QStringLiteral("SELECT attempts FROM outbox_events WHERE id = ?::uuid"),
+        return sqlScalar(m_db,
+                         QStringLiteral("SELECT attempts FROM outbox_events WHERE id = ?::uuid"),
                          {id})
             .toInt();
     };
