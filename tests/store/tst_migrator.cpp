@@ -26,8 +26,7 @@ namespace {
 const QString kOutboxObjects = QStringLiteral(
     "SELECT count(*) FROM (VALUES (to_regclass('outbox_events')), (to_regclass('outbox_attempts')),"
     " (to_regclass('outbox_audit')), (to_regclass('outbox_audit_events')),"
-    " (to_regprocedure('outbox_enqueue(text,text,jsonb,text,uuid,text,text,integer,text,"
-    "text)')::oid::regclass),"
+    " (to_regproc('outbox_enqueue')::oid::regclass),"
     " (to_regprocedure('outbox_uuid_v7()')::oid::regclass)) AS t(o) WHERE o IS NOT NULL");
 
 const QString kVersionRows = QStringLiteral("SELECT coalesce(string_agg(version || ':' || name || "
