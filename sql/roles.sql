@@ -31,7 +31,8 @@ $$;
 
 -- Producers: enqueue only, through the SECURITY DEFINER function; they may
 -- read the schema version so that `outboxctl enqueue` can check it.
-GRANT EXECUTE ON FUNCTION outbox_enqueue(text, text, jsonb, text, uuid, text, text) TO outbox_producer;
+GRANT EXECUTE ON FUNCTION outbox_enqueue(text, text, jsonb, text, uuid, text, text, integer, text, text)
+    TO outbox_producer;
 GRANT SELECT ON outbox_schema_version TO outbox_producer;
 
 -- Dispatchers: claim, ack, nack and sweep (UPDATE of the delivery columns,

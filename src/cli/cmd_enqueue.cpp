@@ -5,6 +5,8 @@
 
 #include <QFile>
 
+#include <limits>
+
 namespace outbox::cli {
 
 namespace {
@@ -62,13 +64,29 @@ int runEnqueue(CommandContext &context) {
     const auto tenant = option("tenant", "Tenant id (a UUID).", "uuid");
     const auto aggregateType = option("aggregate-type", "Aggregate type, e.g. invoice.", "type");
     const auto aggregateId = option("aggregate-id", "Aggregate id, e.g. 42.", "id");
+    const auto maxAttempts =
+        option("max-attempts",
+               "This event's own limit of delivery attempts (1 to 1000); without it the "
+               "dispatcher's --max-attempts applies.",
+               "n");
+    const auto traceparent = option(
+        "traceparent",
+        "W3C trace context to deliver with the event, e.g. "
+        "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01; dispatchers send it as the "
+        "traceparent header.",
+        "value");
+    const auto tracestate = option(
+        "tracestate", "W3C tracestate to go with --traceparent, e.g. vendor=value.", "value");
     const auto json = option("json", "Print {\"id\": ..., \"inserted\": ...}.");
     parser.addOptions({nameSpace, topic, payload, payloadFile, dedupeKey, tenant, aggregateType,
-                       aggregateId, json});
+                       aggregateId, maxAttempts, traceparent, tracestate, json});
     parser.setEpilog(QStringLiteral(
         "Examples:\n"
         "  outboxctl enqueue --namespace billing --topic invoice.paid \\\n"
         "      --payload '{\"invoice_id\": 42}' --dedupe-key invoice-42-paid\n"
+        "  outboxctl enqueue --namespace billing --topic invoice.paid --payload '{}' \\\n"
+        "      --max-attempts 3 --traceparent "
+        "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01\n"
         "  jq -c . event.json | outboxctl enqueue --namespace billing --topic x --payload -"));
     if (auto exit = parser.parseOptionsOnly(QStringLiteral("give the payload with --payload")))
         return *exit;
@@ -86,6 +104,12 @@ int runEnqueue(CommandContext &context) {
     auto tenantId = parser.uuid(QStringLiteral("tenant"));
     if (!tenantId)
         return parser.usageError(tenantId.errorMessage());
+    // Any whole number: the database owns the bounds and says what they are.
+    const auto limit =
+        parser.integer(QStringLiteral("max-attempts"), 0, std::numeric_limits<int>::min(),
+                       std::numeric_limits<int>::max());
+    if (!limit)
+        return parser.usageError(limit.errorMessage());
 
     auto source = readPayload(parser);
     if (!source)
@@ -113,6 +137,12 @@ int runEnqueue(CommandContext &context) {
     if (parser.isSet(dedupeKey))
         request.dedupeKey = parser.value(dedupeKey);
     request.tenantId = tenantId.value();
+    if (parser.isSet(maxAttempts))
+        request.maxAttempts = int(limit.value());
+    if (parser.isSet(traceparent))
+        request.traceparent = parser.value(traceparent);
+    if (parser.isSet(tracestate))
+        request.tracestate = parser.value(tracestate);
     if (parser.isSet(aggregateType)) {
         request.aggregateType = parser.value(aggregateType);
         request.aggregateId = parser.value(aggregateId);

@@ -19,6 +19,14 @@ QString plural(qint64 n, const char *word) {
            (n == 1 ? QString() : QStringLiteral("s"));
 }
 
+// "; attempt 3 of 5 next" where the event has its own limit of attempts.
+QString nextAttempt(const core::OutboxEvent &event) {
+    if (!event.maxAttempts)
+        return {};
+    return QStringLiteral("; ") + core::attemptOfText(event.attempts + 1, event.maxAttempts) +
+           QStringLiteral(" next");
+}
+
 // The answer to "why is this event not delivered yet?"
 QString whyLine(const core::OutboxEvent &event, const QDateTime &now) {
     const QString failed = plural(event.attempts, "failed attempt");
@@ -26,30 +34,31 @@ QString whyLine(const core::OutboxEvent &event, const QDateTime &now) {
     case core::Status::Pending:
         if (event.nextAttemptAt.isValid() && event.nextAttemptAt > now) {
             if (event.attempts > 0)
-                return QStringLiteral("waiting for backoff until %1 after %2")
-                    .arg(at(event.nextAttemptAt, now), failed);
+                return QStringLiteral("waiting for backoff until %1 after %2%3")
+                    .arg(at(event.nextAttemptAt, now), failed, nextAttempt(event));
             return QStringLiteral("pending, due %1 at %2")
                 .arg(relativeTime(event.nextAttemptAt, now), isoTime(event.nextAttemptAt));
         }
         if (event.attempts > 0)
-            return QStringLiteral("due now for another attempt after %1; waiting for a dispatcher "
-                                  "to claim it")
-                .arg(failed);
+            return QStringLiteral("due now for another attempt after %1%2; waiting for a "
+                                  "dispatcher to claim it")
+                .arg(failed, nextAttempt(event));
         return QStringLiteral("pending, due now; waiting for a dispatcher to claim it");
     case core::Status::Processing: {
         const QString worker =
             event.lockedBy ? core::uuidText(*event.lockedBy) : QStringLiteral("an unknown worker");
         if (event.lockedUntil.isValid() && event.lockedUntil > now)
-            return QStringLiteral("leased by worker %1 until %2 (attempt %3 in progress)")
-                .arg(worker, at(event.lockedUntil, now))
-                .arg(event.attempts);
+            return QStringLiteral("leased by worker %1 until %2 (%3 in progress)")
+                .arg(worker, at(event.lockedUntil, now),
+                     core::attemptOfText(event.attempts, event.maxAttempts));
         return QStringLiteral("lease of worker %1 expired at %2; the next claim or dead sweep "
                               "takes it over")
             .arg(worker, at(event.lockedUntil, now));
     }
     case core::Status::Dead:
         return QStringLiteral("dead after %1%2; 'outboxctl requeue --id %3' sends it again")
-            .arg(plural(event.attempts, "attempt"),
+            .arg(event.maxAttempts ? core::attemptOfText(event.attempts, event.maxAttempts)
+                                   : plural(event.attempts, "attempt"),
                  event.lastError ? QStringLiteral(": ") + *event.lastError : QString(),
                  core::uuidText(event.id));
     case core::Status::Delivered:
@@ -146,7 +155,13 @@ void printDetail(QTextStream &out, const store::EventDetail &detail) {
         fields.append({QStringLiteral("Tenant"), core::uuidText(*e.tenantId)});
     if (e.dedupeKey)
         fields.append({QStringLiteral("Dedupe key"), *e.dedupeKey});
-    fields.append({QStringLiteral("Attempts"), QString::number(e.attempts)});
+    fields.append(
+        {QStringLiteral("Attempts"),
+         e.maxAttempts
+             ? QStringLiteral("%1 of %2 (the event's own limit)")
+                   .arg(e.attempts)
+                   .arg(*e.maxAttempts)
+             : QStringLiteral("%1 (limit: the dispatcher's --max-attempts)").arg(e.attempts)});
     if (e.status == core::Status::Pending)
         fields.append({QStringLiteral("Next attempt"), at(e.nextAttemptAt, now)});
     if (e.lockedBy)
@@ -161,6 +176,12 @@ void printDetail(QTextStream &out, const store::EventDetail &detail) {
     fields.append({QStringLiteral("Updated"), at(e.updatedAt, now)});
     if (e.replayOf)
         fields.append({QStringLiteral("Replay of"), core::uuidText(*e.replayOf)});
+    if (e.traceparent) {
+        fields.append({QStringLiteral("Trace id"), core::traceIdOf(e.traceparent)});
+        fields.append({QStringLiteral("Traceparent"), *e.traceparent});
+    }
+    if (e.tracestate)
+        fields.append({QStringLiteral("Tracestate"), *e.tracestate});
 
     out << "Event " << core::uuidText(e.id) << '\n';
     // Topic, namespace, last error and the rest were written by producers and

@@ -57,6 +57,19 @@ core::Result<void> readPayload(const CommandParser &parser, store::EventFilter &
     return {};
 }
 
+// --trace-id: the 32 hex digits of a W3C trace id.
+core::Result<void> readTraceId(const CommandParser &parser, store::EventFilter &filter) {
+    if (!parser.isSet(QStringLiteral("trace-id")))
+        return {};
+    const QString text = parser.value(QStringLiteral("trace-id"));
+    if (text.trimmed().isEmpty())
+        return usage(QStringLiteral("--trace-id must not be empty"));
+    if (const QString problem = store::traceIdProblem(text); !problem.isEmpty())
+        return usage(QStringLiteral("--trace-id: ") + problem);
+    filter.traceId = store::normalizedTraceId(text);
+    return {};
+}
+
 } // namespace
 
 OptionTable filterOptions(store::EventFilter &filter) {
@@ -83,6 +96,10 @@ OptionTable filterOptions(store::EventFilter &filter) {
                        filter.olderThan),
         customOption("payload <json>", "Payload contains this JSON, e.g. '{\"invoice_id\": 42}'.",
                      filter, readPayload),
+        customOption("trace-id <id>",
+                     "Events of this W3C trace: the 32 hex digits of the trace id in their "
+                     "traceparent.",
+                     filter, readTraceId),
     };
 }
 

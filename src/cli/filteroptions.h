@@ -9,7 +9,8 @@ namespace outbox::cli {
 // `filter` (CommandParser::readOptions() fills it; errors are usage errors
 // that name the flag): --id (repeatable), --status, --namespace, --topic,
 // --tenant, --dedupe-key, --error-contains, --text, --created-after,
-// --created-before, --older-than, --payload. `filter` must outlive the parser's reading.
+// --created-before, --older-than, --payload, --trace-id. `filter` must outlive the parser's
+// reading.
 OptionTable filterOptions(store::EventFilter &filter);
 
 } // namespace outbox::cli

@@ -217,6 +217,10 @@ QByteArray eventJson(const core::OutboxEvent &event, bool indented) {
         {QStringLiteral("created_at"), jsonTime(event.createdAt)},
         {QStringLiteral("updated_at"), jsonTime(event.updatedAt)},
         {QStringLiteral("replay_of"), jsonUuid(event.replayOf)},
+        {QStringLiteral("max_attempts"),
+         event.maxAttempts ? QJsonValue(*event.maxAttempts) : QJsonValue(QJsonValue::Null)},
+        {QStringLiteral("traceparent"), optionalString(event.traceparent)},
+        {QStringLiteral("tracestate"), optionalString(event.tracestate)},
     };
     QByteArray text = jsonText(object, indented);
     QByteArray payload;

@@ -32,9 +32,28 @@ struct OutboxEvent {
     QDateTime createdAt;
     QDateTime updatedAt;
     std::optional<QUuid> replayOf; // set on events made by replay
+    // The event's own limit of delivery attempts; none: the dispatcher's.
+    std::optional<int> maxAttempts;
+    // W3C trace context the producer attached (validated by the database).
+    std::optional<QString> traceparent;
+    std::optional<QString> tracestate;
 
     friend bool operator==(const OutboxEvent &, const OutboxEvent &) = default;
 };
+
+// The trace id of a W3C traceparent ("00-<trace id>-<parent id>-<flags>"):
+// its 32 hex digits; empty without one.
+inline QString traceIdOf(const std::optional<QString> &traceparent) {
+    return traceparent && traceparent->size() >= 35 ? traceparent->mid(3, 32) : QString();
+}
+
+// "attempt 3 of 5" with the event's own limit, "attempt 3" without one (the
+// limit is then the dispatcher's --max-attempts, which the event does not
+// know).
+inline QString attemptOfText(int attempt, const std::optional<int> &maxAttempts) {
+    return maxAttempts ? QStringLiteral("attempt %1 of %2").arg(attempt).arg(*maxAttempts)
+                       : QStringLiteral("attempt %1").arg(attempt);
+}
 
 // One failed delivery attempt (outbox_attempts).
 struct AttemptRecord {

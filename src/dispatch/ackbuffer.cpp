@@ -74,6 +74,8 @@ core::Result<AckBuffer::Flushed> AckBuffer::flush(store::OutboxStore &store, con
         if (!result)
             return result.error();
         const QSet<QUuid> fenced(result->fencedOut.cbegin(), result->fencedOut.cend());
+        // The database decides which died: an event may have a limit of its own.
+        const QSet<QUuid> dead(result->madeDead.cbegin(), result->madeDead.cend());
         for (const store::Nack &nack : std::as_const(m_nacks)) {
             if (fenced.contains(nack.id)) {
                 qCInfo(lcDispatch) << core::LogLine("nack_fenced_out")
@@ -81,7 +83,7 @@ core::Result<AckBuffer::Flushed> AckBuffer::flush(store::OutboxStore &store, con
                                           .add("reason", "lease_lost");
                 continue;
             }
-            if (nack.permanent || nack.attempts >= maxAttempts) {
+            if (dead.contains(nack.id)) {
                 ++stats.dead;
                 qCInfo(lcDispatch)
                     << core::LogLine("dead")

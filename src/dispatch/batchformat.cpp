@@ -117,6 +117,10 @@ QByteArray batchElement(const store::ClaimedEvent &event) {
         appendTimestamp(out, event.createdAt);
     else
         out += "null";
+    out += ",\"traceparent\":";
+    appendOptional(out, event.traceparent);
+    out += ",\"tracestate\":";
+    appendOptional(out, event.tracestate);
     out += ",\"payload\":";
     out += event.payload.isEmpty() ? QByteArrayView("null") : QByteArrayView(event.payload);
     out += '}';

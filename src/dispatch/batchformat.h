@@ -16,7 +16,9 @@ namespace outbox::dispatch {
 // The batch format of the delivery contract (docs/RUNNER-CONTRACT.md): a body
 // {"events": [ {...}, ... ]} whose elements carry an event's id, namespace,
 // topic, tenant_id, aggregate_type, aggregate_id, idempotency_key, attempt,
-// created_at and payload (the stored JSON as is), and the runner's optional
+// created_at, traceparent and tracestate (W3C trace context, null when the
+// producer attached none) and payload (the stored JSON as is), and the
+// runner's optional
 // answer {"failed": [{"id", "error", "retry_after", "permanent"}]}.
 
 // The header that marks a request as a batch; its value is the number of

@@ -95,6 +95,11 @@ HttpHeaders webhookHeaders(const WebhookTarget &target, const store::ClaimedEven
         headers.append(
             {QByteArrayLiteral("Outbox-Tenant"), core::uuidText(*event.tenantId).toLatin1()});
     headers.append({QByteArrayLiteral("Outbox-Attempt"), QByteArray::number(event.attempts)});
+    // W3C Trace Context: the database admits only its printable ASCII grammar.
+    if (event.traceparent)
+        headers.append({QByteArrayLiteral("traceparent"), headerValue(*event.traceparent)});
+    if (event.tracestate)
+        headers.append({QByteArrayLiteral("tracestate"), headerValue(*event.tracestate)});
     return headers;
 }
 

@@ -42,7 +42,8 @@ HttpHeaders signedHeaders(const WebhookTarget &target, const QByteArray &webhook
 
 // The headers of one event exactly as the dispatcher sends it: signed for its
 // payload (webhook-id = the event id), with Idempotency-Key and the Outbox-*
-// headers. The benchmark's HTTP ceilings send the same headers.
+// headers, and traceparent / tracestate when the producer attached trace
+// context. The benchmark's HTTP ceilings send the same headers.
 HttpHeaders webhookHeaders(const WebhookTarget &target, const store::ClaimedEvent &event);
 
 // The POST to the target's URL as it goes on the wire: request line, Host,

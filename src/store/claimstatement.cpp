@@ -81,7 +81,8 @@ QString pickingSql(bool ordered, const QString &filters) {
 // the database refuses any other time from a dispatcher (sql/012_hardening.sql).
 QString claimStatement(bool byNamespace, core::Ordering ordering) {
     const bool ordered = ordering == core::Ordering::Aggregate;
-    const QString filters = QStringLiteral(" AND attempts < ?::integer"
+    // An event's own limit of attempts, else the dispatcher's (sql/014).
+    const QString filters = QStringLiteral(" AND attempts < coalesce(max_attempts, ?::integer)"
                                            " AND created_at >= ?::timestamptz") +
                             notPausedCondition(QStringLiteral("outbox_events")) +
                             (byNamespace ? QStringLiteral(" AND namespace = ?::text") : QString()) +
@@ -106,7 +107,7 @@ QString claimStatement(bool byNamespace, core::Ordering ordering) {
                " WHERE e.id = ANY (ARRAY(SELECT id FROM b))"
                " RETURNING e.id, e.namespace, e.topic, e.tenant_id, e.dedupe_key, e.aggregate_type,"
                "           e.aggregate_id, e.payload::text AS payload, e.attempts, e.created_at,"
-               "           e.locked_until)"
+               "           e.locked_until, e.traceparent, e.tracestate)"
                " SELECT * FROM u ORDER BY created_at, id");
 }
 

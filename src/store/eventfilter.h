@@ -36,6 +36,10 @@ struct EventFilter {
     // processing or dead) event of their aggregate: what aggregate ordering
     // does not claim yet (see AggregateBlocker).
     bool aggregateBlocked = false;
+    // The W3C trace id of the events' traceparent: 32 lower-case hex digits
+    // (check it with traceIdProblem() first); outbox_events_trace_idx
+    // answers it (sql/014).
+    QString traceId;
 
     bool isEmpty() const;
     // True when an index cannot answer the filter (a text, error or payload
@@ -74,6 +78,11 @@ QString errorSignature(const QString &error);
 // Why `text` cannot be EventFilter::payloadContains, with the fix; empty when
 // it can (a JSON object or array). An empty text is fine: no payload filter.
 QString payloadFilterProblem(const QString &text);
+// Why `text` cannot be EventFilter::traceId, with the fix; empty when it can
+// (32 hex digits, not all zeros; upper case is fine, the filter takes it in
+// lower case: normalizedTraceId()).
+QString traceIdProblem(const QString &text);
+QString normalizedTraceId(const QString &text);
 QString errorSignatureSql(const QString &column);
 
 } // namespace outbox::store

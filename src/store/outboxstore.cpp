@@ -75,26 +75,29 @@ const QString kAckSql = QStringLiteral(
 
 // The failure history row is written by the same statement as the state
 // change, so a fenced-out nack leaves no trace and an applied one always has
-// its history.
+// its history. The limit is the event's own where it has one (sql/014), and
+// the new status comes back so the caller knows which events died.
 const QString kNackSql = QStringLiteral(
     "WITH x AS (SELECT * FROM jsonb_to_recordset(?::jsonb) AS x(id uuid, attempts integer,"
     "           error text, delay_ms bigint, permanent boolean, http_status integer,"
     "           duration_ms bigint)),"
     " u AS ("
     " UPDATE outbox_events e"
-    " SET status = CASE WHEN x.permanent OR e.attempts >= ?::integer THEN 'dead' ELSE 'pending' "
-    "END,"
-    "     next_attempt_at = CASE WHEN x.permanent OR e.attempts >= ?::integer THEN now()"
+    " SET status = CASE WHEN x.permanent OR e.attempts >= coalesce(e.max_attempts, ?::integer)"
+    "                   THEN 'dead' ELSE 'pending' END,"
+    "     next_attempt_at = CASE WHEN x.permanent"
+    "                                 OR e.attempts >= coalesce(e.max_attempts, ?::integer) THEN "
+    "now()"
     "                            ELSE now() + x.delay_ms * interval '1 millisecond' END,"
     "     last_error = x.error, locked_by = NULL, locked_until = NULL,"
     "     updated_at = statement_timestamp()"
     " FROM x"
     " WHERE e.id = x.id AND e.attempts = x.attempts AND e.locked_by = ?::uuid"
-    " RETURNING e.id, e.attempts, x.error, x.http_status, x.duration_ms),"
+    " RETURNING e.id, e.status, e.attempts, x.error, x.http_status, x.duration_ms),"
     " a AS ("
     " INSERT INTO outbox_attempts (event_id, attempt, worker_id, http_status, duration_ms, error)"
     " SELECT u.id, u.attempts, ?::uuid, u.http_status, u.duration_ms, u.error FROM u)"
-    " SELECT id FROM u");
+    " SELECT id, status FROM u");
 
 // A release that made no request gives the attempt back: shutting down must
 // not bring an event closer to dead. A release whose request went out at the
@@ -106,10 +109,13 @@ const QString kReleaseSql = QStringLiteral(
     "           attempt_made boolean)),"
     " m AS (SELECT ?::integer AS max_attempts)"
     " UPDATE outbox_events e"
-    " SET status = CASE WHEN x.attempt_made AND e.attempts >= m.max_attempts THEN 'dead'"
-    "                   ELSE 'pending' END,"
-    "     last_error = CASE WHEN x.attempt_made AND e.attempts >= m.max_attempts"
-    "                       THEN 'dead: reached max attempts (' || m.max_attempts || ');'"
+    " SET status = CASE WHEN x.attempt_made"
+    "                        AND e.attempts >= coalesce(e.max_attempts, m.max_attempts)"
+    "                   THEN 'dead' ELSE 'pending' END,"
+    "     last_error = CASE WHEN x.attempt_made"
+    "                            AND e.attempts >= coalesce(e.max_attempts, m.max_attempts)"
+    "                       THEN 'dead: reached max attempts ('"
+    "                            || coalesce(e.max_attempts, m.max_attempts) || ');'"
     "                            || ' the last attempt was cut off by a shutdown before its'"
     "                            || ' outcome was known'"
     "                            || coalesce('; previous error: ' || e.last_error, '')"
@@ -121,6 +127,7 @@ const QString kReleaseSql = QStringLiteral(
     " WHERE e.id = x.id AND e.attempts = x.attempts AND e.locked_by = ?::uuid"
     " RETURNING e.id, e.status");
 
+// An event's own limit of attempts wins over the dispatcher's (sql/014).
 // The SET expressions see the old row, so the message can tell an expired
 // last lease apart and keep the previous error. ExpiredLeases reads only the
 // lease index (it does not name the status, see sql/004_claim_path.sql); All
@@ -131,13 +138,14 @@ QString sweepSql(bool byNamespace, SweepScope scope) {
                "UPDATE outbox_events"
                " SET status = 'dead', locked_by = NULL, locked_until = NULL,"
                "     updated_at = statement_timestamp(),"
-               "     last_error = 'dead: reached max attempts (' || ?::integer || ')'"
+               "     last_error = 'dead: reached max attempts ('"
+               "                  || coalesce(max_attempts, ?::integer) || ')'"
                "         || CASE WHEN status = 'processing'"
                "                 THEN '; the lease of the last attempt expired without an ack or "
                "nack'"
                "                 ELSE '' END"
                "         || coalesce('; previous error: ' || last_error, '')"
-               " WHERE attempts >= ?::integer") +
+               " WHERE attempts >= coalesce(max_attempts, ?::integer)") +
            (scope == SweepScope::ExpiredLeases
                 ? QStringLiteral(" AND locked_until < now()") // only processing rows hold a lease
                 : QStringLiteral(" AND (status = 'pending' OR (status = 'processing' AND "
@@ -186,7 +194,7 @@ QVariantList withNamespace(QVariantList values, const QString &nameSpace) {
 // the statement's text (pg_stat_activity, statement logs).
 const QString kEnqueueSql =
     QStringLiteral("SELECT id::text, inserted FROM outbox_enqueue($1::text, $2::text, $3::jsonb,"
-                   " $4::text, $5::uuid, $6::text, $7::text)");
+                   " $4::text, $5::uuid, $6::text, $7::text, $8::integer, $9::text, $10::text)");
 
 FencedResult fenced(QSqlQuery &query, const QList<QUuid> &requested) {
     QSet<QUuid> applied;
@@ -349,6 +357,9 @@ core::Result<EnqueueResult> OutboxStore::enqueue(const EnqueueRequest &request) 
                          : QVariant(QMetaType::fromType<QString>()),
         nullableText(request.aggregateType),
         nullableText(request.aggregateId),
+        request.maxAttempts ? QVariant(*request.maxAttempts) : QVariant(QMetaType::fromType<int>()),
+        nullableText(request.traceparent),
+        nullableText(request.tracestate),
     };
     auto rows = execBound(m_db, kEnqueueSql, values, QStringLiteral("enqueueing an event"));
     if (!rows.ok()) {
@@ -407,6 +418,8 @@ core::Result<QList<ClaimedEvent>> OutboxStore::claimBatch(const QUuid &workerId,
         event.attempts = q->value(8).toInt();
         event.createdAt = q->value(9).toDateTime();
         event.lockedUntil = q->value(10).toDateTime();
+        event.traceparent = optionalText(q->value(11));
+        event.tracestate = optionalText(q->value(12));
         events << event;
     }
     q->finish();

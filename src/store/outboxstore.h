@@ -27,6 +27,13 @@ struct EnqueueRequest {
     std::optional<QUuid> tenantId;
     std::optional<QString> aggregateType;
     std::optional<QString> aggregateId;
+    // The event's own limit of delivery attempts (1..1000); none: the
+    // dispatcher's --max-attempts.
+    std::optional<int> maxAttempts;
+    // W3C trace context; none: the transaction's outbox.traceparent and
+    // outbox.tracestate settings, if set (sql/014).
+    std::optional<QString> traceparent;
+    std::optional<QString> tracestate;
 };
 
 struct EnqueueResult {
@@ -61,6 +68,10 @@ struct ClaimedEvent {
     int attempts = 0; // after the claim's increment: the fencing token
     QDateTime createdAt;
     QDateTime lockedUntil;
+    // W3C trace context the producer attached, sent as the traceparent and
+    // tracestate headers (or fields of a batch element).
+    std::optional<QString> traceparent;
+    std::optional<QString> tracestate;
 };
 
 struct Ack {
@@ -88,7 +99,7 @@ struct Release {
 struct FencedResult {
     int applied = 0;
     QList<QUuid> fencedOut; // rows no longer leased by this worker at this attempt
-    QList<QUuid> madeDead;  // release only: applied rows that were at their last attempt
+    QList<QUuid> madeDead;  // nack and release: applied rows that are dead now
 };
 
 // What a dead sweep looks at.
@@ -123,8 +134,10 @@ public:
 
     // Batched and fenced by (locked_by = worker, attempts = claimed value).
     core::Result<FencedResult> ack(const QUuid &workerId, const QList<Ack> &acks);
-    // Back to pending after `delay`, or dead when attempts >= maxAttempts or
-    // permanent; one outbox_attempts row per applied nack, same statement.
+    // Back to pending after `delay`, or dead when attempts reach the event's
+    // own limit (else maxAttempts) or permanent, listed in
+    // FencedResult::madeDead; one outbox_attempts row per applied nack, same
+    // statement.
     core::Result<FencedResult> nack(const QUuid &workerId, const QList<Nack> &nacks,
                                     int maxAttempts);
     // Shutdown: leased rows back to pending, due now, lease cleared; a row whose

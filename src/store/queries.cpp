@@ -62,10 +62,13 @@ QString eventColumns(const QString &alias) {
         msOf(p + QLatin1String("created_at")),
         msOf(p + QLatin1String("updated_at")),
         p + QLatin1String("replay_of::text"),
+        p + QLatin1String("max_attempts"),
+        p + QLatin1String("traceparent"),
+        p + QLatin1String("tracestate"),
     };
     return columns.join(QLatin1String(", "));
 }
-constexpr int kEventColumnCount = 18;
+constexpr int kEventColumnCount = 21;
 
 core::OutboxEvent readEvent(const QSqlQuery &query) {
     core::OutboxEvent event;
@@ -88,6 +91,10 @@ core::OutboxEvent readEvent(const QSqlQuery &query) {
     event.createdAt = timeFrom(query.value(15));
     event.updatedAt = timeFrom(query.value(16));
     event.replayOf = optionalUuid(query.value(17));
+    if (!query.value(18).isNull())
+        event.maxAttempts = query.value(18).toInt();
+    event.traceparent = optionalText(query.value(19));
+    event.tracestate = optionalText(query.value(20));
     return event;
 }
 
@@ -473,8 +480,11 @@ core::Result<Privileges> EventQueries::privileges() {
                        "  AND has_column_privilege('outbox_events', 'delivered_at', 'UPDATE')"
                        "  AND has_column_privilege('outbox_events', 'updated_at', 'UPDATE')"
                        "  AND has_table_privilege('outbox_attempts', 'INSERT'),"
-                       " has_function_privilege("
-                       "  'outbox_enqueue(text, text, jsonb, text, uuid, text, text)', 'EXECUTE')");
+                       // The signature of sql/014, else the one before it.
+                       " coalesce(has_function_privilege(to_regprocedure('outbox_enqueue(text, "
+                       "  text, jsonb, text, uuid, text, text, integer, text, text)')::oid,"
+                       "  'EXECUTE'), has_function_privilege(to_regprocedure('outbox_enqueue("
+                       "  text, text, jsonb, text, uuid, text, text)')::oid, 'EXECUTE'), false)");
     auto query = execOneRow(m_db, sql, {}, context);
     if (!query)
         return query.error();

@@ -26,7 +26,7 @@ namespace {
 const QString kOutboxObjects = QStringLiteral(
     "SELECT count(*) FROM (VALUES (to_regclass('outbox_events')), (to_regclass('outbox_attempts')),"
     " (to_regclass('outbox_audit')), (to_regclass('outbox_audit_events')),"
-    " (to_regprocedure('outbox_enqueue(text,text,jsonb,text,uuid,text,text)')::oid::regclass),"
+    " (to_regproc('outbox_enqueue')::oid::regclass),"
     " (to_regprocedure('outbox_uuid_v7()')::oid::regclass)) AS t(o) WHERE o IS NOT NULL");
 
 const QString kVersionRows = QStringLiteral("SELECT coalesce(string_agg(version || ':' || name || "
@@ -383,8 +383,8 @@ private Q_SLOTS:
                                    "SELECT count(*) FROM pg_roles WHERE rolname LIKE 'outbox\\_%' "
                                    "AND rolcanlogin")),
                  QStringLiteral("0"));
-        const QString enqueueFn =
-            QStringLiteral("'outbox_enqueue(text,text,jsonb,text,uuid,text,text)'");
+        const QString enqueueFn = QStringLiteral(
+            "'outbox_enqueue(text,text,jsonb,text,uuid,text,text,integer,text,text)'");
         QCOMPARE(
             sqlScalar(db, QStringLiteral(
                               "SELECT has_function_privilege('outbox_producer', %1, 'EXECUTE')")

@@ -1,5 +1,6 @@
 #include "console/model/consolesettings.h"
 
+#include <QCoreApplication>
 #include <QSettings>
 
 #include <algorithm>
@@ -135,6 +136,7 @@ QList<ConnectionProfile> ConsoleSettings::profiles() const {
         p.user = m_settings->value(QStringLiteral("user")).toString();
         p.sslMode = m_settings->value(QStringLiteral("sslmode")).toString();
         p.connInfo = m_settings->value(QStringLiteral("conninfo")).toString();
+        p.traceUrlTemplate = m_settings->value(QStringLiteral("traceUrlTemplate")).toString();
         m_settings->endGroup();
         result.append(p);
     }
@@ -166,7 +168,42 @@ void ConsoleSettings::saveProfile(const ConnectionProfile &profile) {
                          profile.connInfo.trimmed().isEmpty()
                              ? QString()
                              : connInfoWithoutPassword(profile.connInfo));
+    m_settings->setValue(QStringLiteral("traceUrlTemplate"), profile.traceUrlTemplate.trimmed());
     m_settings->endGroup();
+}
+
+namespace {
+const QString kTraceIdPlaceholder = QStringLiteral("{trace_id}");
+} // namespace
+
+QString traceUrlTemplateProblem(const QString &urlTemplate) {
+    const QString text = urlTemplate.trimmed();
+    if (text.isEmpty())
+        return {};
+    const QString example = QStringLiteral("https://jaeger.local/trace/{trace_id}");
+    if (!text.contains(kTraceIdPlaceholder))
+        return QCoreApplication::translate("ConsoleSettings",
+                                           "the trace viewer URL has no {trace_id}: write where "
+                                           "the trace id goes, e.g. %1")
+            .arg(example);
+    const QUrl url(QString(text).replace(kTraceIdPlaceholder, QString(32, QLatin1Char('0'))),
+                   QUrl::StrictMode);
+    const QString scheme = url.scheme().toLower();
+    if (!url.isValid() || url.host().isEmpty() ||
+        (scheme != QLatin1String("http") && scheme != QLatin1String("https")))
+        return QCoreApplication::translate("ConsoleSettings",
+                                           "the trace viewer URL must be an http or https URL, "
+                                           "e.g. %1")
+            .arg(example);
+    return {};
+}
+
+QUrl traceViewerUrl(const QString &urlTemplate, const QString &traceId) {
+    if (traceId.isEmpty() || urlTemplate.trimmed().isEmpty() ||
+        !traceUrlTemplateProblem(urlTemplate).isEmpty())
+        return {};
+    // A trace id is hex digits only: nothing in it needs escaping.
+    return QUrl(urlTemplate.trimmed().replace(kTraceIdPlaceholder, traceId), QUrl::StrictMode);
 }
 
 void ConsoleSettings::removeProfile(const QString &name) {

@@ -6,6 +6,7 @@
 #include <QByteArray>
 #include <QList>
 #include <QString>
+#include <QUrl>
 
 #include <chrono>
 #include <optional>
@@ -25,6 +26,9 @@ struct ConnectionProfile {
     QString user;
     QString sslMode;
     QString connInfo; // when set, used instead of the fields
+    // Where this database's traces are looked at, with {trace_id} where the
+    // trace id goes, e.g. https://jaeger.local/trace/{trace_id}; empty: none.
+    QString traceUrlTemplate;
 
     core::Result<core::ConnInfo> toConnInfo() const;
     // Fills the fields from `info`, dropping any password.
@@ -70,6 +74,13 @@ public:
 private:
     QSettings *m_settings;
 };
+
+// What is wrong with a trace viewer URL template (an http or https URL with
+// {trace_id} in it), with the fix; empty when it is fine or empty.
+QString traceUrlTemplateProblem(const QString &urlTemplate);
+// The trace viewer's page of `traceId`; invalid without a usable template or
+// trace id.
+QUrl traceViewerUrl(const QString &urlTemplate, const QString &traceId);
 
 // `text` with any password (key=value or URI) removed; empty when it does
 // not parse.

@@ -32,6 +32,15 @@ QString attemptsText(int attempts) {
     return attempts == 1 ? tr("1 attempt") : tr("%1 attempts").arg(attempts);
 }
 
+// " Attempt 3 of 5 comes next." where the event has its own limit.
+QString limitText(const core::OutboxEvent &e) {
+    if (!e.maxAttempts)
+        return {};
+    return tr(" Attempt %1 of %2 comes next (the event's own limit).")
+        .arg(e.attempts + 1)
+        .arg(*e.maxAttempts);
+}
+
 QString lastErrorText(const core::OutboxEvent &e) {
     if (!e.lastError || e.lastError->trimmed().isEmpty()) {
         return {};
@@ -128,7 +137,7 @@ Explanation pending(const core::OutboxEvent &e, const QDateTime &now,
         return {Explanation::Tone::Waiting,
                 tr("Waiting for backoff until %1, after %2 failed.")
                         .arg(when(e.nextAttemptAt, now), attemptsText(e.attempts)) +
-                    lastErrorText(e)};
+                    limitText(e) + lastErrorText(e)};
     }
     const QDateTime dueSince = e.nextAttemptAt.isValid() ? e.nextAttemptAt : e.createdAt;
     if (!activity.registry && nobodyDispatching(dueSince, now, activity)) {
@@ -143,7 +152,8 @@ Explanation pending(const core::OutboxEvent &e, const QDateTime &now,
         text += tr(" %1 events are being delivered now.").arg(formatCount(activity.processing));
     }
     if (e.attempts > 0) {
-        text += tr(" %1 failed so far.").arg(attemptsText(e.attempts)) + lastErrorText(e);
+        text += tr(" %1 failed so far.").arg(attemptsText(e.attempts)) + limitText(e) +
+                lastErrorText(e);
     }
     return {Explanation::Tone::Waiting, text};
 }
@@ -152,15 +162,15 @@ Explanation processing(const core::OutboxEvent &e, const QDateTime &now) {
     if (e.lockedUntil.isValid() && e.lockedUntil < now) {
         return {Explanation::Tone::Warning,
                 tr("The lease of worker %1 expired at %2: that dispatcher stopped or stalled "
-                   "during attempt %3. Any dispatcher will reclaim it.")
-                    .arg(worker(e.lockedBy), when(e.lockedUntil, now))
-                    .arg(e.attempts)};
+                   "during %3. Any dispatcher will reclaim it.")
+                    .arg(worker(e.lockedBy), when(e.lockedUntil, now),
+                         core::attemptOfText(e.attempts, e.maxAttempts))};
     }
     return {Explanation::Tone::Waiting,
-            tr("Leased by worker %1 until %2: delivery attempt %3 is in flight.")
+            tr("Leased by worker %1 until %2: delivery %3 is in flight.")
                 .arg(worker(e.lockedBy),
-                     e.lockedUntil.isValid() ? when(e.lockedUntil, now) : tr("an unknown time"))
-                .arg(e.attempts)};
+                     e.lockedUntil.isValid() ? when(e.lockedUntil, now) : tr("an unknown time"),
+                     core::attemptOfText(e.attempts, e.maxAttempts))};
 }
 
 Explanation dead(const core::OutboxEvent &e) {
@@ -172,7 +182,12 @@ Explanation dead(const core::OutboxEvent &e) {
                     .arg(firstLine(error, 120))};
     }
     return {Explanation::Tone::Error,
-            tr("Dead after %1: the dispatcher gave up.").arg(attemptsText(e.attempts)) +
+            (e.maxAttempts && e.attempts >= *e.maxAttempts
+                 ? tr("Dead after attempt %1 of %2 (the event's own limit): the dispatcher gave "
+                      "up.")
+                       .arg(e.attempts)
+                       .arg(*e.maxAttempts)
+                 : tr("Dead after %1: the dispatcher gave up.").arg(attemptsText(e.attempts))) +
                 lastErrorText(e) + tr(" Requeue it once the cause is fixed.")};
 }
 

@@ -46,6 +46,10 @@ QByteArray eventJsonLine(const core::OutboxEvent &e) {
     o.insert(QStringLiteral("created_at"), timeValue(e.createdAt));
     o.insert(QStringLiteral("updated_at"), timeValue(e.updatedAt));
     o.insert(QStringLiteral("replay_of"), optionalId(e.replayOf));
+    o.insert(QStringLiteral("max_attempts"),
+             e.maxAttempts ? QJsonValue(*e.maxAttempts) : QJsonValue(QJsonValue::Null));
+    o.insert(QStringLiteral("traceparent"), optionalText(e.traceparent));
+    o.insert(QStringLiteral("tracestate"), optionalText(e.tracestate));
     QByteArray line = QJsonDocument(o).toJson(QJsonDocument::Compact);
     // The payload goes in as stored, so large numbers keep every digit.
     const QByteArray payload = e.payload.trimmed();

@@ -55,6 +55,10 @@ void FilterState::setTenant(const std::optional<QUuid> &tenant) {
     set(&store::EventFilter::tenantId, tenant);
 }
 
+void FilterState::setTraceId(const QString &traceId) {
+    set(&store::EventFilter::traceId, store::normalizedTraceId(traceId));
+}
+
 void FilterState::setPayloadContains(const QString &json) {
     set(&store::EventFilter::payloadContains, json);
 }

@@ -14,7 +14,8 @@ namespace outbox::console {
 
 // The console's one current filter: the status page, what the navigator
 // picks under it (retrying, blocked by aggregate order, namespace, topic),
-// the filter bar's search fields and the error group. The filter bar, the
+// the filter bar's search fields (the trace id among them) and the error
+// group. The filter bar, the
 // navigator, the status tabs and the error groups each write their piece
 // here and show what changed() says; none of them writes into another's
 // controls, and the window loads the page and the error groups from
@@ -44,6 +45,8 @@ public:
     void setTopic(const QString &topic);
     void setText(const QString &text);
     void setTenant(const std::optional<QUuid> &tenant);
+    // A W3C trace id (32 hex digits, store::traceIdProblem()); empty clears.
+    void setTraceId(const QString &traceId);
     void setPayloadContains(const QString &json);
     // Created in [from, to); an invalid end is open.
     void setCreatedRange(const QDateTime &from, const QDateTime &to);

@@ -153,6 +153,7 @@ void ConnectionDialog::applyProfile(const ConnectionProfile &p) {
     const int ssl = m_ui->sslCombo->findData(p.sslMode);
     m_ui->sslCombo->setCurrentIndex(ssl >= 0 ? ssl : 0);
     m_ui->connInfoEdit->setText(p.connInfo);
+    m_ui->traceUrlEdit->setText(p.traceUrlTemplate);
     m_ui->modeTabs->setCurrentWidget(p.connInfo.isEmpty() ? m_ui->fieldsTab : m_ui->stringTab);
     m_ui->testLabel->clear();
 }
@@ -181,6 +182,7 @@ void ConnectionDialog::setMessage(const QString &message) {
 ConnectionProfile ConnectionDialog::currentAsProfile(const QString &name) const {
     ConnectionProfile p;
     p.name = name;
+    p.traceUrlTemplate = m_ui->traceUrlEdit->text().trimmed();
     if (m_ui->modeTabs->currentWidget() == m_ui->stringTab) {
         p.connInfo = m_ui->connInfoEdit->text().trimmed();
         return p;
@@ -222,6 +224,11 @@ void ConnectionDialog::saveProfile() {
     auto info = connInfo();
     if (!info) {
         setMessage(info.errorMessage());
+        return;
+    }
+    if (const QString problem = traceUrlTemplateProblem(m_ui->traceUrlEdit->text());
+        !problem.isEmpty()) {
+        setMessage(tr("Not saved: %1.").arg(problem));
         return;
     }
     bool ok = false;

@@ -1,5 +1,6 @@
 #include "console/widgets/detailpane.h"
 
+#include "console/model/consolesettings.h"
 #include "console/model/storeclient.h"
 #include "console/widgets/jsonhighlighter.h"
 #include "core/enumnames.h"
@@ -268,7 +269,9 @@ void DetailPane::renderMetadata(const store::EventDetail &d) {
                              ? QStringLiteral("%1 / %2").arg(e.aggregateType.value_or(QString()),
                                                              e.aggregateId.value_or(QString()))
                              : QString());
-    row(tr("Attempts"), QString::number(e.attempts));
+    row(tr("Attempts"),
+        e.maxAttempts ? tr("%1 of %2 (the event's own limit)").arg(e.attempts).arg(*e.maxAttempts)
+                      : tr("%1 (limit: the dispatcher's max attempts)").arg(e.attempts));
     timeRow(tr("Next attempt"), e.status == core::Status::Pending ? e.nextAttemptAt : QDateTime());
     row(tr("Lease holder"), e.lockedBy ? core::uuidText(*e.lockedBy) : QString());
     timeRow(tr("Lease until"), e.lockedUntil);
@@ -293,7 +296,42 @@ void DetailPane::renderMetadata(const store::EventDetail &d) {
             setEvent(QUuid::fromString(link));
         });
     }
+    renderTrace(e);
     row(tr("Payload size"), QLocale().formattedDataSize(e.payload.size()));
+}
+
+// The trace id: selectable (to copy), and a link to the profile's trace
+// viewer when it has one.
+void DetailPane::renderTrace(const core::OutboxEvent &e) {
+    const QString traceId = core::traceIdOf(e.traceparent);
+    QLabel *trace = valueLabel(traceId.isEmpty() ? QStringLiteral("—") : traceId);
+    trace->setObjectName(QStringLiteral("traceId"));
+    const QUrl url = traceViewerUrl(m_traceUrlTemplate, traceId);
+    if (url.isValid()) {
+        trace->setTextFormat(Qt::RichText);
+        trace->setText(QStringLiteral("<a href=\"%1\">%2</a>")
+                           .arg(url.toString(QUrl::FullyEncoded).toHtmlEscaped(), traceId));
+        trace->setTextInteractionFlags(Qt::TextBrowserInteraction);
+        trace->setOpenExternalLinks(true);
+        trace->setToolTip(tr("Open the trace in %1 (the trace viewer of this connection profile)")
+                              .arg(url.host()));
+    } else if (!traceId.isEmpty()) {
+        trace->setToolTip(tr("Select to copy; set a trace viewer URL in the connection profile "
+                             "to get a link."));
+    }
+    m_ui->metadataForm->addRow(tr("Trace id"), trace);
+    if (e.traceparent)
+        m_ui->metadataForm->addRow(tr("Traceparent"), valueLabel(*e.traceparent));
+    if (e.tracestate)
+        m_ui->metadataForm->addRow(tr("Tracestate"), valueLabel(*e.tracestate));
+}
+
+void DetailPane::setTraceUrlTemplate(const QString &urlTemplate) {
+    if (m_traceUrlTemplate == urlTemplate)
+        return;
+    m_traceUrlTemplate = urlTemplate;
+    if (m_detail)
+        renderMetadata(*m_detail);
 }
 
 void DetailPane::renderHistory(const store::EventDetail &d) {

@@ -44,6 +44,9 @@ public:
     void setEvent(const QUuid &id);
     void refresh();
     void setDispatchActivity(const DispatchActivity &activity);
+    // The connection profile's trace viewer (ConnectionProfile::
+    // traceUrlTemplate): the trace id becomes a link to it. Empty: plain text.
+    void setTraceUrlTemplate(const QString &urlTemplate);
 
 Q_SIGNALS:
     // A link to another event (a replay) was followed and that event shown.
@@ -56,6 +59,7 @@ private:
     void renderExplanation();
     void renderTimes();
     void renderMetadata(const store::EventDetail &detail);
+    void renderTrace(const core::OutboxEvent &event);
     void renderHistory(const store::EventDetail &detail);
     void clearContents(const QString &message);
     QDateTime serverNow() const;
@@ -70,6 +74,7 @@ private:
     DispatchActivity m_activity;
     QTimer m_clock;
     QByteArray m_shownPayload;
+    QString m_traceUrlTemplate;
     bool m_following = false;                               // a followed link is loading
     QList<QPair<QPointer<QLabel>, QDateTime>> m_timeLabels; // metadata rows with a time
 };

@@ -81,6 +81,10 @@ FilterBar::FilterBar(FilterState *state, QWidget *parent)
         validate();
         scheduleChange(kTypingDelayMs);
     });
+    connect(m_ui->traceEdit, &QLineEdit::textChanged, this, [this] {
+        validate();
+        scheduleChange(kTypingDelayMs);
+    });
     connect(m_ui->namespaceCombo, &QComboBox::currentTextChanged, this, [this] {
         updateTopics();
         scheduleChange(kTypingDelayMs);
@@ -109,6 +113,10 @@ store::EventFilter FilterBar::filter() const {
     const QUuid tenant = QUuid::fromString(m_ui->tenantEdit->text().trimmed());
     if (!tenant.isNull()) {
         f.tenantId = tenant;
+    }
+    const QString trace = m_ui->traceEdit->text();
+    if (store::traceIdProblem(trace).isEmpty()) {
+        f.traceId = store::normalizedTraceId(trace);
     }
     const QString payload = m_ui->payloadFilter->text().trimmed();
     if (store::payloadFilterProblem(payload).isEmpty()) {
@@ -153,6 +161,9 @@ void FilterBar::commit() {
     if (edited(&store::EventFilter::payloadContains)) {
         m_state->setPayloadContains(fields.payloadContains);
     }
+    if (edited(&store::EventFilter::traceId)) {
+        m_state->setTraceId(fields.traceId);
+    }
     if (edited(&store::EventFilter::createdFrom) || edited(&store::EventFilter::createdTo)) {
         m_state->setCreatedRange(fields.createdFrom, fields.createdTo);
     }
@@ -186,6 +197,10 @@ void FilterBar::showState(const store::EventFilter &state) {
     if (follows(&store::EventFilter::payloadContains)) {
         const QSignalBlocker block(m_ui->payloadFilter);
         m_ui->payloadFilter->setText(state.payloadContains);
+    }
+    if (follows(&store::EventFilter::traceId)) {
+        const QSignalBlocker block(m_ui->traceEdit);
+        m_ui->traceEdit->setText(state.traceId);
     }
     if (follows(&store::EventFilter::createdFrom) || follows(&store::EventFilter::createdTo)) {
         const bool any = state.createdFrom.isValid() || state.createdTo.isValid();
@@ -247,6 +262,14 @@ void FilterBar::validate() {
     } else {
         m_ui->tenantEdit->setStyleSheet({});
         m_ui->tenantEdit->setToolTip(tr("Only events of this tenant (a UUID)"));
+    }
+    if (const QString trace = store::traceIdProblem(m_ui->traceEdit->text()); !trace.isEmpty()) {
+        problems << tr("Trace id ignored: %1.").arg(trace);
+        m_ui->traceEdit->setStyleSheet(error);
+        m_ui->traceEdit->setToolTip(problems.constLast());
+    } else {
+        m_ui->traceEdit->setStyleSheet({});
+        m_ui->traceEdit->setToolTip(tr("Only events of this W3C trace (32 hex digits)"));
     }
     // Said beside the field, not only in a tooltip: a payload filter that
     // is left out would otherwise look like one that matched nothing.
@@ -361,7 +384,9 @@ void FilterBar::clear() {
         const QSignalBlocker b3(m_ui->topicCombo);
         const QSignalBlocker b4(m_ui->tenantEdit);
         const QSignalBlocker b5(m_ui->payloadFilter);
+        const QSignalBlocker b6(m_ui->traceEdit);
         m_ui->payloadFilter->clear();
+        m_ui->traceEdit->clear();
         m_ui->searchEdit->clear();
         m_ui->namespaceCombo->setCurrentIndex(0);
         m_ui->namespaceCombo->setEditText(m_ui->namespaceCombo->itemText(0));

@@ -19,7 +19,7 @@ namespace outbox::console {
 class FilterState;
 
 // The filter above the event tables: free text, namespace, topic, tenant,
-// payload containment (JSON, checked as typed: an invalid one is named
+// trace id, payload containment (JSON, checked as typed: an invalid one is named
 // beside the field and left out), a time range, and a chip for the error
 // group picked in the error groups view. Its fields are its own piece of
 // the console's FilterState: typing is passed on after a pause (once per

@@ -265,6 +265,9 @@ void MainWindow::connectTo(const core::ConnInfo &info, const QString &profileNam
     m_connInfo = info;
     m_profileName = profileName;
     m_layout->useProfile(profileName.isEmpty() ? info.redacted() : profileName);
+    const auto profile =
+        m_settings && !profileName.isEmpty() ? m_settings->profile(profileName) : std::nullopt;
+    m_detail->setTraceUrlTemplate(profile ? profile->traceUrlTemplate : QString());
     StoreClientOptions clientOptions = m_options.client;
     clientOptions.readOnly = clientOptions.readOnly || m_options.readOnly; // in the server too
     m_client = std::make_unique<StoreClient>(info, clientOptions);
