@@ -1,6 +1,7 @@
 #include "store/livecounts.h"
 
 #include "store/database.h"
+#include "store/errorgroups.h"
 #include "store/pausestore.h"
 
 #include <QSqlQuery>
@@ -138,11 +139,7 @@ core::Result<StatusCounts> LiveCounts::refresh(QSqlDatabase db) {
             QLatin1String(
                 " (SELECT count(*) FROM (SELECT 1 FROM outbox_events WHERE status = 'dead'"
                 "   LIMIT ?) x),") +
-            cappedDeliveredSql() +
-            QLatin1String(
-                " (SELECT pg_stat_get_tuples_inserted(t.oid) + pg_stat_get_tuples_updated(t.oid)"
-                "   + pg_stat_get_tuples_deleted(t.oid)"
-                "   FROM (SELECT to_regclass('outbox_events') AS oid) t), ") +
+            cappedDeliveredSql() + QLatin1Char(' ') + tableChangesSql() + QLatin1String(", ") +
             epochMsSql(oldestPendingSql()) + QLatin1String(", ") +
             epochMsSql(QStringLiteral("now()")) + QLatin1String(", ") + epochMsSql(oldestDueSql()),
         {cap + 1, cap + 1}, context);
