@@ -1,6 +1,7 @@
 #include "store/errorgroups.h"
 
 #include "store/database.h"
+#include "store/livecounts.h"
 
 #include <QSqlQuery>
 #include <QVariant>
@@ -94,9 +95,7 @@ core::Result<ErrorGroupSet> ErrorGroupWatch::refresh(QSqlDatabase db, const Even
 
     const bool asked = m_last && m_last->filter == filter && m_last->limit == limit;
     const bool changed = !asked || m_last->changes != changes;
-    const bool due =
-        !asked || double(m_last->since.elapsed()) * std::max(m_options.dutyCycle, 0.0) >=
-                      double(std::max<qint64>(m_last->tookMs, 1));
+    const bool due = !asked || dutyCycleAllows(m_last->since, m_last->tookMs, m_options.dutyCycle);
     if (changed && due) {
         Last next;
         next.filter = filter;

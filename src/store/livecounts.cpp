@@ -122,6 +122,11 @@ qint64 readStatusColumns(const QSqlQuery &row, qint64 cap, StatusCounts &counts)
     return deliveredCapped;
 }
 
+bool dutyCycleAllows(const QElapsedTimer &since, qint64 tookMs, double dutyCycle) {
+    return double(since.elapsed()) * std::max(dutyCycle, 0.0) >=
+           double(std::max<qint64>(tookMs, 1));
+}
+
 LiveCounts::LiveCounts()
     : LiveCounts(Options{}) {}
 
@@ -159,9 +164,8 @@ core::Result<StatusCounts> LiveCounts::refresh(QSqlDatabase db) {
                         deliveredCapped};
 
     const bool changed = !m_breakdown || m_breakdown->marker != marker;
-    const bool due =
-        !m_breakdown || double(m_breakdown->since.elapsed()) * std::max(m_options.dutyCycle, 0.0) >=
-                            double(std::max<qint64>(m_breakdown->tookMs, 1));
+    const bool due = !m_breakdown ||
+                     dutyCycleAllows(m_breakdown->since, m_breakdown->tookMs, m_options.dutyCycle);
     if (changed && due) {
         Breakdown next;
         next.marker = marker;

@@ -37,6 +37,14 @@ bool publishStatistics(QSqlDatabase db) {
 class TestErrorGroups final : public PgTestSuite {
     Q_OBJECT
 
+    // `dead` events of one kind, published, and the watch's first grouping.
+    core::Result<ErrorGroupSet> groupedOnce(ErrorGroupWatch &watch, int dead, QDateTime &now) {
+        if (!insertDead(m_db, dead, QStringLiteral("HTTP 503 from runner")) ||
+            !publishStatistics(m_db))
+            return core::Error{core::ErrorKind::Invalid, QStringLiteral("could not insert")};
+        return watch.refresh(m_db, EventFilter{}, 50, now);
+    }
+
 private Q_SLOTS:
     void theNewestEventsAreGroupedAndTheSampleIsMarked() {
         QVERIFY(insertDead(m_db, 30, QStringLiteral("connect timeout after 5 ms"),
@@ -65,11 +73,9 @@ private Q_SLOTS:
     }
 
     void theWatchGroupsAgainOnlyAfterAChange() {
-        QVERIFY(insertDead(m_db, 3, QStringLiteral("HTTP 503 from runner")));
-        QVERIFY(publishStatistics(m_db));
         ErrorGroupWatch watch(ErrorGroupWatch::Options{100, 1e9});
         QDateTime now;
-        auto first = watch.refresh(m_db, EventFilter{}, 50, now);
+        auto first = groupedOnce(watch, 3, now);
         QVERIFY2(first.ok(), qPrintable(first.errorMessage()));
         QCOMPARE(first->kinds, 1);
         QVERIFY(now.isValid());
@@ -97,13 +103,11 @@ private Q_SLOTS:
     }
 
     void aChangeWaitsForItsShareOfTimeMarkedStale() {
-        QVERIFY(insertDead(m_db, 2, QStringLiteral("HTTP 503 from runner")));
-        QVERIFY(publishStatistics(m_db));
         // A duty cycle of zero: once grouped, never due again.
         ErrorGroupWatch watch(ErrorGroupWatch::Options{100, 0});
         QDateTime now;
-        auto first = watch.refresh(m_db, EventFilter{}, 50, now);
-        QVERIFY(first.ok());
+        auto first = groupedOnce(watch, 2, now);
+        QVERIFY2(first.ok(), qPrintable(first.errorMessage()));
         QVERIFY(!first->stale);
         QVERIFY(insertDead(m_db, 1, QStringLiteral("TLS handshake failed")));
         QVERIFY(publishStatistics(m_db));
