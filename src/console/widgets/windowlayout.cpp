@@ -5,7 +5,6 @@
 #include <QDockWidget>
 #include <QEvent>
 #include <QMainWindow>
-#include <QMap>
 #include <QScreen>
 #include <QTimer>
 
@@ -141,8 +140,9 @@ void WindowLayout::fitToScreen() {
         if (m_window->width() > room.width() || m_window->height() > room.height()) {
             // The panes on show need more than the screen has: those that
             // share an area become tabs of one pane, and it is fitted again.
-            tabifyCrowdedAreas();
-            QTimer::singleShot(0, this, &WindowLayout::fitToScreen);
+            if (tabifyCrowdedAreas()) {
+                QTimer::singleShot(0, this, &WindowLayout::fitToScreen);
+            }
         }
     }
     // And on the screen: moved in from the right and the bottom first.
@@ -155,20 +155,28 @@ void WindowLayout::fitToScreen() {
     m_fitting = false;
 }
 
-void WindowLayout::tabifyCrowdedAreas() {
-    QMap<Qt::DockWidgetArea, QList<QDockWidget *>> areas;
-    for (QDockWidget *dock : m_window->findChildren<QDockWidget *>()) {
-        if (dock->isVisible() && !dock->isFloating()) {
-            areas[m_window->dockWidgetArea(dock)].append(dock);
-        }
-    }
-    for (const QList<QDockWidget *> &docks : std::as_const(areas)) {
-        for (qsizetype i = 1; i < docks.size(); ++i) {
-            if (!m_window->tabifiedDockWidgets(docks.constFirst()).contains(docks.at(i))) {
-                m_window->tabifyDockWidget(docks.constFirst(), docks.at(i));
+bool WindowLayout::tabifyCrowdedAreas() {
+    // One area at a time, the bottom first (its panes sit side by side, the
+    // widest demand), then the sides; the window is fitted again in between.
+    for (const Qt::DockWidgetArea area : {Qt::BottomDockWidgetArea, Qt::RightDockWidgetArea,
+                                          Qt::LeftDockWidgetArea, Qt::TopDockWidgetArea}) {
+        QList<QDockWidget *> docks;
+        for (QDockWidget *dock : m_window->findChildren<QDockWidget *>()) {
+            if (dock->isVisible() && !dock->isFloating() &&
+                m_window->dockWidgetArea(dock) == area &&
+                !m_window->tabifiedDockWidgets(dock).contains(docks.value(0))) {
+                docks.append(dock);
             }
         }
+        if (docks.size() < 2) {
+            continue;
+        }
+        for (qsizetype i = 1; i < docks.size(); ++i) {
+            m_window->tabifyDockWidget(docks.constFirst(), docks.at(i));
+        }
+        return true;
     }
+    return false;
 }
 
 void WindowLayout::useProfile(const QString &profile) {

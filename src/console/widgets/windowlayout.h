@@ -73,8 +73,9 @@ private:
         bool shownByDefault;
     };
     void checkWhenShown();
-    // Makes the docks on show in each area tabs of one dock.
-    void tabifyCrowdedAreas();
+    // Makes the docks on show in one area that has several side by side
+    // tabs of one dock; false when no area has.
+    bool tabifyCrowdedAreas();
     void fallBackIfUnusable();
 
     QMainWindow *m_window;
