@@ -10,6 +10,7 @@
 
 #include <QDockWidget>
 #include <QElapsedTimer>
+#include <QLineEdit>
 #include <QTimer>
 
 namespace outbox::consolebench {
@@ -58,6 +59,44 @@ core::Result<void> measureRefreshes(BenchApplication &app, const BenchOptions &o
             return fresh.error();
         results.samples[QStringLiteral("refresh_ms")] << fresh.value();
     }
+    return {};
+}
+
+// An operator who leaves the console open on a page, live, and walks away:
+// what that costs the database, per page, without and with a search typed
+// into the filter bar.
+core::Result<void> measureIdle(const BenchOptions &options, BenchCluster &cluster,
+                               console::MainWindow *w, BenchResults &results,
+                               const Progress &progress) {
+    auto *search = w->findChild<QLineEdit *>(QStringLiteral("searchEdit"));
+    if (!search)
+        return failure(QStringLiteral("the filter bar has no search field (searchEdit)"));
+    setLive(w, true);
+    for (const bool searching : {false, true}) {
+        search->setText(searching ? kIdleSearch : QString());
+        for (Status page : {Status::Pending, Status::Processing, Status::Delivered, Status::Dead}) {
+            IdleCost cost{page, searching, 0, {}};
+            progress(QStringLiteral("a live console left open on %1 (%2 s)")
+                         .arg(cost.key())
+                         .arg(options.idleSeconds));
+            showStatusPage(w, page);
+            runFor(3000); // the page's first live refreshes: an operator's doing
+            if (auto reset = cluster.sql().resetStatementStats(); !reset)
+                return reset;
+            QElapsedTimer idle;
+            idle.start();
+            runFor(options.idleSeconds * 1000);
+            auto dbMs = cluster.sql().statementTimeMs();
+            if (!dbMs)
+                return dbMs.error();
+            cost.dbMsPerS = dbMs.value() * 1000.0 / double(idle.elapsed());
+            if (auto stats = cluster.sql().statementStats(8); stats)
+                cost.statements = stats.value();
+            results.idle << cost;
+        }
+    }
+    search->clear();
+    setLive(w, false);
     return {};
 }
 
@@ -181,6 +220,10 @@ core::Result<void> measureStall(const BenchOptions &options, BenchCluster &clust
 }
 } // namespace
 
+QString IdleCost::key() const {
+    return core::statusName(page) + (search ? QStringLiteral("_search") : QString());
+}
+
 core::Result<BenchResults> runBench(BenchApplication &app, const BenchOptions &options,
                                     const Progress &progress) {
     BenchResults results;
@@ -226,21 +269,8 @@ core::Result<BenchResults> runBench(BenchApplication &app, const BenchOptions &o
     if (auto done = measureRefreshes(app, options, cluster, w, results); !done)
         return done.error();
     if (options.idleSeconds > 0) {
-        progress(QStringLiteral("a live console left open (%1 s)").arg(options.idleSeconds));
-        setLive(w, true);
-        runFor(3000); // the first live refreshes
-        if (auto reset = cluster.sql().resetStatementStats(); !reset)
-            return reset.error();
-        QElapsedTimer idle;
-        idle.start();
-        runFor(options.idleSeconds * 1000);
-        auto dbMs = cluster.sql().statementTimeMs();
-        if (!dbMs)
-            return dbMs.error();
-        results.idleDbMsPerS = dbMs.value() * 1000.0 / double(idle.elapsed());
-        if (auto stats = cluster.sql().statementStats(8); stats)
-            results.idleStatements = stats.value();
-        setLive(w, false);
+        if (auto done = measureIdle(options, cluster, w, results, progress); !done)
+            return done.error();
     }
     if (options.stallSeconds > 0) {
         if (auto done = measureStall(options, cluster, w, results, progress); !done)

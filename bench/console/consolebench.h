@@ -49,7 +49,24 @@ struct BenchOptions {
     int switchRounds = 5;    // rounds through the four status pages
     int refreshRuns = 20;
     int stallSeconds = 20;
-    int idleSeconds = 30; // a live console left open on the delivered view
+    // A live console left open on each status page, without and with a
+    // search (kIdleSearch): this long each.
+    int idleSeconds = 10;
+};
+
+// The search of the idle phase's second pass on each page: words in topics
+// and dedupe keys, so the filter reads every row of the page's set.
+inline const QString kIdleSearch = QStringLiteral("invoice");
+
+// The idle cost of one page: database time per second of a live console
+// nobody touches (sum of pg_stat_statements total_exec_time) and the
+// statements it ran.
+struct IdleCost {
+    core::Status page = core::Status::Pending;
+    bool search = false;
+    double dbMsPerS = 0;
+    QJsonArray statements;
+    QString key() const; // "dead", "dead_search"
 };
 
 struct BenchResults {
@@ -70,10 +87,8 @@ struct BenchResults {
     // view_switches); empty when it did not run.
     QJsonObject stall;
 
-    // The idle phase: database time per second of a live console nobody
-    // touches (sum of pg_stat_statements total_exec_time), and its statements.
-    double idleDbMsPerS = -1;
-    QJsonArray idleStatements;
+    // The idle phase: one figure per page, without and with a search.
+    QList<IdleCost> idle;
 
     QStringList notes; // problems in phases without a target
 

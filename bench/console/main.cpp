@@ -72,8 +72,10 @@ int main(int argc, char **argv) {
          to(options.backlog)},
         {"stall-seconds", "Length of the dispatcher phase (20; 0 = skip it).", 0, 5,
          to(options.stallSeconds)},
-        {"idle-seconds", "Length of the idle live-console phase (30; 0 = skip it).", 0, 5,
-         to(options.idleSeconds)},
+        {"idle-seconds",
+         "Seconds of the idle live console on each status page, without and with a search "
+         "(10; 0 = skip it).",
+         0, 3, to(options.idleSeconds)},
         {"runs", "Starts per view, each a new process (5).", 1, 2, to(options.startRuns)},
         {"switch-rounds", "Rounds through the four status views (5).", 1, 2,
          to(options.switchRounds)},

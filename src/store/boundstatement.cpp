@@ -13,10 +13,10 @@ namespace outbox::store {
 
 namespace {
 
-PGconn *connectionOf(const QSqlDatabase &db) {
-    if (!db.isOpen() || !db.driver())
+PGconn *connectionOf(const QSqlDriver *driver) {
+    if (!driver || !driver->isOpen())
         return nullptr;
-    const QVariant handle = db.driver()->handle();
+    const QVariant handle = driver->handle();
     // The name Qt derives for the type (Qt 6: the struct behind the typedef).
     const char *type = handle.isValid() ? handle.typeName() : nullptr;
     if (!type || (qstrcmp(type, "pg_conn*") != 0 && qstrcmp(type, "PGconn*") != 0))
@@ -48,7 +48,7 @@ struct ResultDeleter {
 
 core::Result<BoundRows> execBound(QSqlDatabase db, const QString &sql, const QVariantList &values,
                                   const QString &context) {
-    PGconn *connection = connectionOf(db);
+    PGconn *connection = connectionOf(db.driver());
     if (!connection)
         return toError(
             QSqlError(QStringLiteral("connection not open"), QString(), QSqlError::ConnectionError),
@@ -97,6 +97,19 @@ core::Result<BoundRows> execBound(QSqlDatabase db, const QString &sql, const QVa
         rows.rows.append(std::move(cells));
     }
     return rows;
+}
+
+int connectionSocket(const QSqlDriver *driver) {
+    const PGconn *connection = connectionOf(driver);
+    return connection ? PQsocket(connection) : -1;
+}
+
+bool readPendingInput(const QSqlDriver *driver) {
+    PGconn *connection = connectionOf(driver);
+    if (!connection)
+        return false;
+    PQconsumeInput(connection); // the notifications stay queued for QPSQL
+    return PQstatus(connection) != CONNECTION_BAD;
 }
 
 } // namespace outbox::store

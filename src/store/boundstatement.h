@@ -4,6 +4,7 @@
 
 #include <QList>
 #include <QSqlDatabase>
+#include <QSqlDriver>
 #include <QString>
 #include <QVariant>
 
@@ -42,6 +43,13 @@ struct BoundRows {
 // Runs inside the transaction `db` has open, if any. Not for a session that
 // LISTENs: a notification that arrives during the statement waits in libpq
 // until the next one wakes QPSQL's notifier.
+// The socket of the connection QPSQL opened for `driver` (-1: none).
+int connectionSocket(const QSqlDriver *driver);
+// Reads what the server has sent on that connection (libpq queues the
+// notifications for QPSQL to take); false when the connection turned out to
+// be gone (the server closed it: libpq has closed the socket).
+bool readPendingInput(const QSqlDriver *driver);
+
 core::Result<BoundRows> execBound(QSqlDatabase db, const QString &sql, const QVariantList &values,
                                   const QString &context);
 

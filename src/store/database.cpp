@@ -179,8 +179,9 @@ core::Result<QSqlDatabase> openDatabase(const core::ConnInfo &info, const QStrin
     took.start();
     if (!db.open()) {
         // QPSQL says why only in words, without the SQLSTATE: libpq tells.
+        // Not logged: the caller reports it, once per change of state (a
+        // server that is down would otherwise log every attempt).
         auto error = connectError(db.lastError(), info, diagnoseConnect(info, took.elapsed()));
-        qCDebug(lcStore) << "connect failed:" << error.message;
         db = QSqlDatabase();
         QSqlDatabase::removeDatabase(connectionName);
         return error;

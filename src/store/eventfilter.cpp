@@ -30,16 +30,21 @@ struct Rule {
 };
 
 constexpr Rule kRules[] = {
-    // Quoted values: "..." anywhere, '...' only where the quote does not end
-    // a word (so the apostrophe in "can't" does not start a quote).
-    {R"("[^"\n]*")", R"("?")"},
+    // Single-quoted values ('abc 12', SQL literals) are folded, but only where
+    // the quote does not end a word (so the apostrophe in "can't" does not
+    // start a quote). Double-quoted text keeps its words: it is mostly JSON
+    // ({"error":"deadlock detected"}) or a name, and its numbers and ids are
+    // folded by the rules below like anywhere else.
     {R"(([^0-9A-Za-z_])'[^'\n]*')", R"(\1'?')"},
     {R"([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})", "<uuid>"},
-    {R"(([^0-9A-Za-z_])0[xX][0-9a-fA-F]+(?![0-9A-Za-z_]))", R"(\1<hex>)"},
-    // Hex tokens (trace ids, hashes): 8+ hex digits with at least one digit
-    // and one letter, so that plain words ("deadbeef") and plain numbers stay
-    // apart; plain numbers are the next rule's job.
-    {R"(([^0-9A-Za-z_])(?=[0-9a-fA-F]*[0-9])(?=[0-9a-fA-F]*[a-fA-F])[0-9a-fA-F]{8,}(?![0-9A-Za-z_]))",
+    // Hex numbers: 0x..., byte runs (ab:cd:ef:01, fingerprints and serials),
+    // and hex tokens (trace ids, hashes, OpenSSL codes such as 0A000086): 6+
+    // hex digits with at least one digit and one letter, so that plain words
+    // ("deadbeef") and plain numbers stay apart; plain numbers are the next
+    // rule's job. An underscore bounds them (req_4bf92f35...).
+    {R"(([^0-9A-Za-z])0[xX][0-9a-fA-F]+(?![0-9A-Za-z]))", R"(\1<hex>)"},
+    {R"(([^0-9A-Za-z])[0-9a-fA-F]{2}(?::[0-9a-fA-F]{2}){3,}(?![0-9A-Za-z]))", R"(\1<hex>)"},
+    {R"(([^0-9A-Za-z])(?=[0-9a-fA-F]*[0-9])(?=[0-9a-fA-F]*[a-fA-F])[0-9a-fA-F]{6,}(?![0-9A-Za-z]))",
      R"(\1<hex>)"},
     // Numbers, decimals and dotted runs such as IPv4 addresses and versions;
     // not an HTTP status ("HTTP 410" is permanent, "HTTP 503" transient:

@@ -1,6 +1,7 @@
 #include "store/livecounts.h"
 
 #include "store/database.h"
+#include "store/errorgroups.h"
 #include "store/pausestore.h"
 
 #include <QSqlQuery>
@@ -121,6 +122,11 @@ qint64 readStatusColumns(const QSqlQuery &row, qint64 cap, StatusCounts &counts)
     return deliveredCapped;
 }
 
+bool dutyCycleAllows(const QElapsedTimer &since, qint64 tookMs, double dutyCycle) {
+    return double(since.elapsed()) * std::max(dutyCycle, 0.0) >=
+           double(std::max<qint64>(tookMs, 1));
+}
+
 LiveCounts::LiveCounts()
     : LiveCounts(Options{}) {}
 
@@ -138,11 +144,7 @@ core::Result<StatusCounts> LiveCounts::refresh(QSqlDatabase db) {
             QLatin1String(
                 " (SELECT count(*) FROM (SELECT 1 FROM outbox_events WHERE status = 'dead'"
                 "   LIMIT ?) x),") +
-            cappedDeliveredSql() +
-            QLatin1String(
-                " (SELECT pg_stat_get_tuples_inserted(t.oid) + pg_stat_get_tuples_updated(t.oid)"
-                "   + pg_stat_get_tuples_deleted(t.oid)"
-                "   FROM (SELECT to_regclass('outbox_events') AS oid) t), ") +
+            cappedDeliveredSql() + QLatin1Char(' ') + tableChangesSql() + QLatin1String(", ") +
             epochMsSql(oldestPendingSql()) + QLatin1String(", ") +
             epochMsSql(QStringLiteral("now()")) + QLatin1String(", ") + epochMsSql(oldestDueSql()),
         {cap + 1, cap + 1}, context);
@@ -162,9 +164,8 @@ core::Result<StatusCounts> LiveCounts::refresh(QSqlDatabase db) {
                         deliveredCapped};
 
     const bool changed = !m_breakdown || m_breakdown->marker != marker;
-    const bool due =
-        !m_breakdown || double(m_breakdown->since.elapsed()) * std::max(m_options.dutyCycle, 0.0) >=
-                            double(std::max<qint64>(m_breakdown->tookMs, 1));
+    const bool due = !m_breakdown ||
+                     dutyCycleAllows(m_breakdown->since, m_breakdown->tookMs, m_options.dutyCycle);
     if (changed && due) {
         Breakdown next;
         next.marker = marker;

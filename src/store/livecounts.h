@@ -32,6 +32,11 @@ QString oldestDueSql();
 // expression (StatusCounts::oldestPendingAt).
 QString oldestPendingSql();
 
+// Whether work that took `tookMs` when it last ran, `since` ago, may run
+// again and still take no more than `dutyCycle` of the wall time (the rule
+// of LiveCounts' breakdown and of ErrorGroupWatch's grouping).
+bool dutyCycleAllows(const QElapsedTimer &since, qint64 tookMs, double dutyCycle);
+
 // The status counts statement is written twice (EventQueries::counts exactly,
 // LiveCounts capped); these keep the columns they share in one place. The
 // first four columns are pending, retrying, processing and expired leases;

@@ -2,6 +2,7 @@
 
 #include "core/uuidtext.h"
 #include "store/database.h"
+#include "store/errorgroups.h"
 #include "store/livecounts.h"
 #include "store/migrator.h"
 #include "store/pausestore.h"
@@ -419,36 +420,9 @@ core::Result<std::optional<EventDetail>> EventQueries::detail(const QUuid &id) {
     });
 }
 
-core::Result<QList<ErrorGroup>> EventQueries::errorGroups(const EventFilter &filter, int limit) {
-    if (limit < 1)
-        return core::Error{
-            ErrorKind::Invalid,
-            QStringLiteral("error group limit must be at least 1 (got %1)").arg(limit)};
-    EventFilter scoped = filter;
-    if (!scoped.status && !scoped.retrying)
-        scoped.status = core::Status::Dead;
-    const SqlCondition condition = toSqlCondition(scoped, QStringLiteral("e"));
-    // The example is the group's most recent error; DISTINCT ON picks it
-    // without collecting every message of a large group.
-    const QString sql =
-        QLatin1String("SELECT g.signature, g.example, g.n, ") + msOf(QStringLiteral("g.latest")) +
-        QLatin1String(
-            " FROM (SELECT DISTINCT ON (s.signature) s.signature, s.last_error AS example,"
-            "  count(*) OVER w AS n, max(s.updated_at) OVER w AS latest"
-            " FROM (SELECT ") +
-        errorSignatureSql(QStringLiteral("e.last_error")) +
-        QLatin1String(" AS signature, e.last_error, e.updated_at, e.id FROM outbox_events e"
-                      " WHERE e.last_error IS NOT NULL AND ") +
-        condition.sql +
-        QLatin1String(") s WINDOW w AS (PARTITION BY s.signature)"
-                      " ORDER BY s.signature, s.updated_at DESC, s.id DESC) g"
-                      " ORDER BY g.n DESC, g.latest DESC, g.signature LIMIT ?");
-    auto query =
-        exec(m_db, sql, QVariantList(condition.values) << limit, QStringLiteral("grouping errors"));
-    return readRows(std::move(query), [](const QSqlQuery &row) {
-        return ErrorGroup{row.value(0).toString(), row.value(1).toString(),
-                          row.value(2).toLongLong(), timeFrom(row.value(3))};
-    });
+core::Result<ErrorGroupSet> EventQueries::errorGroups(const EventFilter &filter, int limit,
+                                                      int sample) {
+    return groupErrors(m_db, filter, limit, sample);
 }
 
 core::Result<Privileges> EventQueries::privileges() {

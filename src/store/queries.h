@@ -86,6 +86,24 @@ struct ErrorGroup {
     QDateTime latest; // most recent updated_at in the group
 };
 
+// How many of the newest matching events error grouping reads at most: the
+// normalising regular expressions cost about as much per row as the rest of
+// the statement, so a grouping of a large dead set is bounded by this.
+constexpr int kErrorGroupSample = 10000;
+
+// One grouping of errors: the largest groups and what they were counted from.
+struct ErrorGroupSet {
+    QList<ErrorGroup> groups; // largest first, at most the request's limit
+    qint64 kinds = 0;         // distinct signatures among the grouped events
+    qint64 grouped = 0;       // events grouped (those with an error)
+    // True when more events match than were grouped: the groups are those of
+    // the newest `grouped` events only.
+    bool sampled = false;
+    QDateTime groupedAt; // database clock when the grouping ran
+    // True when the table has changed since groupedAt (see ErrorGroupWatch).
+    bool stale = false;
+};
+
 struct EventDetail {
     core::OutboxEvent event;
     QList<core::AttemptRecord> attempts; // oldest first
@@ -132,8 +150,10 @@ public:
     core::Result<std::optional<EventDetail>> detail(const QUuid &id);
     // Groups by errorSignature(last_error), largest first; rows without an
     // error are left out. Without a status (or retrying) in the filter, only
-    // dead rows are grouped.
-    core::Result<QList<ErrorGroup>> errorGroups(const EventFilter &filter, int limit = 50);
+    // dead rows are grouped. Reads the newest `sample` matching events at
+    // most (see groupErrors in errorgroups.h).
+    core::Result<ErrorGroupSet> errorGroups(const EventFilter &filter, int limit = 50,
+                                            int sample = kErrorGroupSample);
     core::Result<Privileges> privileges();
     core::Result<ServerInfo> serverInfo();
 

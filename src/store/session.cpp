@@ -1,7 +1,9 @@
 #include "store/session.h"
 
+#include "store/boundstatement.h"
 #include "store/outboxstore.h"
 
+#include <QSocketNotifier>
 #include <QSqlDriver>
 #include <QSqlQuery>
 #include <QVariant>
@@ -91,6 +93,12 @@ void Session::close() {
     if (m_connectionName.isEmpty()) {
         return;
     }
+    if (m_watch) {
+        // Maybe from within its own signal: deleted when that has returned.
+        m_watch->setEnabled(false);
+        m_watch->deleteLater();
+        m_watch = nullptr;
+    }
     if (QSqlDriver *driver = m_db.driver()) {
         QObject::disconnect(driver, &QSqlDriver::notification, nullptr, nullptr);
     }
@@ -117,7 +125,7 @@ core::Result<void> Session::probe() const {
     return {};
 }
 
-core::Result<void> Session::listen(std::function<void()> onNotify) {
+core::Result<void> Session::listen(std::function<void()> onNotify, std::function<void()> onLost) {
     const QString context = QStringLiteral("LISTEN ") + kNotifyChannel;
     if (!isOpen()) {
         return core::Error{core::ErrorKind::Unavailable,
@@ -131,6 +139,26 @@ core::Result<void> Session::listen(std::function<void()> onNotify) {
                      [onNotify = std::move(onNotify)](const QString &channel) {
                          if (channel == kNotifyChannel) {
                              onNotify();
+                         }
+                     });
+    // QPSQL watches the socket for notifications; when the server goes away
+    // and libpq closes the socket, that watch warns ("QSocketNotifier:
+    // Invalid socket") on every turn of the event loop until the session is
+    // closed. A watch of our own on the same socket reads first or right
+    // after it and, when the connection is gone, reports it at once, so the
+    // session is closed (QPSQL's watch with it) before the loop turns again.
+    const int socket = connectionSocket(driver);
+    if (socket < 0) {
+        return {};
+    }
+    m_watch = new QSocketNotifier(socket, QSocketNotifier::Read);
+    QObject::connect(m_watch, &QSocketNotifier::activated, m_watch,
+                     [this, driver, onLost = std::move(onLost)] {
+                         if (!readPendingInput(driver)) {
+                             m_watch->setEnabled(false);
+                             if (onLost) {
+                                 onLost();
+                             }
                          }
                      });
     return {};

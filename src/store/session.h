@@ -6,6 +6,8 @@
 #include "store/database.h"
 
 #include <QLatin1String>
+#include <QPointer>
+#include <QSocketNotifier>
 #include <QSqlDatabase>
 #include <QString>
 
@@ -71,8 +73,10 @@ public:
     // Ok while the server still answers on this connection (SELECT 1).
     core::Result<void> probe() const;
     // LISTEN on kNotifyChannel: `onNotify` runs in this thread for every
-    // notification on it, until the connection closes.
-    core::Result<void> listen(std::function<void()> onNotify);
+    // notification on it, until the connection closes; `onLost` as soon as
+    // the socket shows the server has closed the connection (close the
+    // session then).
+    core::Result<void> listen(std::function<void()> onNotify, std::function<void()> onLost = {});
     // The server process of this connection (pg_backend_pid()); 0 while closed.
     int backendPid();
 
@@ -86,6 +90,7 @@ private:
     Options m_options;
     QString m_connectionName;
     QSqlDatabase m_db;
+    QPointer<QSocketNotifier> m_watch; // see listen()
     int m_backendPid = 0;
 };
 

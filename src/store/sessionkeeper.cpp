@@ -68,7 +68,9 @@ void SessionKeeper::connectNow() {
     m_connected = false;
     auto opened = m_session.open();
     if (opened.ok() && m_options.listen != Listen::Off) {
-        auto listening = m_session.listen([this] { onNotification(); });
+        auto listening =
+            m_session.listen([this] { onNotification(); },
+                             [this] { lost(QStringLiteral("the server closed the connection")); });
         if (!listening.ok() && m_options.listen == Listen::Required) {
             m_session.close();
             opened = listening;

@@ -8,6 +8,7 @@
 #include "console/model/eventtablemodel.h"
 #include "console/widgets/actions.h"
 #include "console/widgets/detailpane.h"
+#include "console/widgets/dispatcherpanel.h"
 #include "console/widgets/errorgroupsview.h"
 #include "console/widgets/eventview.h"
 #include "console/widgets/filterbar.h"
@@ -22,16 +23,20 @@
 #include <QDockWidget>
 #include <QLabel>
 #include <QLineEdit>
+#include <QMenu>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QPlainTextEdit>
 #include <QPushButton>
+#include <QSet>
 #include <QTabWidget>
 #include <QTableView>
 #include <QTextDocumentFragment>
 #include <QToolButton>
 #include <QTreeView>
 #include <QtTest>
+
+#include <functional>
 
 using namespace outbox;
 using namespace outbox::console;
@@ -60,6 +65,8 @@ private Q_SLOTS:
     void unusableSavedLayoutIsIgnored();
     void layoutsArePerProfile();
     void tabWalksPaneByPane();
+    void tabNeverTraps();
+    void everyMenuEntryHasAnAccessLetter();
     void menusAndActionsHaveKeys();
     void copyTakesTheSelectedTextOutsideTheTable();
     void requeueKeepsTheChosenEvent();
@@ -142,6 +149,14 @@ void TestConsoleUsability::errorGroupWithLongTextKeepsThePanes() {
     QTRY_VERIFY_WITH_TIMEOUT(!bar->errorSignature().isEmpty(), kWindowTimeout);
     auto *chip = bar->findChild<QToolButton *>(QStringLiteral("errorChip"));
     QVERIFY(chip && chip->isVisible());
+    // The chip reads "Error: upstream…", elided at its end to the width it
+    // has: its text fits, so the style does not cut out the middle ("Er…am").
+    QTRY_VERIFY2_WITH_TIMEOUT(
+        chip->fontMetrics().horizontalAdvance(chip->text()) + chip->iconSize().width() <
+            chip->width(),
+        qPrintable(QStringLiteral("\"%1\" in %2 px").arg(chip->text()).arg(chip->width())),
+        kWindowTimeout);
+    QVERIFY2(chip->text().startsWith(QLatin1String("Error: up")), qPrintable(chip->text()));
     QTRY_COMPARE_WITH_TIMEOUT(page(core::Status::Dead)->model()->rowCount(), 3, kWindowTimeout);
     QTest::qWait(50);
     const PaneSizes filtered = paneSizes();
@@ -248,6 +263,78 @@ void TestConsoleUsability::tabWalksPaneByPane() {
     // The table is one stop (Tab leaves it at once, not cell by cell).
     QCOMPARE(table->currentIndex(), current);
     QCOMPARE(panes, QList<int>({1, 2, 3, 4, 0}));
+}
+
+void TestConsoleUsability::tabNeverTraps() {
+    insertDead(3, QStringLiteral("billing"), QStringLiteral("HTTP 503"));
+    openWindow();
+    console::EventView *view = showLoaded(core::Status::Dead, 3);
+    activate();
+    // The focus starts in the events, not on a toggle of the tool bar.
+    QTRY_COMPARE_WITH_TIMEOUT(QApplication::focusWidget(), view->table(), kWindowTimeout);
+    // Every pane on show, and the embedded dispatcher running, so that its
+    // Stop button is enabled.
+    for (QDockWidget *d : m_window->findChildren<QDockWidget *>()) {
+        if (!d->isVisible())
+            d->toggleViewAction()->trigger();
+    }
+    auto *panel = part<console::DispatcherPanel>();
+    QVERIFY(panel);
+    core::DispatcherConfig config;
+    config.runnerUrl = QUrl(QStringLiteral("http://127.0.0.1:9/events"));
+    panel->setConfig(config, false);
+    panel->start();
+    auto *stop = panel->findChild<QPushButton *>(QStringLiteral("dispatcherStop"));
+    QTRY_VERIFY_WITH_TIMEOUT(stop && stop->isEnabled(), kWindowTimeout);
+    const auto name = [](const QWidget *w) {
+        return w ? QStringLiteral("%1 (%2)").arg(w->objectName(),
+                                                 QLatin1String(w->metaObject()->className()))
+                 : QStringLiteral("nothing");
+    };
+
+    // Around and around: each press moves the focus on, and the walk comes
+    // back to where it began, both ways.
+    for (const bool forward : {true, false}) {
+        QWidget *start = view->table();
+        start->setFocus(Qt::TabFocusReason);
+        QSet<QWidget *> walked;
+        for (int i = 0; i < 300 && !QTest::currentTestFailed(); ++i) {
+            QWidget *before = QApplication::focusWidget();
+            QTest::keyClick(before, forward ? Qt::Key_Tab : Qt::Key_Backtab,
+                            forward ? Qt::NoModifier : Qt::ShiftModifier);
+            QWidget *after = QApplication::focusWidget();
+            QVERIFY2(after && after != before,
+                     qPrintable(QStringLiteral("%1 keeps the focus").arg(name(before))));
+            if (after == start)
+                break;
+            walked.insert(after);
+        }
+        QVERIFY2(QApplication::focusWidget() == start,
+                 qPrintable(QStringLiteral("%1 stops, not back at the table").arg(walked.size())));
+        QVERIFY(walked.contains(stop));
+    }
+    panel->stop();
+    QTRY_VERIFY_WITH_TIMEOUT(!panel->isRunning(), kWindowTimeout);
+}
+
+void TestConsoleUsability::everyMenuEntryHasAnAccessLetter() {
+    openWindow();
+    QStringList missing;
+    std::function<void(const QMenu *)> walk = [&](const QMenu *menu) {
+        for (const QAction *a : menu->actions()) {
+            if (a->isSeparator() || !a->isVisible())
+                continue;
+            if (!a->text().contains(QLatin1Char('&')))
+                missing << menu->title() + QLatin1String(" > ") + a->text();
+            if (a->menu())
+                walk(a->menu());
+        }
+    };
+    for (const QAction *top : m_window->menuBar()->actions()) {
+        if (top->menu())
+            walk(top->menu());
+    }
+    QVERIFY2(missing.isEmpty(), qPrintable(missing.join(QStringLiteral(", "))));
 }
 
 void TestConsoleUsability::menusAndActionsHaveKeys() {

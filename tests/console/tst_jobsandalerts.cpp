@@ -197,6 +197,16 @@ void TestJobsAndAlerts::alertOnDeathRate() {
     QCOMPARE(raised.size(), 1);
     QCOMPARE(raised.at(0).at(0).value<console::Alert>().kind, AlertKind::DeathRate);
     QCOMPARE(raised.at(0).at(0).value<console::Alert>().view, std::optional(core::Status::Dead));
+    // While it holds, its figures follow the live ones (the banner shows
+    // them), without a second notice.
+    QSignalSpy updated(&monitor, &AlertMonitor::updated);
+    const QString firstText = raised.at(0).at(0).value<console::Alert>().text;
+    monitor.addCounts(countsAt(302, 0, base + 90 + 600));
+    QCOMPARE(raised.size(), 1);
+    QVERIFY(!updated.isEmpty());
+    const QString now = monitor.activeAlerts().constFirst().text;
+    QVERIFY2(now != firstText && now.contains(console::formatCount(629)),
+             qPrintable(firstText + QLatin1String(" / ") + now));
     // A requeue lowers the dead count: that is no death, and no new alert.
     monitor.addCounts(countsAt(242, 0, 5));
     QCOMPARE(raised.size(), 1);

@@ -30,7 +30,10 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QLabel>
+#include <QMutex>
 #include <QPushButton>
+#include <QScopeGuard>
+#include <QSet>
 #include <QSettings>
 #include <QSqlQuery>
 #include <QTableView>
@@ -53,6 +56,7 @@ private Q_SLOTS:
     void filterBarNarrowsTheView();
     void aFilterThatHidesTheSelectedEventClearsTheDetail();
     void navigatorChoosesPageAndFilter();
+    void errorGroupCaptionCountsEveryKind();
     void pausedLiveViewHoldsStill();
     void connectionDialogTestsWithoutBlocking();
     void closingSavesLayoutPerView();
@@ -191,6 +195,27 @@ void TestMainWindow::filterBarNarrowsTheView() {
     QTRY_COMPARE_WITH_TIMEOUT(view->model()->rowCount(), 5, kWindowTimeout);
 }
 
+void TestMainWindow::errorGroupCaptionCountsEveryKind() {
+    // 60 kinds of error (words, no numbers: nothing folds them together).
+    for (int i = 0; i < 60; ++i) {
+        const QString word =
+            QString(QChar(char16_t(u'a' + i % 26))) + QChar(char16_t(u'a' + i / 26));
+        insertDead(1, QStringLiteral("billing"), QStringLiteral("failure ") + word,
+                   QStringLiteral("k") + word);
+    }
+    openWindow();
+    showLoaded(core::Status::Dead, 60);
+    auto *errors = part<console::ErrorGroupsView>();
+    QTRY_COMPARE_WITH_TIMEOUT(errors->model()->rowCount(), 50, kWindowTimeout);
+    auto *caption = errors->findChild<QLabel *>(QStringLiteral("errorGroupsCaption"));
+    QVERIFY(caption);
+    // The kinds, not the rows the limit lets through.
+    QTRY_VERIFY2_WITH_TIMEOUT(caption->text().startsWith(QLatin1String("60 kinds of error")),
+                              qPrintable(caption->text()), kWindowTimeout);
+    QVERIFY2(caption->text().contains(QLatin1String("the 50 largest")),
+             qPrintable(caption->text()));
+}
+
 void TestMainWindow::navigatorChoosesPageAndFilter() {
     insertDead(3, QStringLiteral("billing"), QStringLiteral("HTTP 503"));
     insertDead(2, QStringLiteral("shipping"), QStringLiteral("HTTP 503"));
@@ -308,8 +333,26 @@ void TestMainWindow::lostConnectionIsShownAndRecovers() {
     m_db = QSqlDatabase();
     m_pg->close(connection);
 
+    // Every message of the console from here until it is back (Qt's and ours).
+    // The workers log from their threads.
+    static QMutex lock;
+    static QStringList messages;
+    static QtMessageHandler previous = nullptr;
+    messages.clear();
+    previous = qInstallMessageHandler(
+        [](QtMsgType type, const QMessageLogContext &context, const QString &text) {
+            {
+                const QMutexLocker locked(&lock);
+                messages << QLatin1String(context.category ? context.category : "") +
+                                QLatin1String(": ") + text;
+            }
+            previous(type, context, text);
+        });
+    const auto restoreHandler = qScopeGuard([] { qInstallMessageHandler(previous); });
+
     QVERIFY(m_pg->cluster().stop().ok());
     QTRY_VERIFY_WITH_TIMEOUT(banner->isVisible(), kWindowTimeout);
+    QTest::qWait(3000); // several reconnect attempts while it is down
     QVERIFY2(banner->text().contains(QLatin1String("lost")), qPrintable(banner->text()));
     QVERIFY2(connectionText().contains(QLatin1String("reconnecting")),
              qPrintable(connectionText()));
@@ -322,6 +365,17 @@ void TestMainWindow::lostConnectionIsShownAndRecovers() {
     QVERIFY(m_pg->cluster().start().ok());
     QTRY_VERIFY2_WITH_TIMEOUT(isConnected(), qPrintable(connectionText()), kWindowTimeout);
     QTRY_VERIFY_WITH_TIMEOUT(!banner->isVisible(), kWindowTimeout);
+    QTest::qWait(1000); // the refreshes after the reconnect
+    // A restart is quiet apart from one line per change of state: no driver
+    // noise, no line twice.
+    qInstallMessageHandler(previous);
+    const QMutexLocker locked(&lock);
+    const QString all = messages.join(QLatin1Char('\n'));
+    for (const char *noise :
+         {"removeDatabase", "QSocketNotifier", "database not open", "still in use"})
+        QVERIFY2(!all.contains(QLatin1String(noise)), qPrintable(all));
+    QCOMPARE(QSet<QString>(messages.cbegin(), messages.cend()).size(), messages.size());
+    QVERIFY2(messages.size() <= 2, qPrintable(all)); // lost, and back
     QVERIFY(requeue->isEnabled());
     m_db = m_pg->open(m_dbName);
     QVERIFY(m_db.isOpen());

@@ -180,9 +180,9 @@ void TestNavModels::errorGroupsDiff() {
     QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
     console::ErrorGroupsResult first;
     first.serverTime = QDateTime::currentDateTimeUtc();
-    first.groups = {group(QStringLiteral("HTTP 503 from <url>"), 40),
-                    group(QStringLiteral("connect timeout after <n>ms"), 12),
-                    group(QStringLiteral("HTTP 410 gone"), 2)};
+    first.set.groups = {group(QStringLiteral("HTTP 503 from <url>"), 40),
+                        group(QStringLiteral("connect timeout after <n>ms"), 12),
+                        group(QStringLiteral("HTTP 410 gone"), 2)};
     model.applySnapshot(first);
     QCOMPARE(model.rowCount(), 3);
     QCOMPARE(model.totalCount(), 54);
@@ -197,10 +197,10 @@ void TestNavModels::errorGroupsDiff() {
     QSignalSpy removed(&model, &QAbstractItemModel::rowsRemoved);
     QSignalSpy inserted(&model, &QAbstractItemModel::rowsInserted);
     console::ErrorGroupsResult second = first;
-    second.groups = {group(QStringLiteral("TLS handshake failed"), 50),
-                     group(QStringLiteral("HTTP 503 from <url>"), 41),
-                     group(QStringLiteral("connect timeout after <n>ms"), 12)};
-    second.groups[2].latest = first.groups[1].latest; // unchanged group
+    second.set.groups = {group(QStringLiteral("TLS handshake failed"), 50),
+                         group(QStringLiteral("HTTP 503 from <url>"), 41),
+                         group(QStringLiteral("connect timeout after <n>ms"), 12)};
+    second.set.groups[2].latest = first.set.groups[1].latest; // unchanged group
     model.applySnapshot(second);
 
     QCOMPARE(reset.count(), 0);
@@ -224,13 +224,13 @@ void TestNavModels::errorGroupsFilterChangeResets() {
     QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
     console::ErrorGroupsResult dead;
     dead.filter.status = core::Status::Dead;
-    dead.groups = {group(QStringLiteral("HTTP 500"), 3)};
+    dead.set.groups = {group(QStringLiteral("HTTP 500"), 3)};
     model.applySnapshot(dead);
 
     QSignalSpy reset(&model, &QAbstractItemModel::modelReset);
     console::ErrorGroupsResult pending;
     pending.filter.status = core::Status::Pending;
-    pending.groups = {group(QStringLiteral("HTTP 500"), 9)};
+    pending.set.groups = {group(QStringLiteral("HTTP 500"), 9)};
     model.applySnapshot(pending);
     QCOMPARE(reset.count(), 1);
     const auto filter =

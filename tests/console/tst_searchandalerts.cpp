@@ -148,7 +148,8 @@ void TestSearchAndAlerts::thresholdsDialog() {
         QTest::keyClick(QApplication::focusWidget(), Qt::Key_Tab);
     QCOMPARE(QApplication::focusWidget(), notify);
     QTest::keyClick(notify, Qt::Key_Space);
-    QTest::keyClick(QApplication::focusWidget(), Qt::Key_Return);
+    // Alt+O is OK's access key.
+    QTest::keyClick(QApplication::focusWidget(), Qt::Key_O, Qt::AltModifier);
     QTRY_VERIFY_WITH_TIMEOUT(!m_window->findChild<console::AlertSettingsDialog *>(),
                              kWindowTimeout);
 

@@ -186,8 +186,8 @@ void TestStoreClient::roundTrip() {
         client.get(), &StoreClient::errorGroupsReady, client->requestErrorGroups(deadOnly));
     QVERIFY(groups.value);
     // "connect timeout after ms 1" .. "4" differ only in a number: one group.
-    QCOMPARE(groups.value->groups.size(), 1);
-    QCOMPARE(groups.value->groups.first().count, 4);
+    QCOMPARE(groups.value->set.groups.size(), 1);
+    QCOMPARE(groups.value->set.groups.first().count, 4);
     QCOMPARE(groups.value->filter, deadOnly);
 
     const auto privileges = await<store::Privileges>(client.get(), &StoreClient::privilegesReady,

@@ -399,16 +399,26 @@ private Q_SLOTS:
         row("0x hex", s("segfault at 0x7ffd1234abcd"), "segfault at <hex>");
         row("hex token", s("trace 4bf92f3577b34da6a3ce929d0e0e4736 failed"), "trace <hex> failed");
         row("hex word stays", s("deadbeef is a word"), "deadbeef is a word");
+        row("openssl code", s("error:0A000086:SSL routines::certificate verify failed"),
+            "error:<hex>:SSL routines::certificate verify failed");
+        row("short hash", s("build a1b2c3d broke"), "build <hex> broke");
+        row("0x in parens", s("(0x7F) and 0xdeadBEEF"), "(<hex>) and <hex>");
+        row("byte run", s("fingerprint AB:CD:3E:4F:50 unknown at 10:00:01"),
+            "fingerprint <hex> unknown at <n>:<n>:<n>");
         row("digits only", s("order 12345678901234 rejected"), "order <n> rejected");
-        row("double quotes", s("relation \"orders_2024\" does not exist"),
-            "relation \"?\" does not exist");
+        row("double quotes keep words", s("relation \"orders_2024\" does not exist"),
+            "relation \"orders_<n>\" does not exist");
         row("single quotes", s("invalid input 'abc 12' for field 'x'"),
             "invalid input '?' for field '?'");
         row("apostrophe", s("can't reach 'db1', won't retry"), "can't reach '?', won't retry");
         row("leading quote", s("''abc'"), "'?'abc'");
         row("unclosed quote", s("bad \"value 12"), "bad \"value <n>");
         row("json body", s("HTTP 422: {\"error\":\"invalid\",\"id\":42}"),
-            "HTTP 422: {\"?\":\"?\",\"?\":<n>}");
+            "HTTP 422: {\"error\":\"invalid\",\"id\":<n>}");
+        row("json words", s("HTTP 500: {\"error\":\"deadlock detected\"}"),
+            "HTTP 500: {\"error\":\"deadlock detected\"}");
+        row("json ids", s("{\"error\":\"gone\",\"request\":\"req_4bf92f3577b3\"}"),
+            "{\"error\":\"gone\",\"request\":\"req_<hex>\"}");
         // A status code tells a permanent failure from a transient one.
         row("http 410", s("HTTP 410 from https://h:8080/x after 12 ms"),
             "HTTP 410 from https://h:<n>/x after <n> ms");

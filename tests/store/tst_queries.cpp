@@ -408,8 +408,12 @@ private Q_SLOTS:
                                              " 'timeout after 99 ms on 10.0.0.7'")));
 
         EventQueries queries(m_db);
-        const auto groups = queries.errorGroups(EventFilter{});
-        QVERIFY2(groups.ok(), qPrintable(groups.errorMessage()));
+        const auto grouping = queries.errorGroups(EventFilter{});
+        QVERIFY2(grouping.ok(), qPrintable(grouping.errorMessage()));
+        const QList<store::ErrorGroup> *groups = &grouping->groups;
+        QCOMPARE(grouping->kinds, 4);
+        QCOMPARE(grouping->grouped, 8);
+        QVERIFY(!grouping->sampled);
         QCOMPARE(groups->size(), 4);
         QCOMPARE(groups->at(0).signature, QStringLiteral("timeout after <n> ms on <n>"));
         QCOMPARE(groups->at(0).count, 4);
@@ -430,12 +434,14 @@ private Q_SLOTS:
         pending.status = core::Status::Pending;
         const auto pendingGroups = queries.errorGroups(pending);
         QVERIFY(pendingGroups.ok());
-        QCOMPARE(pendingGroups->size(), 1);
-        QCOMPARE(pendingGroups->at(0).count, 5);
+        QCOMPARE(pendingGroups->groups.size(), 1);
+        QCOMPARE(pendingGroups->groups.at(0).count, 5);
 
         const auto top = queries.errorGroups(EventFilter{}, 1);
         QVERIFY(top.ok());
-        QCOMPARE(top->size(), 1);
+        QCOMPARE(top->groups.size(), 1);
+        // The kinds are counted before the limit.
+        QCOMPARE(top->kinds, 4);
 
         // A group's signature selects exactly its rows.
         EventFilter bySignature;

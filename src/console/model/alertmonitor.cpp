@@ -58,6 +58,16 @@ void AlertMonitor::update(AlertKind kind, std::optional<Alert> alert) {
         alert->kind = kind;
         m_active.append(*alert);
         Q_EMIT raised(*alert);
+    } else if (alert && active) {
+        // Still holding: its figures follow the live ones ("28 died" must not
+        // stay while 600 more die), without notifying again.
+        alert->kind = kind;
+        for (Alert &shown : m_active) {
+            if (shown.kind == kind && (shown.title != alert->title || shown.text != alert->text)) {
+                shown = *alert;
+                Q_EMIT updated(*alert);
+            }
+        }
     } else if (!alert && active) {
         m_active.removeIf([kind](const Alert &a) { return a.kind == kind; });
         Q_EMIT cleared(kind);

@@ -63,6 +63,8 @@ public:
 
 Q_SIGNALS:
     void raised(const outbox::console::Alert &alert);
+    // An active alert's figures changed (not raised again: no new notice).
+    void updated(const outbox::console::Alert &alert);
     void cleared(outbox::console::AlertKind kind);
 
 private:

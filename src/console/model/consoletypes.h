@@ -48,7 +48,7 @@ struct PageResult {
 
 struct ErrorGroupsResult {
     store::EventFilter filter;
-    QList<store::ErrorGroup> groups;
+    store::ErrorGroupSet set;
     QDateTime serverTime;
 };
 

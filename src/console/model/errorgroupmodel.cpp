@@ -10,16 +10,18 @@ ErrorGroupModel::ErrorGroupModel(QObject *parent)
 void ErrorGroupModel::applySnapshot(const ErrorGroupsResult &result) {
     const bool filterChanged = !(result.filter == m_filter);
     m_serverTime = result.serverTime;
+    m_summary = result.set;
+    m_summary.groups.clear(); // they are m_groups
     if (filterChanged) {
         // Other events entirely: the same signature means a different group.
         beginResetModel();
         m_filter = result.filter;
-        m_groups = result.groups;
+        m_groups = result.set.groups;
         endResetModel();
         return;
     }
     applyRows(
-        m_groups, result.groups, [](const store::ErrorGroup &g) { return g.signature; },
+        m_groups, result.set.groups, [](const store::ErrorGroup &g) { return g.signature; },
         [](const store::ErrorGroup &a, const store::ErrorGroup &b) {
             return a.count == b.count && a.latest == b.latest && a.example == b.example;
         });
@@ -34,6 +36,7 @@ void ErrorGroupModel::clear() {
     beginResetModel();
     m_groups.clear();
     m_filter = {};
+    m_summary = {};
     endResetModel();
 }
 

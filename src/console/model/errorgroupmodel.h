@@ -33,6 +33,10 @@ public:
     void clear();
 
     const QList<store::ErrorGroup> &groups() const { return m_groups; }
+    // The last snapshot's figures: kinds, events grouped, sampled, stale
+    // (its groups are groups()).
+    const store::ErrorGroupSet &summary() const { return m_summary; }
+    const QDateTime &serverTime() const { return m_serverTime; }
     int rowOf(const QString &signature) const; // -1 when absent
     qint64 totalCount() const;
 
@@ -41,6 +45,7 @@ public:
 
 private:
     QList<store::ErrorGroup> m_groups;
+    store::ErrorGroupSet m_summary;
     store::EventFilter m_filter;
     QDateTime m_serverTime;
 };

@@ -35,18 +35,12 @@ public:
     void refresh() {
         if (!ensureOpen())
             return;
-        RegistrySnapshot snapshot;
-        store::RegistryStore registry(*m_session);
-        auto list = registry.list();
-        if (!list)
-            return fail(list.errorMessage());
-        snapshot.dispatchers = list.value();
-        store::PauseStore pauses(*m_session);
-        auto paused = pauses.list();
-        if (!paused)
-            return fail(paused.errorMessage());
-        snapshot.pauses = paused.value();
-        Q_EMIT snapshotReady(snapshot);
+        // The stores hold the connection: they are gone before fail()
+        // closes it (else "connection still in use").
+        auto snapshot = read();
+        if (!snapshot)
+            return fail(snapshot.errorMessage());
+        Q_EMIT snapshotReady(snapshot.value());
     }
 
     void pause(const QString &nameSpace, const std::optional<QString> &topic,
@@ -81,6 +75,20 @@ Q_SIGNALS:
     void actionFinished(bool ok, const QString &message);
 
 private:
+    core::Result<RegistrySnapshot> read() {
+        RegistrySnapshot snapshot;
+        store::RegistryStore registry(*m_session);
+        auto list = registry.list();
+        if (!list)
+            return list.error();
+        snapshot.dispatchers = list.value();
+        store::PauseStore pauses(*m_session);
+        auto paused = pauses.list();
+        if (!paused)
+            return paused.error();
+        snapshot.pauses = paused.value();
+        return snapshot;
+    }
     static QString scope(const QString &nameSpace, const std::optional<QString> &topic) {
         return topic ? tr("topic %1 of namespace %2").arg(*topic, nameSpace)
                      : tr("namespace %1").arg(nameSpace);

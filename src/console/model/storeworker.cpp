@@ -36,8 +36,12 @@ store::SessionKeeper::Options keeperOptions(const StoreClientOptions &options) {
 
 StoreWorker::StoreWorker(core::ConnInfo info, StoreClientOptions options)
     : m_info(info)
+    , m_logConnection(options.listen)
     , m_keeper(std::move(info), keeperOptions(options), this) {
-    connect(&m_keeper, &store::SessionKeeper::connected, this, [this] {
+    connect(&m_keeper, &store::SessionKeeper::connected, this, [this](bool reconnected) {
+        if (reconnected && m_logConnection) {
+            qCInfo(lcConsole).noquote() << "database connection restored";
+        }
         setState(ConnectionState::Connected,
                  QStringLiteral("Connected to %1").arg(m_info.redacted()));
     });
@@ -76,7 +80,11 @@ void StoreWorker::connectIfDown() {
 void StoreWorker::onRetrying(const QString &reason, core::Millis delay) {
     QString why = reason;
     if (m_state == ConnectionState::Connected) {
-        qCWarning(lcConsole) << "database connection lost:" << reason;
+        // One line per change of state (not per attempt), and from one of
+        // the console's connections only.
+        if (m_logConnection) {
+            qCWarning(lcConsole).noquote() << "database connection lost:" << reason;
+        }
         why = QStringLiteral("The database connection was lost.");
     }
     setState(ConnectionState::Reconnecting,
@@ -189,16 +197,18 @@ void StoreWorker::detail(RequestId id, const QUuid &eventId) {
 void StoreWorker::errorGroups(RequestId id, const store::EventFilter &filter, int limit) {
     answer(
         id, RequestKind::ErrorGroups,
-        [&](store::EventQueries &queries) -> core::Result<ErrorGroupsResult> {
-            auto now = queries.serverNow();
-            if (!now.ok()) {
-                return now.error();
+        [&](store::EventQueries &) -> core::Result<ErrorGroupsResult> {
+            if (!m_errorGroups) {
+                m_errorGroups.emplace();
             }
-            auto groups = queries.errorGroups(filter, limit);
-            if (!groups.ok()) {
-                return groups.error();
+            ErrorGroupsResult result{filter, {}, {}};
+            auto set = m_errorGroups->refresh(m_keeper.session().database(), filter, limit,
+                                              result.serverTime);
+            if (!set.ok()) {
+                return set.error();
             }
-            return ErrorGroupsResult{filter, std::move(groups).value(), now.value()};
+            result.set = std::move(set).value();
+            return result;
         },
         &StoreWorker::errorGroupsReady);
 }

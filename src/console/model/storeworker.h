@@ -3,6 +3,7 @@
 #include "console/model/consoletypes.h"
 #include "core/conninfo.h"
 #include "core/result.h"
+#include "store/errorgroups.h"
 #include "store/eventfilter.h"
 #include "store/historystore.h"
 #include "store/livecounts.h"
@@ -78,11 +79,17 @@ private:
     void setState(ConnectionState state, const QString &message);
 
     core::ConnInfo m_info; // as given: for the messages
+    // The listening worker is the console's connection in the log; the
+    // aggregate worker's state follows it and is not logged twice.
+    bool m_logConnection;
     ConnectionState m_state = ConnectionState::Disconnected;
     QString m_stateMessage;
     store::SessionKeeper m_keeper;
     // Counts remember their last breakdown per namespace/topic (see LiveCounts).
     std::optional<store::LiveCounts> m_liveCounts;
+    // Error groups are grouped again only when the table changed (see
+    // ErrorGroupWatch): an idle console's refreshes cost a counter read.
+    std::optional<store::ErrorGroupWatch> m_errorGroups;
 };
 
 } // namespace outbox::console

@@ -299,7 +299,7 @@ void ActionController::fillContextMenu(QMenu *menu) const {
 
 void ActionController::fillActionsMenu(QMenu *menu) const {
     menu->setToolTipsVisible(true);
-    QMenu *selected = menu->addMenu(tr("Selected events"));
+    QMenu *selected = menu->addMenu(tr("&Selected events"));
     selected->setToolTipsVisible(true);
     fillContextMenu(selected);
     menu->addSeparator();

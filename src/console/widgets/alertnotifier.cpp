@@ -101,6 +101,7 @@ AlertNotifier::AlertNotifier(QMainWindow *window, ActionController *actions, QSe
     connect(m_settingsAction, &QAction::triggered, this, &AlertNotifier::editThresholds);
     connect(m_monitor, &AlertMonitor::raised, this, &AlertNotifier::onRaised);
     connect(m_monitor, &AlertMonitor::cleared, this, &AlertNotifier::updateBanner);
+    connect(m_monitor, &AlertMonitor::updated, this, &AlertNotifier::updateBanner);
     connect(actions, &ActionController::clientChanged, this, &AlertNotifier::setClient);
 }
 

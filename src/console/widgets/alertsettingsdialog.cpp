@@ -5,6 +5,7 @@
 #include <QDoubleSpinBox>
 #include <QFormLayout>
 #include <QLabel>
+#include <QPushButton>
 #include <QSpinBox>
 #include <QVBoxLayout>
 
@@ -77,6 +78,8 @@ AlertSettingsDialog::AlertSettingsDialog(const AlertThresholds &thresholds, cons
     form->addRow(m_notify);
 
     auto *buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel);
+    // An access key as every field here has (Alt+O); Escape cancels.
+    buttons->button(QDialogButtonBox::Ok)->setText(tr("&OK"));
     buttons->setObjectName(QStringLiteral("alertSettingsButtons"));
     connect(buttons, &QDialogButtonBox::accepted, this, &QDialog::accept);
     connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);

@@ -157,9 +157,9 @@ void DispatchersView::showNavigatorMenu(const QPoint &pos) {
             paused = paused || (pause.nameSpace == nameSpace && (!topic || pause.topic == topic));
     }
     QMenu menu(m_navigator);
-    QAction *pause = menu.addAction(tr("Pause %1…").arg(scopeText(nameSpace, topic)));
+    QAction *pause = menu.addAction(tr("&Pause %1…").arg(scopeText(nameSpace, topic)));
     pause->setObjectName(QStringLiteral("pauseAction"));
-    QAction *resume = menu.addAction(tr("Resume %1").arg(scopeText(nameSpace, topic)));
+    QAction *resume = menu.addAction(tr("&Resume %1").arg(scopeText(nameSpace, topic)));
     resume->setObjectName(QStringLiteral("resumeAction"));
     resume->setEnabled(paused || !m_snapshot);
     QAction *chosen = menu.exec(m_navigator->viewport()->mapToGlobal(pos));

@@ -10,6 +10,8 @@
 #include <QTableView>
 #include <QVBoxLayout>
 
+#include <algorithm>
+
 namespace outbox::console {
 
 ErrorGroupsView::ErrorGroupsView(FilterState *state, QWidget *parent)
@@ -37,6 +39,7 @@ ErrorGroupsView::ErrorGroupsView(FilterState *state, QWidget *parent)
     m_view->horizontalHeader()->setSectionResizeMode(ErrorGroupModel::LatestColumn,
                                                      QHeaderView::ResizeToContents);
     m_view->setToolTip(tr("Click a group to show only its events; click it again to show all."));
+    m_caption->setObjectName(QStringLiteral("errorGroupsCaption"));
     m_caption->setWordWrap(true);
     m_caption->setContentsMargins(4, 2, 4, 2);
 
@@ -155,10 +158,21 @@ void ErrorGroupsView::updateCaption() {
         m_caption->setText(tr("No errors among the %1 events in view.").arg(scope));
         return;
     }
-    const int groups = m_model->rowCount();
-    m_caption->setText(
-        groups == 1 ? tr("1 kind of error among the %1 events in view:").arg(scope)
-                    : tr("%1 kinds of error among the %2 events in view:").arg(groups).arg(scope));
+    // The kinds are counted before the limit on rows shown; a sample says so.
+    const store::ErrorGroupSet &summary = m_model->summary();
+    const qint64 kinds = std::max<qint64>(summary.kinds, m_model->rowCount());
+    QString among = summary.sampled ? tr("among the newest %1 %2 events in view (a sample)")
+                                          .arg(formatCount(summary.grouped), scope)
+                                    : tr("among the %1 events in view").arg(scope);
+    QString text = kinds == 1 ? tr("1 kind of error %1").arg(among)
+                              : tr("%1 kinds of error %2").arg(formatCount(kinds), among);
+    if (kinds > m_model->rowCount()) {
+        text += tr(", the %1 largest").arg(m_model->rowCount());
+    }
+    if (summary.stale && summary.groupedAt.isValid()) {
+        text += tr(" (as of %1)").arg(formatRelativeTime(summary.groupedAt, m_model->serverTime()));
+    }
+    m_caption->setText(text + QLatin1Char(':'));
 }
 
 } // namespace outbox::console

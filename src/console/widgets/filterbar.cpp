@@ -4,6 +4,7 @@
 #include "core/uuidtext.h"
 #include "ui_filterbar.h"
 
+#include <QEvent>
 #include <QIcon>
 #include <QSet>
 #include <QUuid>
@@ -68,6 +69,9 @@ FilterBar::FilterBar(FilterState *state, QWidget *parent)
     m_ui->errorChip->setMinimumWidth(kChipMinimumWidth);
     m_ui->errorChip->setMaximumWidth(kChipMaximumWidth);
     m_ui->errorChip->hide();
+    // Squeezed by the layout, the chip's text is elided here, at its end, to
+    // the width it got; the style would cut out its middle ("Er…us").
+    m_ui->errorChip->installEventFilter(this);
     m_ui->payloadProblem->hide();
     validate();
 
@@ -365,15 +369,38 @@ QString FilterBar::errorSignature() const {
 void FilterBar::updateErrorChip() {
     const QString &signature = m_shown.errorSignature;
     m_ui->errorChip->setVisible(!signature.isEmpty());
-    // Room for the text: the chip less its icon and margins.
-    const int room = kChipMaximumWidth - m_ui->errorChip->iconSize().width() - 24;
-    m_ui->errorChip->setText(
-        signature.isEmpty() ? QString()
-                            : m_ui->errorChip->fontMetrics()
-                                  .elidedText(tr("Error: %1").arg(signature), Qt::ElideRight, room)
-                                  .replace(QLatin1Char('&'), QLatin1String("&&")));
+    // What it asks for: the text elided to the chip's largest width; the
+    // layout may give it less (fitChipText).
+    setChipText(kChipMaximumWidth);
     m_ui->errorChip->setToolTip(
         tr("Only events whose error matches\n%1\nClick to remove this filter.").arg(signature));
+}
+
+void FilterBar::setChipText(int width) {
+    const QString &signature = m_shown.errorSignature;
+    // Room for the text: the chip less its icon and margins.
+    const int room = width - m_ui->errorChip->iconSize().width() - 24;
+    const QString text = signature.isEmpty()
+                             ? QString()
+                             : m_ui->errorChip->fontMetrics()
+                                   .elidedText(tr("Error: %1").arg(signature), Qt::ElideRight, room)
+                                   .replace(QLatin1Char('&'), QLatin1String("&&"));
+    if (text != m_ui->errorChip->text()) {
+        m_ui->errorChip->setText(text);
+    }
+}
+
+bool FilterBar::eventFilter(QObject *watched, QEvent *event) {
+    if (watched == m_ui->errorChip && event->type() == QEvent::Resize &&
+        m_ui->errorChip->width() < m_ui->errorChip->sizeHint().width()) {
+        setChipText(m_ui->errorChip->width());
+    }
+    return QWidget::eventFilter(watched, event);
+}
+
+void FilterBar::resizeEvent(QResizeEvent *event) {
+    QWidget::resizeEvent(event);
+    updateErrorChip(); // more room, maybe: ask for it again
 }
 
 void FilterBar::clear() {

@@ -56,6 +56,10 @@ public:
     void clear();
     void focusSearch();
 
+protected:
+    bool eventFilter(QObject *watched, QEvent *event) override;
+    void resizeEvent(QResizeEvent *event) override;
+
 private:
     enum TimeRange { AnyTime, Last15Minutes, LastHour, Last24Hours, Last7Days, Custom };
 
@@ -67,6 +71,8 @@ private:
     void onTimeRangeChosen(int index);
     void validate();
     void updateErrorChip();
+    // The chip's text elided (at its end) to fit `width`.
+    void setChipText(int width);
     void updateTopics();
 
     FilterState *m_state;

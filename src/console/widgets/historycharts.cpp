@@ -11,6 +11,7 @@
 #include <QLegendMarker>
 #include <QLineSeries>
 #include <QResizeEvent>
+#include <QScrollArea>
 #include <QStackedWidget>
 #include <QValueAxis>
 
@@ -21,6 +22,7 @@ namespace outbox::console {
 namespace {
 
 constexpr qint64 kMinuteMs = 60'000;
+constexpr QSize kChartMinimum{220, 190}; // axis labels and a legend still fit
 
 enum LineIndex {
     Delivered,
@@ -80,16 +82,23 @@ HistoryCharts::HistoryCharts(QWidget *parent)
     m_row->setContentsMargins(0, 0, 0, 0);
     for (QChartView *view : {m_throughputView, m_backlogView, m_ageView}) {
         view->setRenderHint(QPainter::Antialiasing);
-        view->setMinimumSize(220, 190);
+        view->setMinimumSize(kChartMinimum);
         m_row->addWidget(view);
     }
+    // The charts keep a readable size and scroll in a small pane: what they
+    // need never grows the window (WindowLayout keeps it on the screen).
+    auto *scroll = new QScrollArea;
+    scroll->setObjectName(QStringLiteral("historyScroll"));
+    scroll->setFrameShape(QFrame::NoFrame);
+    scroll->setWidgetResizable(true);
+    scroll->setWidget(charts);
 
     m_message->setObjectName(QStringLiteral("historyMessage"));
     m_message->setAlignment(Qt::AlignCenter);
     m_message->setWordWrap(true);
     m_message->setTextInteractionFlags(Qt::TextSelectableByMouse);
     m_stack->addWidget(m_message);
-    m_stack->addWidget(charts);
+    m_stack->addWidget(scroll);
     auto *layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(m_stack);
@@ -102,10 +111,12 @@ HistoryCharts::HistoryCharts(QWidget *parent)
 HistoryCharts::~HistoryCharts() = default;
 
 void HistoryCharts::resizeEvent(QResizeEvent *event) {
-    // In a row in the (wide) bottom dock, stacked when moved to a tall one.
+    // In a row in the (wide) bottom dock, stacked when moved to a tall one
+    // that holds all three.
     const QSize size = event->size();
-    m_row->setDirection(size.width() >= 2 * size.height() ? QBoxLayout::LeftToRight
-                                                          : QBoxLayout::TopToBottom);
+    const bool tall =
+        size.width() < 2 * size.height() && size.height() >= 3 * kChartMinimum.height();
+    m_row->setDirection(tall ? QBoxLayout::TopToBottom : QBoxLayout::LeftToRight);
     QWidget::resizeEvent(event);
 }
 

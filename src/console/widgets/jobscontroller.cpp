@@ -25,7 +25,7 @@ JobsController::JobsController(QMainWindow *window, ActionController *actions)
     , m_panel(new JobsPanel(m_model))
     , m_dock(new QDockWidget(tr("Jobs"), window))
     , m_indicator(new QToolButton)
-    , m_export(new QAction(QIcon(QStringLiteral(":/icons/export.svg")), tr("Export all matching…"),
+    , m_export(new QAction(QIcon(QStringLiteral(":/icons/export.svg")), tr("E&xport all matching…"),
                            this)) {
     m_dock->setObjectName(QStringLiteral("jobsDock")); // saveState() needs it
     m_dock->setWidget(m_panel);

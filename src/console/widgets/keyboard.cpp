@@ -87,17 +87,20 @@ bool KeyboardNavigation::focusNextPane(bool next) {
         }
         qsizetype from = 0;
         if (k == 0) {
-            // The stop that holds the focus (or contains it), then onwards.
+            // The stop that holds the focus, then onwards. Failing that, the
+            // innermost stop that contains it: a scroll area is a stop of
+            // its own and comes before the fields inside it, so the first
+            // container found would lead straight back to the focus.
             from = stops.size();
+            const qsizetype at = stops.indexOf(focus);
             for (qsizetype i = 0; i < stops.size(); ++i) {
-                if (stops.at(i) == focus || stops.at(i)->isAncestorOf(focus)) {
+                if (at >= 0 ? i == at : stops.at(i)->isAncestorOf(focus)) {
                     from = i + 1;
-                    break;
                 }
             }
         }
         for (qsizetype i = from; i < stops.size(); ++i) {
-            if (canTakeFocusNow(stops.at(i))) {
+            if (stops.at(i) != focus && canTakeFocusNow(stops.at(i))) {
                 stops.at(i)->setFocus(next ? Qt::TabFocusReason : Qt::BacktabFocusReason);
                 return true;
             }

@@ -150,6 +150,9 @@ MainWindow::MainWindow(ConsoleSettings *settings, MainWindowOptions options, QWi
     updateReadOnly();
     updateTitle();
     showFilter(m_state->filter());
+    // The keyboard starts in the events (else the first field made, the
+    // status bar's Live toggle, would have it).
+    currentView()->table()->setFocus(Qt::OtherFocusReason);
 }
 
 MainWindow::~MainWindow() {

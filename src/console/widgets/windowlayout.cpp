@@ -5,6 +5,7 @@
 #include <QDockWidget>
 #include <QEvent>
 #include <QMainWindow>
+#include <QScreen>
 #include <QTimer>
 
 #include <algorithm>
@@ -106,17 +107,76 @@ void WindowLayout::applyDefaults() {
 
 void WindowLayout::restoreGeometry() {
     m_window->resize(kDefaultWindowSize);
-    if (!m_settings) {
+    if (m_settings) {
+        const QSize before = m_window->size();
+        if (m_window->restoreGeometry(m_settings->windowGeometry())) {
+            const QSize least = m_window->minimumSizeHint();
+            if (m_window->width() < least.width() || m_window->height() < least.height()) {
+                m_window->resize(before); // a window too small to hold its panes
+            }
+        }
+    }
+    fitToScreen();
+}
+
+void WindowLayout::fitToScreen() {
+    const QScreen *screen = m_window->screen();
+    if (!screen || m_fitting || m_window->isMaximized() || m_window->isFullScreen()) {
         return;
     }
-    const QSize before = m_window->size();
-    if (!m_window->restoreGeometry(m_settings->windowGeometry())) {
-        return;
+    m_fitting = true;
+    // The frame (title bar, borders) is known once the window is shown.
+    const QRect frame = m_window->frameGeometry();
+    const QRect inner = m_window->geometry();
+    const QMargins margins =
+        m_window->isVisible()
+            ? QMargins(inner.left() - frame.left(), inner.top() - frame.top(),
+                       frame.right() - inner.right(), frame.bottom() - inner.bottom())
+            : QMargins();
+    const QRect room = screen->availableGeometry().marginsRemoved(margins);
+    const QSize size = m_window->size().boundedTo(room.size());
+    if (size != m_window->size()) {
+        m_window->resize(size);
+        if (m_window->width() > room.width() || m_window->height() > room.height()) {
+            // The panes on show need more than the screen has: those that
+            // share an area become tabs of one pane, and it is fitted again.
+            if (tabifyCrowdedAreas()) {
+                QTimer::singleShot(0, this, &WindowLayout::fitToScreen);
+            }
+        }
     }
-    const QSize least = m_window->minimumSizeHint();
-    if (m_window->width() < least.width() || m_window->height() < least.height()) {
-        m_window->resize(before); // a window too small to hold its panes
+    // And on the screen: moved in from the right and the bottom first.
+    QPoint at = m_window->geometry().topLeft();
+    at.setX(std::max(room.left(), std::min(at.x(), room.right() + 1 - m_window->width())));
+    at.setY(std::max(room.top(), std::min(at.y(), room.bottom() + 1 - m_window->height())));
+    if (m_window->isVisible() && at != m_window->geometry().topLeft()) {
+        m_window->move(at - QPoint(margins.left(), margins.top()));
     }
+    m_fitting = false;
+}
+
+bool WindowLayout::tabifyCrowdedAreas() {
+    // One area at a time, the bottom first (its panes sit side by side, the
+    // widest demand), then the sides; the window is fitted again in between.
+    for (const Qt::DockWidgetArea area : {Qt::BottomDockWidgetArea, Qt::RightDockWidgetArea,
+                                          Qt::LeftDockWidgetArea, Qt::TopDockWidgetArea}) {
+        QList<QDockWidget *> docks;
+        for (QDockWidget *dock : m_window->findChildren<QDockWidget *>()) {
+            if (dock->isVisible() && !dock->isFloating() &&
+                m_window->dockWidgetArea(dock) == area &&
+                !m_window->tabifiedDockWidgets(dock).contains(docks.value(0))) {
+                docks.append(dock);
+            }
+        }
+        if (docks.size() < 2) {
+            continue;
+        }
+        for (qsizetype i = 1; i < docks.size(); ++i) {
+            m_window->tabifyDockWidget(docks.constFirst(), docks.at(i));
+        }
+        return true;
+    }
+    return false;
 }
 
 void WindowLayout::useProfile(const QString &profile) {
@@ -170,6 +230,11 @@ bool WindowLayout::eventFilter(QObject *watched, QEvent *event) {
     if (watched == m_window && event->type() == QEvent::Show && m_checkPending) {
         // The sizes are known once the shown window has laid itself out.
         QTimer::singleShot(0, this, &WindowLayout::fallBackIfUnusable);
+    }
+    // Whatever grows it (a pane shown, a layout asking for more), the window
+    // stays on its screen; the panes shrink instead.
+    if (watched == m_window && (event->type() == QEvent::Show || event->type() == QEvent::Resize)) {
+        QTimer::singleShot(0, this, &WindowLayout::fitToScreen);
     }
     return QObject::eventFilter(watched, event);
 }

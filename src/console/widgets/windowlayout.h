@@ -46,8 +46,12 @@ public:
     // Puts every dock in its default area, visibility and size.
     void applyDefaults();
     // The window's size and place (shared by every profile); a saved size
-    // below the window's minimum is ignored.
+    // below the window's minimum is ignored, one beyond the screen is fitted.
     void restoreGeometry();
+    // Keeps the window, frame included, within its screen's available
+    // geometry (what the panels and the task bar leave): done after every
+    // resize, so nothing the window shows can grow it past the screen.
+    void fitToScreen();
     // Saves the layout of the profile in use and restores the one saved for
     // `profile` (the defaults when there is none, or it is unusable).
     void useProfile(const QString &profile);
@@ -69,6 +73,9 @@ private:
         bool shownByDefault;
     };
     void checkWhenShown();
+    // Makes the docks on show in one area that has several side by side
+    // tabs of one dock; false when no area has.
+    bool tabifyCrowdedAreas();
     void fallBackIfUnusable();
 
     QMainWindow *m_window;
@@ -77,6 +84,7 @@ private:
     QString m_profile;
     bool m_profileInUse = false;
     bool m_checkPending = false;
+    bool m_fitting = false;
 };
 
 // The window title for `subject` (what the window shows, e.g. "db on host

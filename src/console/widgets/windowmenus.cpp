@@ -9,9 +9,43 @@
 #include <QMainWindow>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <QSet>
 #include <QToolBar>
 
 namespace outbox::console {
+
+namespace {
+
+// Gives each entry of `menu` that has no access letter the first letter of
+// its text that no other entry of the menu uses (the panes' entries are
+// named after their titles, which have none).
+void addAccessLetters(QMenu *menu) {
+    QSet<QChar> used;
+    const QList<QAction *> entries = menu->actions();
+    for (const QAction *a : entries) {
+        const QString text = a->text();
+        const qsizetype at = text.indexOf(QLatin1Char('&'));
+        if (at >= 0 && at + 1 < text.size()) {
+            used.insert(text.at(at + 1).toLower());
+        }
+    }
+    for (QAction *a : entries) {
+        QString text = a->text();
+        if (a->isSeparator() || text.contains(QLatin1Char('&'))) {
+            continue;
+        }
+        for (qsizetype i = 0; i < text.size(); ++i) {
+            const QChar letter = text.at(i).toLower();
+            if (letter.isLetter() && !used.contains(letter)) {
+                used.insert(letter);
+                a->setText(text.insert(i, QLatin1Char('&')));
+                break;
+            }
+        }
+    }
+}
+
+} // namespace
 
 QMenu *buildWindowMenus(QMainWindow *window, ActionController *actions, FilterBar *filterBar,
                         const QStringList &pageTitles, const WindowCommands &commands) {
@@ -77,6 +111,7 @@ QMenu *buildWindowMenus(QMainWindow *window, ActionController *actions, FilterBa
     bar->addAction(actions->action(A::CopyId));
     bar->addAction(actions->action(A::ExportJson));
     view->addAction(bar->toggleViewAction());
+    addAccessLetters(view);
     return view;
 }
 
