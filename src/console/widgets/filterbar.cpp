@@ -7,6 +7,7 @@
 #include <QEvent>
 #include <QIcon>
 #include <QSet>
+#include <QTimer>
 #include <QUuid>
 
 namespace outbox::console {
@@ -17,7 +18,7 @@ constexpr int kTypingDelayMs = 300;
 // The error chip's width is bounded and its text elided, and it keeps its
 // place while hidden: choosing or removing an error group never changes what
 // the filter bar needs, so the panes beside it never move.
-constexpr int kChipMinimumWidth = 64;
+constexpr int kChipMinimumWidth = 120; // "Error: up…": enough to tell groups apart
 constexpr int kChipMaximumWidth = 260;
 
 QString comboValue(const QComboBox *combo) {
@@ -372,6 +373,13 @@ void FilterBar::updateErrorChip() {
     // What it asks for: the text elided to the chip's largest width; the
     // layout may give it less (fitChipText).
     setChipText(kChipMaximumWidth);
+    // When the layout cannot give it more, the chip keeps its width and gets
+    // no resize: elide to that width once the layout has had its turn.
+    QTimer::singleShot(0, this, [this] {
+        if (m_ui->errorChip->isVisible() &&
+            m_ui->errorChip->width() < m_ui->errorChip->sizeHint().width())
+            setChipText(m_ui->errorChip->width());
+    });
     m_ui->errorChip->setToolTip(
         tr("Only events whose error matches\n%1\nClick to remove this filter.").arg(signature));
 }
