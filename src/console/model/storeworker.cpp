@@ -135,11 +135,20 @@ void StoreWorker::answer(RequestId id, RequestKind kind, Ask &&ask,
     if (!ensureConnected(id, kind)) {
         return;
     }
-    core::Result<T> result = [&] {
+    const auto run = [&] {
         store::EventQueries queries(m_keeper.session());
         return ask(queries);
-    }();
-    // The queries are gone by now: fail() may close the session.
+    };
+    core::Result<T> result = run();
+    // The queries are gone by now: check() and fail() may close the session.
+    // Every request here only reads: one that met a connection the server
+    // closed (a restart while this worker was idle) runs once more on a new
+    // one, so the first request after a restart does not fail.
+    if (!result.ok() && m_keeper.isConnected() && !m_keeper.check()) {
+        m_keeper.reconnectNow();
+        if (m_keeper.isConnected())
+            result = run();
+    }
     if (!result.ok()) {
         return fail(id, kind, result.error());
     }
