@@ -193,8 +193,14 @@ void TestLiveEventModel::failedLoadIsReported() {
     EventTableModel model;
     model.setClient(m_client.get());
     QSignalSpy failed(&model, &EventTableModel::loadFailed);
-    // Lose the client's session behind its back: the page request fails
-    // with a message, and the model is not left loading forever.
+    // Lose the client's session behind its back while the database takes
+    // no new connections (a read that meets a closed connection is run once
+    // more on a new one, which must fail too): the page request fails with a
+    // message, and the model is not left loading forever.
+    // (A database's connections are switched from another database.)
+    const QSqlDatabase admin = m_pg->open(QStringLiteral("postgres"));
+    QVERIFY(testing::sqlExec(
+        admin, QStringLiteral("ALTER DATABASE %1 ALLOW_CONNECTIONS false").arg(m_dbName)));
     QVERIFY(
         testing::sqlExec(m_db, QStringLiteral("SELECT pg_terminate_backend(pid) FROM "
                                               "pg_stat_activity WHERE datname = current_database() "
@@ -208,7 +214,10 @@ void TestLiveEventModel::failedLoadIsReported() {
     QTRY_COMPARE_WITH_TIMEOUT(failed.count(), 1, 20000);
     QVERIFY(!model.isLoading());
     QVERIFY(!failed.first().at(0).toString().isEmpty());
-    // The client reconnects by itself; a retry then works.
+    // The client reconnects by itself once connections are allowed again; a
+    // retry then works.
+    QVERIFY(testing::sqlExec(
+        admin, QStringLiteral("ALTER DATABASE %1 ALLOW_CONNECTIONS true").arg(m_dbName)));
     QTRY_COMPARE_WITH_TIMEOUT(m_client->connectionState(), ConnectionState::Connected, 30000);
     insertPending(3);
     model.refresh();
