@@ -4,6 +4,7 @@
 #include "console/model/consolesettings.h"
 #include "console/widgets/connectiondialog.h"
 #include "console/widgets/demolauncher.h"
+#include "console/widgets/focusstyle.h"
 #include "console/widgets/mainwindow.h"
 
 #include <QApplication>
@@ -64,6 +65,7 @@ void setUpApplication() {
     QApplication::setApplicationVersion(QStringLiteral(OUTBOX_VERSION));
     QApplication::setDesktopFileName(QStringLiteral("outbox-console"));
     QApplication::setWindowIcon(QIcon(QStringLiteral(":/icons/outbox-console.svg")));
+    QApplication::setStyle(new FocusStyle); // over the platform's style
     // A line per dead event on stderr says nothing the dispatcher panel does
     // not (a demo wrote 900 in 5 minutes); QT_LOGGING_RULES still wins.
     QLoggingCategory::setFilterRules(QStringLiteral("outbox.dispatch.events.info=false"));
