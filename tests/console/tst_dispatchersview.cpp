@@ -8,6 +8,7 @@
 #include "console/widgets/dispatchersview.h"
 #include "windowtestbase.h"
 
+#include <QDockWidget>
 #include <QInputDialog>
 #include <QLabel>
 #include <QMenu>
@@ -131,6 +132,25 @@ private Q_SLOTS:
         QCOMPARE(scalar(QStringLiteral("SELECT string_agg(action || ':' || application, ','"
                                        " ORDER BY id) FROM outbox_audit")),
                  QStringLiteral("pause:outbox-console,resume:outbox-console"));
+    }
+
+    // View > Dispatchers brings its pane to the front, also when it shares
+    // a tab group with the Jobs pane that is on show.
+    void viewMenuBringsThePaneToTheFront() {
+        openWindow();
+        auto *dispatchers = part<QDockWidget>(QStringLiteral("dispatchersDock"));
+        auto *jobs = part<QDockWidget>(QStringLiteral("jobsDock"));
+        QVERIFY(dispatchers && jobs);
+        m_window->tabifyDockWidget(jobs, dispatchers);
+        if (dispatchers->toggleViewAction()->isChecked())
+            dispatchers->toggleViewAction()->trigger(); // hidden
+        if (!jobs->toggleViewAction()->isChecked())
+            jobs->toggleViewAction()->trigger();
+        jobs->raise();
+        QTRY_VERIFY_WITH_TIMEOUT(jobs->isVisible() && !dispatchers->isVisible(), kWindowTimeout);
+        dispatchers->toggleViewAction()->trigger();
+        QTRY_VERIFY_WITH_TIMEOUT(dispatchers->isVisible(), kWindowTimeout);
+        QVERIFY(!dispatchers->visibleRegion().isEmpty());
     }
 
 private:

@@ -75,6 +75,12 @@ QMenu *buildWindowMenus(QMainWindow *window, ActionController *actions, FilterBa
     view->addSeparator();
     for (QDockWidget *dock : window->findChildren<QDockWidget *>()) {
         view->addAction(dock->toggleViewAction());
+        // Shown from the menu, a pane tabbed with others comes to the front
+        // (it used to open as a hidden tab behind the one on show).
+        QObject::connect(dock->toggleViewAction(), &QAction::triggered, dock, [dock](bool on) {
+            if (on)
+                dock->raise();
+        });
     }
 
     actions->fillActionsMenu(window->menuBar()->addMenu(QMainWindow::tr("&Actions")));
