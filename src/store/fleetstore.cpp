@@ -136,4 +136,27 @@ core::Result<FleetSnapshot> FleetProbe::read(QSqlDatabase db) {
     return s;
 }
 
+Session::Options fleetSessionOptions(const QString &applicationName, int connectTimeoutSeconds,
+                                     core::Millis statementTimeout) {
+    Session::Options options;
+    options.applicationName = applicationName;
+    options.connectTimeoutSeconds = connectTimeoutSeconds;
+    options.statementTimeout = statementTimeout;
+    options.keepalivesIdleSeconds = 10;
+    options.keepalivesIntervalSeconds = 5;
+    options.keepalivesCount = 2;
+    options.tcpUserTimeout = core::Millis(20000);
+    return options;
+}
+
+core::Result<FleetSnapshot> readFleetSnapshotOnce(const core::ConnInfo &info,
+                                                  const Session::Options &options) {
+    Session session(readOnlySession(info), options);
+    if (auto opened = session.open(); !opened) {
+        return opened.error();
+    }
+    FleetProbe probe;
+    return probe.read(session.database());
+}
+
 } // namespace outbox::store

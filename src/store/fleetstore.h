@@ -3,6 +3,7 @@
 #include "core/result.h"
 #include "store/errorgroups.h"
 #include "store/queries.h"
+#include "store/session.h"
 
 #include <QDateTime>
 #include <QList>
@@ -82,6 +83,16 @@ private:
     Options m_options;
     ErrorGroupWatch m_errors;
 };
+
+// The session of a fleet's reader: read-only, `connectTimeoutSeconds` to
+// connect, `statementTimeout` per statement, and keepalives so that a host
+// that vanished is noticed rather than waited on.
+Session::Options fleetSessionOptions(const QString &applicationName, int connectTimeoutSeconds,
+                                     core::Millis statementTimeout);
+// One snapshot on a connection of its own, closed again (outboxctl fleet
+// status). `info` is made read-only.
+core::Result<FleetSnapshot> readFleetSnapshotOnce(const core::ConnInfo &info,
+                                                  const Session::Options &options);
 
 } // namespace outbox::store
 

@@ -65,15 +65,9 @@ FleetWatcher::FleetWatcher(QList<store::FleetEntry> entries, Options options, QO
     : QObject(parent)
     , m_options(std::move(options)) {
     qRegisterMetaType<outbox::store::FleetSnapshot>();
-    store::Session::Options session;
-    session.applicationName = m_options.applicationName;
-    session.connectTimeoutSeconds = m_options.connectTimeoutSeconds;
-    session.statementTimeout = core::Millis(m_options.statementTimeout.count());
-    // A host that vanished is noticed instead of waited on.
-    session.keepalivesIdleSeconds = 10;
-    session.keepalivesIntervalSeconds = 5;
-    session.keepalivesCount = 2;
-    session.tcpUserTimeout = core::Millis(20000);
+    const store::Session::Options session =
+        store::fleetSessionOptions(m_options.applicationName, m_options.connectTimeoutSeconds,
+                                   core::Millis(m_options.statementTimeout.count()));
     for (int i = 0; i < entries.size(); ++i) {
         auto slot = std::make_unique<Slot>();
         slot->member.entry = entries[i];
