@@ -17,6 +17,11 @@ struct Options {
     QCommandLineOption profile{QStringLiteral("profile"),
                                QStringLiteral("Connect with a saved connection profile."),
                                QStringLiteral("name")};
+    QCommandLineOption fleet{QStringLiteral("fleet"),
+                             QStringLiteral("Watch every database of this fleet file at once, "
+                                            "with the saved connection profiles "
+                                            "(docs/OPERATING.md, \"The fleet\")."),
+                             QStringLiteral("file")};
     QCommandLineOption demo{QStringLiteral("demo"),
                             QStringLiteral("Start a private PostgreSQL cluster with a producer, "
                                            "a development runner and the dispatcher, and show "
@@ -42,8 +47,8 @@ void setUp(QCommandLineParser &parser, const Options &o) {
         QStringLiteral("Operations console for PostgreSQL transactional outboxes.\n"
                        "Without --db, --profile or --demo it opens the connection dialog."));
     parser.setSingleDashWordOptionMode(QCommandLineParser::ParseAsLongOptions);
-    parser.addOptions(
-        {o.db, o.profile, o.demo, o.readOnly, o.screenshot, o.screenshotDelay, o.help, o.version});
+    parser.addOptions({o.db, o.profile, o.fleet, o.demo, o.readOnly, o.screenshot,
+                       o.screenshotDelay, o.help, o.version});
 }
 
 core::Error invalid(const QString &message) {
@@ -74,6 +79,10 @@ core::Result<CommandLine> parseCommandLine(const QStringList &arguments) {
     line.demo = parser.isSet(o.demo);
     line.readOnly = parser.isSet(o.readOnly);
     line.profile = parser.value(o.profile).trimmed();
+    line.fleetFile = parser.value(o.fleet).trimmed();
+    if (parser.isSet(o.fleet) && line.fleetFile.isEmpty()) {
+        return invalid(QStringLiteral("--fleet needs a fleet file, e.g. --fleet team.fleet"));
+    }
     line.screenshotFile = parser.value(o.screenshot);
     if (parser.isSet(o.db)) {
         const QString text = parser.value(o.db);
@@ -93,11 +102,11 @@ core::Result<CommandLine> parseCommandLine(const QStringList &arguments) {
     if (parser.isSet(o.profile) && line.profile.isEmpty()) {
         return invalid(QStringLiteral("--profile needs the name of a saved connection profile"));
     }
-    const int sources =
-        int(line.connInfo.has_value()) + int(!line.profile.isEmpty()) + int(line.demo);
+    const int sources = int(line.connInfo.has_value()) + int(!line.profile.isEmpty()) +
+                        int(line.demo) + int(!line.fleetFile.isEmpty());
     if (sources > 1) {
-        return invalid(QStringLiteral("--db, --profile and --demo each choose the database; "
-                                      "give only one of them"));
+        return invalid(QStringLiteral("--db, --profile, --fleet and --demo each choose what to "
+                                      "show; give only one of them"));
     }
     if (parser.isSet(o.screenshotDelay)) {
         bool ok = false;

@@ -15,6 +15,7 @@ namespace outbox::console {
 struct CommandLine {
     std::optional<core::ConnInfo> connInfo; // --db
     QString profile;                        // --profile
+    QString fleetFile;                      // --fleet
     bool demo = false;                      // --demo
     bool readOnly = false;                  // --read-only
     bool help = false;                      // --help

@@ -84,9 +84,9 @@ FleetWatcher::FleetWatcher(QList<store::FleetEntry> entries, Options options, QO
         connect(&slot->next, &QTimer::timeout, this, [this, i] { ask(i); });
         slot->monitor.setTarget(entries[i].name);
         connect(&slot->monitor, &AlertMonitor::raised, this, [this, i](const Alert &alert) {
-            Alert named = alert;
-            named.title = m_members[i]->member.entry.name + QLatin1String(": ") + alert.title;
-            Q_EMIT alertRaised(i, named);
+            Alert shown = alert;
+            shown.title = named(i, alert.title);
+            Q_EMIT alertRaised(i, shown);
         });
         connect(&slot->monitor, &AlertMonitor::cleared, this,
                 [this, i](AlertKind kind) { Q_EMIT alertCleared(i, kind); });
@@ -139,7 +139,15 @@ void FleetWatcher::setThresholds(int index, const AlertThresholds &thresholds) {
 }
 
 QList<Alert> FleetWatcher::activeAlerts(int index) const {
-    return m_members[index]->monitor.activeAlerts();
+    QList<Alert> alerts = m_members[index]->monitor.activeAlerts();
+    for (Alert &alert : alerts) {
+        alert.title = named(index, alert.title);
+    }
+    return alerts;
+}
+
+QString FleetWatcher::named(int index, const QString &title) const {
+    return m_members[index]->member.entry.name + QLatin1String(": ") + title;
 }
 
 void FleetWatcher::ask(int index) {

@@ -66,6 +66,7 @@ public:
     // The alert thresholds of one database (the console keeps them per
     // database, DatabaseSettings).
     void setThresholds(int index, const AlertThresholds &thresholds);
+    // Its active alerts, the titles named as in alertRaised().
     QList<Alert> activeAlerts(int index) const;
 
 Q_SIGNALS:
@@ -94,6 +95,7 @@ private:
     void checkOverdue();
     void judge(int index);
     store::FleetThresholds thresholdsOf(int index) const;
+    QString named(int index, const QString &title) const; // "orders: <title>"
 
     Options m_options;
     std::vector<std::unique_ptr<Slot>> m_members;

@@ -4,6 +4,7 @@
 #include "console/model/consolesettings.h"
 #include "console/widgets/connectiondialog.h"
 #include "console/widgets/demolauncher.h"
+#include "console/widgets/fleetwindow.h"
 #include "console/widgets/mainwindow.h"
 
 #include <QApplication>
@@ -65,7 +66,7 @@ void setUpApplication() {
     QApplication::setWindowIcon(QIcon(QStringLiteral(":/icons/outbox-console.svg")));
 }
 
-void scheduleScreenshot(MainWindow *window, const CommandLine &line) {
+void scheduleScreenshot(QWidget *window, const CommandLine &line) {
     QTimer::singleShot(line.screenshotDelay, window, [window, file = line.screenshotFile] {
         if (!window->grab().save(file)) {
             printErr(QStringLiteral("could not write the screenshot to %1").arg(file));
@@ -139,6 +140,18 @@ int runApplication(int argc, char **argv, const DemoFactory &demo) {
     MainWindowOptions options;
     options.readOnly = line.readOnly;
     options.demo = demo;
+    if (!line.fleetFile.isEmpty()) {
+        auto entries = store::readFleetFile(line.fleetFile);
+        if (!entries) {
+            return usageError(argc, argv, entries.errorMessage());
+        }
+        FleetWindow fleet(&settings, FleetWindow::withProfiles(entries.value(), settings), options);
+        fleet.show();
+        if (!line.screenshotFile.isEmpty()) {
+            scheduleScreenshot(&fleet, line);
+        }
+        return app.exec();
+    }
     MainWindow window(&settings, options);
     if (target) {
         window.connectTo(*target, profileName);

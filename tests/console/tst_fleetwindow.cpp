@@ -1,0 +1,165 @@
+// The fleet window, driven from the keyboard as an on-call engineer would:
+// the databases' rows, the alerts above them naming the database, Enter on
+// a row opening that database's console in a tab (connected), Ctrl+W back
+// to the fleet, and a group collapsed and expanded with the arrow keys.
+
+#include "console/model/consolesettings.h"
+#include "console/model/databasesettings.h"
+#include "console/model/fleetmodel.h"
+#include "console/widgets/fleetwindow.h"
+#include "console/widgets/mainwindow.h"
+#include "support/localport.h"
+#include "support/pgtestcase.h"
+
+#include <QAbstractItemModelTester>
+#include <QLabel>
+#include <QSettings>
+#include <QTabWidget>
+#include <QTemporaryDir>
+#include <QTreeView>
+#include <QtTest>
+
+using namespace outbox;
+using namespace outbox::testing;
+using console::FleetModel;
+using console::FleetWindow;
+
+class TestFleetWindow final : public PgTestSuite {
+    Q_OBJECT
+
+public:
+    TestFleetWindow()
+        : PgTestSuite(migrateSchema, PerTest::Nothing) {}
+
+private:
+    QTemporaryDir m_dir;
+    QStringList m_names;
+
+    QList<store::FleetEntry> entries() {
+        QList<store::FleetEntry> list;
+        for (int i = 0; i < m_names.size(); ++i) {
+            list << store::FleetEntry{QStringLiteral("svc%1").arg(i),
+                                      core::ConnInfo::parse(m_pg->connInfo(m_names[i])).value(),
+                                      i < 2 ? QStringLiteral("team") : QString(),
+                                      QStringLiteral("on-call")};
+        }
+        list << store::FleetEntry{
+            QStringLiteral("gone"),
+            core::ConnInfo::parse(
+                QStringLiteral("host=127.0.0.1 port=%1 dbname=x").arg(closedPort()))
+                .value(),
+            {},
+            {}};
+        return list;
+    }
+
+private Q_SLOTS:
+    void initTestCase() {
+        QVERIFY(startPg(migrateSchema));
+        for (int i = 0; i < 3; ++i) {
+            m_names << m_pg->freshMigratedDatabase();
+            QVERIFY(!m_names.last().isEmpty());
+        }
+        // svc1: due for 10 minutes, nobody delivering.
+        QSqlDatabase db = m_pg->open(m_names[1]);
+        QVERIFY(sqlExec(db, QStringLiteral("INSERT INTO outbox_events (id, namespace, topic,"
+                                           " payload, next_attempt_at) SELECT outbox_uuid_v7(),"
+                                           " 'n', 't', '{}', now() - interval '10 minutes'"
+                                           " FROM generate_series(1, 3)")));
+    }
+
+    void keyboardOpensAndClosesADatabaseTab() {
+        QSettings qsettings(m_dir.filePath(QStringLiteral("console.ini")), QSettings::IniFormat);
+        console::ConsoleSettings settings(&qsettings);
+        FleetWindow window(&settings, entries(), console::MainWindowOptions{});
+        window.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        auto *view = window.findChild<QTreeView *>(QStringLiteral("fleetView"));
+        auto *tabs = window.findChild<QTabWidget *>(QStringLiteral("fleetTabs"));
+        QVERIFY(view && tabs);
+        auto *model = qobject_cast<FleetModel *>(view->model());
+        QVERIFY(model);
+        QAbstractItemModelTester tester(model,
+                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QCOMPARE(tabs->count(), 1);
+        QTRY_VERIFY(view->hasFocus());
+
+        // Worst first: the team group (svc1 in alert: due for 10 minutes
+        // and nobody delivering) before the unreachable one and svc2.
+        QTRY_COMPARE_WITH_TIMEOUT(model->index(0, 0).data(FleetModel::StateNameRole).toString(),
+                                  QStringLiteral("alert"), kTimeout);
+        const QModelIndex team = model->index(0, 0);
+        QCOMPARE(team.data().toString(), QStringLiteral("team (2)"));
+        QCOMPARE(model->index(0, 0, team).data().toString(), QStringLiteral("svc1"));
+        QTRY_COMPARE_WITH_TIMEOUT(model->index(1, 0).data().toString(), QStringLiteral("gone"),
+                                  kTimeout);
+        QTRY_VERIFY_WITH_TIMEOUT(model->index(1, FleetModel::StateColumn)
+                                     .data()
+                                     .toString()
+                                     .startsWith(QLatin1String("Unreachable: ")),
+                                 kTimeout);
+
+        // Down to svc1, Enter: its console in a tab of this window, connected.
+        view->setCurrentIndex(team);
+        QTest::keyClick(view, Qt::Key_Down);
+        QCOMPARE(view->currentIndex().data().toString(), QStringLiteral("svc1"));
+        QTest::keyClick(view, Qt::Key_Return);
+        QCOMPARE(tabs->count(), 2);
+        QCOMPARE(tabs->currentIndex(), 1);
+        QCOMPARE(tabs->tabText(1), QStringLiteral("svc1"));
+        auto *console = qobject_cast<console::MainWindow *>(tabs->currentWidget());
+        QVERIFY(console);
+        auto *state = console->findChild<QLabel *>(QStringLiteral("connectionStateLabel"));
+        QVERIFY(state);
+        QTRY_VERIFY_WITH_TIMEOUT(state->text().endsWith(QLatin1String(" connected")), kTimeout);
+        // Enter on it again from the fleet shows the same tab.
+        tabs->setCurrentIndex(0);
+        view->setFocus();
+        QTest::keyClick(view, Qt::Key_Enter);
+        QCOMPARE(tabs->count(), 2);
+        QCOMPARE(tabs->currentIndex(), 1);
+
+        // Ctrl+W: back to the fleet, the tab gone once its console closed.
+        QTest::keyClick(QApplication::focusWidget() ? QApplication::focusWidget() : console,
+                        Qt::Key_W, Qt::ControlModifier);
+        QCOMPARE(tabs->currentIndex(), 0);
+        QTRY_COMPARE_WITH_TIMEOUT(tabs->count(), 1, kTimeout);
+        QVERIFY(view->hasFocus());
+
+        // Left collapses the group, Right opens it again.
+        view->setCurrentIndex(model->index(0, 0));
+        QTest::keyClick(view, Qt::Key_Left);
+        QVERIFY(!view->isExpanded(model->index(0, 0)));
+        QTest::keyClick(view, Qt::Key_Right);
+        QVERIFY(view->isExpanded(model->index(0, 0)));
+    }
+
+    void alertsNameTheDatabase() {
+        QSettings qsettings(m_dir.filePath(QStringLiteral("alerts.ini")), QSettings::IniFormat);
+        console::ConsoleSettings settings(&qsettings);
+        {
+            // svc1's thresholds: alert at once when the oldest due is over a minute.
+            console::DatabaseSettings db(&qsettings,
+                                         console::DatabaseSettings::keyFor(entries().at(1).target));
+            console::AlertThresholds t;
+            t.oldestDueAge = std::chrono::seconds(60);
+            t.oldestDueFor = std::chrono::seconds(0);
+            db.setAlertThresholds(t);
+        }
+        FleetWindow window(&settings, entries(), console::MainWindowOptions{});
+        window.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        auto *alerts = window.findChild<QLabel *>(QStringLiteral("fleetAlerts"));
+        QVERIFY(alerts);
+        QTRY_VERIFY_WITH_TIMEOUT(alerts->isVisible(), kTimeout);
+        QVERIFY2(alerts->text().startsWith(QLatin1String("svc1: ")), qPrintable(alerts->text()));
+        auto *summary = window.findChild<QLabel *>(QStringLiteral("fleetSummary"));
+        QTRY_VERIFY_WITH_TIMEOUT(summary->text().contains(QLatin1String("1 in alert")), kTimeout);
+    }
+
+private:
+    static constexpr int kTimeout = 20000;
+};
+
+QTEST_MAIN(TestFleetWindow)
+#include "tst_fleetwindow.moc"
