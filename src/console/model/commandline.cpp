@@ -32,6 +32,10 @@ struct Options {
                                   QStringLiteral("Save a PNG of the main window and quit "
                                                  "(for documentation)."),
                                   QStringLiteral("file")};
+    QCommandLineOption screenshotFleet{QStringLiteral("screenshot-fleet"),
+                                       QStringLiteral("Save a PNG of the fleet window (of "
+                                                      "--fleet, or the demo's) and quit."),
+                                       QStringLiteral("file")};
     QCommandLineOption screenshotDelay{QStringLiteral("screenshot-delay"),
                                        QStringLiteral("Seconds to wait before --screenshot "
                                                       "(default 4)."),
@@ -48,7 +52,7 @@ void setUp(QCommandLineParser &parser, const Options &o) {
                        "Without --db, --profile or --demo it opens the connection dialog."));
     parser.setSingleDashWordOptionMode(QCommandLineParser::ParseAsLongOptions);
     parser.addOptions({o.db, o.profile, o.fleet, o.demo, o.readOnly, o.screenshot,
-                       o.screenshotDelay, o.help, o.version});
+                       o.screenshotFleet, o.screenshotDelay, o.help, o.version});
 }
 
 core::Error invalid(const QString &message) {
@@ -84,6 +88,7 @@ core::Result<CommandLine> parseCommandLine(const QStringList &arguments) {
         return invalid(QStringLiteral("--fleet needs a fleet file, e.g. --fleet team.fleet"));
     }
     line.screenshotFile = parser.value(o.screenshot);
+    line.screenshotFleetFile = parser.value(o.screenshotFleet);
     if (parser.isSet(o.db)) {
         const QString text = parser.value(o.db);
         if (text.trimmed().isEmpty()) {

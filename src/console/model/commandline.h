@@ -23,6 +23,7 @@ struct CommandLine {
     // --screenshot FILE [--screenshot-delay SECONDS]: grab the main window
     // to a PNG after the delay and quit (for the documentation).
     QString screenshotFile;
+    QString screenshotFleetFile; // --screenshot-fleet FILE: the fleet window instead
     std::chrono::milliseconds screenshotDelay{4000};
 };
 

@@ -67,12 +67,25 @@ void setUpApplication() {
 }
 
 void scheduleScreenshot(QWidget *window, const CommandLine &line) {
-    QTimer::singleShot(line.screenshotDelay, window, [window, file = line.screenshotFile] {
-        if (!window->grab().save(file)) {
-            printErr(QStringLiteral("could not write the screenshot to %1").arg(file));
-        }
-        window->close();
-    });
+    QTimer::singleShot(
+        line.screenshotDelay, window,
+        [window, file = line.screenshotFile, fleetFile = line.screenshotFleetFile] {
+            QWidget *shown = window;
+            QString target = file;
+            if (!fleetFile.isEmpty()) {
+                // The fleet window: --fleet's, or the one the demo opened.
+                target = fleetFile;
+                for (QWidget *w : QApplication::topLevelWidgets()) {
+                    if (w->objectName() == QLatin1String("fleetWindow") && w->isVisible()) {
+                        shown = w;
+                    }
+                }
+            }
+            if (!shown->grab().save(target)) {
+                printErr(QStringLiteral("could not write the screenshot to %1").arg(target));
+            }
+            window->close();
+        });
 }
 
 } // namespace
@@ -147,7 +160,7 @@ int runApplication(int argc, char **argv, const DemoFactory &demo) {
         }
         FleetWindow fleet(&settings, FleetWindow::withProfiles(entries.value(), settings), options);
         fleet.show();
-        if (!line.screenshotFile.isEmpty()) {
+        if (!line.screenshotFile.isEmpty() || !line.screenshotFleetFile.isEmpty()) {
             scheduleScreenshot(&fleet, line);
         }
         return app.exec();
@@ -171,7 +184,7 @@ int runApplication(int argc, char **argv, const DemoFactory &demo) {
         }
     }
     window.show();
-    if (!line.screenshotFile.isEmpty()) {
+    if (!line.screenshotFile.isEmpty() || !line.screenshotFleetFile.isEmpty()) {
         scheduleScreenshot(&window, line);
     }
     return app.exec();

@@ -25,9 +25,9 @@ void FleetSparklineDelegate::paint(QPainter *painter, const QStyleOptionViewItem
     style->drawControl(QStyle::CE_ItemViewItem, &opt, painter, widget);
 
     const QVariantList points = index.data(FleetModel::SparkRole).toList();
-    const QRect area = option.rect.adjusted(4, 4, -4, -4);
-    const QRect line(area.left(), area.top(), std::min(kLineWidth, area.width() / 2),
-                     area.height());
+    const QRect area = option.rect.adjusted(4, 0, -4, 0);
+    const QRect line(area.left(), area.top() + 3, std::min(kLineWidth, area.width() / 2),
+                     std::max(area.height() - 6, 4));
     painter->save();
     painter->setRenderHint(QPainter::Antialiasing);
     const bool selected = option.state.testFlag(QStyle::State_Selected);
@@ -64,6 +64,7 @@ QSize FleetSparklineDelegate::sizeHint(const QStyleOptionViewItem &option,
                                        const QModelIndex &index) const {
     QSize size = QStyledItemDelegate::sizeHint(option, index);
     size.setWidth(std::max(size.width() + kLineWidth + 14, kLineWidth + 50));
+    size.setHeight(std::max(size.height(), option.fontMetrics.height() + 8));
     return size;
 }
 

@@ -173,9 +173,8 @@ void FleetWindow::buildMenus() {
     file->addSeparator();
     file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
     QMenu *view = menuBar()->addMenu(tr("&View"));
-    QAction *refresh =
-        view->addAction(tr("&Refresh the fleet"), this, [this] { m_watcher->refreshNow(); });
-    refresh->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_R));
+    // No shortcut: F5 and Ctrl+Shift+R are the consoles' own in their tabs.
+    view->addAction(tr("&Refresh the fleet"), this, [this] { m_watcher->refreshNow(); });
     QAction *fleet = view->addAction(tr("&Fleet"), this, [this] {
         m_tabs->setCurrentIndex(0);
         m_view->setFocus();
