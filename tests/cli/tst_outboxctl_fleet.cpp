@@ -4,6 +4,7 @@
 // codes.
 
 #include "ctl.h"
+#include "support/fleetdata.h"
 
 #include <QJsonArray>
 #include <QTemporaryDir>
@@ -51,16 +52,10 @@ private Q_SLOTS:
         }
         // Database 1: events due for 10 minutes, no dispatcher.
         QSqlDatabase db = m_pg->open(m_names[1]);
-        QVERIFY(sqlExec(db, QStringLiteral("INSERT INTO outbox_events (id, namespace, topic,"
-                                           " payload, next_attempt_at) SELECT outbox_uuid_v7(),"
-                                           " 'n', 't', '{}', now() - interval '10 minutes'"
-                                           " FROM generate_series(1, 4)")));
+        QVERIFY(insertDueSince(db, 4, QStringLiteral("10 minutes")));
         // Database 2: events died in the last hour.
         QSqlDatabase db2 = m_pg->open(m_names[2]);
-        QVERIFY(sqlExec(db2, QStringLiteral("INSERT INTO outbox_throughput_history (minute,"
-                                            " worker_id, delivered, failed, dead) VALUES"
-                                            " (date_trunc('minute', now()) - interval '5 min',"
-                                            " gen_random_uuid(), 10, 2, 2)")));
+        QVERIFY(insertDeathsAFewMinutesAgo(db2, 2));
     }
 
     void healthyFleetExitsZero() {

@@ -6,6 +6,7 @@
 
 #include "console/model/fleetmodel.h"
 #include "console/model/fleetwatcher.h"
+#include "support/fleetdata.h"
 #include "support/localport.h"
 #include "support/pgtestcase.h"
 
@@ -106,16 +107,10 @@ private Q_SLOTS:
         }
         // db03: events due for 10 minutes and no dispatcher: an alert.
         QSqlDatabase db3 = m_pg->open(m_names[3]);
-        QVERIFY(sqlExec(db3, QStringLiteral("INSERT INTO outbox_events (id, namespace, topic,"
-                                            " payload, next_attempt_at) SELECT outbox_uuid_v7(),"
-                                            " 'n', 't', '{}', now() - interval '10 minutes'"
-                                            " FROM generate_series(1, 5)")));
+        QVERIFY(insertDueSince(db3, 5, QStringLiteral("10 minutes")));
         // db07: events died in the last hour: a warning.
         QSqlDatabase db7 = m_pg->open(m_names[7]);
-        QVERIFY(sqlExec(db7, QStringLiteral("INSERT INTO outbox_throughput_history (minute,"
-                                            " worker_id, delivered, failed, dead) VALUES"
-                                            " (date_trunc('minute', now()) - interval '5 min',"
-                                            " gen_random_uuid(), 10, 2, 2)")));
+        QVERIFY(insertDeathsAFewMinutesAgo(db7, 2));
     }
 
     void everyDatabaseGetsItsRowWorstFirst() {
@@ -192,9 +187,7 @@ private Q_SLOTS:
         QVERIFY(followed.row() > 0);
 
         QSqlDatabase db = m_pg->open(m_names[15]);
-        QVERIFY(sqlExec(db, QStringLiteral("INSERT INTO outbox_events (id, namespace, topic,"
-                                           " payload, next_attempt_at) SELECT outbox_uuid_v7(),"
-                                           " 'n', 't', '{}', now() - interval '1 hour'")));
+        QVERIFY(insertDueSince(db, 1, QStringLiteral("1 hour")));
         QTRY_COMPARE_WITH_TIMEOUT(watcher.member(5).state, FleetState::Alert, 20000);
         QCOMPARE(followed.row(), 0);
         QCOMPARE(followed.data().toString(), QStringLiteral("db15"));

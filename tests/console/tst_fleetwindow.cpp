@@ -8,6 +8,7 @@
 #include "console/model/fleetmodel.h"
 #include "console/widgets/fleetwindow.h"
 #include "console/widgets/mainwindow.h"
+#include "support/fleetdata.h"
 #include "support/localport.h"
 #include "support/pgtestcase.h"
 
@@ -62,10 +63,7 @@ private Q_SLOTS:
         }
         // svc1: due for 10 minutes, nobody delivering.
         QSqlDatabase db = m_pg->open(m_names[1]);
-        QVERIFY(sqlExec(db, QStringLiteral("INSERT INTO outbox_events (id, namespace, topic,"
-                                           " payload, next_attempt_at) SELECT outbox_uuid_v7(),"
-                                           " 'n', 't', '{}', now() - interval '10 minutes'"
-                                           " FROM generate_series(1, 3)")));
+        QVERIFY(insertDueSince(db, 3, QStringLiteral("10 minutes")));
     }
 
     void keyboardOpensAndClosesADatabaseTab() {

@@ -67,20 +67,7 @@ FleetModel::FleetModel(FleetWatcher *watcher, QObject *parent)
             found->children.append(i);
         }
     }
-    // The first order, before any view sees it.
-    for (Top &t : m_top) {
-        std::sort(t.children.begin(), t.children.end(),
-                  [this](int a, int b) { return before(a, b); });
-    }
-    std::stable_sort(m_top.begin(), m_top.end(), [this](const Top &a, const Top &b) {
-        const int sa = severityOf(a), sb = severityOf(b);
-        if (sa != sb) {
-            return sa > sb;
-        }
-        const QString na = a.member >= 0 ? m_watcher->member(a.member).entry.name : a.group;
-        const QString nb = b.member >= 0 ? m_watcher->member(b.member).entry.name : b.group;
-        return na.localeAwareCompare(nb) < 0;
-    });
+    sortRows(m_top); // the first order, before any view sees it
     connect(watcher, &FleetWatcher::memberChanged, this, &FleetModel::onMemberChanged);
 }
 
@@ -97,6 +84,22 @@ int FleetModel::severityOf(const Top &top) const {
         worst = std::max(worst, severityOf(m));
     }
     return worst;
+}
+
+void FleetModel::sortRows(QList<Top> &rows) const {
+    for (Top &t : rows) {
+        std::stable_sort(t.children.begin(), t.children.end(),
+                         [this](int a, int b) { return before(a, b); });
+    }
+    std::stable_sort(rows.begin(), rows.end(), [this](const Top &a, const Top &b) {
+        const int sa = severityOf(a), sb = severityOf(b);
+        if (sa != sb) {
+            return sa > sb;
+        }
+        const QString na = a.member >= 0 ? m_watcher->member(a.member).entry.name : a.group;
+        const QString nb = b.member >= 0 ? m_watcher->member(b.member).entry.name : b.group;
+        return na.localeAwareCompare(nb) < 0;
+    });
 }
 
 bool FleetModel::before(int a, int b) const {
@@ -136,19 +139,7 @@ void FleetModel::onMemberChanged(int member) {
 
 void FleetModel::reorder() {
     QList<Top> sorted = m_top;
-    for (Top &t : sorted) {
-        std::stable_sort(t.children.begin(), t.children.end(),
-                         [this](int a, int b) { return before(a, b); });
-    }
-    std::stable_sort(sorted.begin(), sorted.end(), [this](const Top &a, const Top &b) {
-        const int sa = severityOf(a), sb = severityOf(b);
-        if (sa != sb) {
-            return sa > sb;
-        }
-        const QString na = a.member >= 0 ? m_watcher->member(a.member).entry.name : a.group;
-        const QString nb = b.member >= 0 ? m_watcher->member(b.member).entry.name : b.group;
-        return na.localeAwareCompare(nb) < 0;
-    });
+    sortRows(sorted);
     const auto same = [](const Top &a, const Top &b) {
         return a.member == b.member && a.group == b.group && a.children == b.children;
     };

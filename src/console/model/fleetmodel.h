@@ -68,7 +68,8 @@ private:
     int severityOf(const Top &top) const;
     QVariant memberData(int member, int column, int role) const;
     QVariant groupData(const Top &top, int column, int role) const;
-    bool before(int a, int b) const; // member a sorts before member b
+    bool before(int a, int b) const;       // member a sorts before member b
+    void sortRows(QList<Top> &rows) const; // worst first at both levels, then by name
 
     QPointer<FleetWatcher> m_watcher;
     QList<Top> m_top;
