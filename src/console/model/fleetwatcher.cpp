@@ -1,6 +1,7 @@
 #include "console/model/fleetwatcher.h"
 
 #include "console/model/consoletypes.h"
+#include "dispatch/threadpriority.h"
 #include "store/session.h"
 
 #include <QMetaObject>
@@ -27,6 +28,13 @@ public:
 
     void read() {
         if (!m_session) {
+            // Below the GUI thread: fifty readers connecting at once must not
+            // take the window's core (best effort; without it they only
+            // compete as equals).
+            if (auto lowered = dispatch::lowerThreadPriority(5); !lowered) {
+                qCDebug(lcConsole).noquote()
+                    << "fleet reader keeps its priority:" << lowered.errorMessage();
+            }
             m_session = std::make_unique<store::Session>(store::readOnlySession(m_info), m_options);
         }
         if (!m_session->isOpen()) {
