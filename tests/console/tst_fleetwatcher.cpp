@@ -218,6 +218,16 @@ private Q_SLOTS:
         QCOMPARE(watcher.activeAlerts(3).size(), 1);
     }
 
+    // outboxctl fleet status judges with store::FleetThresholds' defaults,
+    // the window with the console's: they must be the same.
+    void theCheckAndTheWindowShareTheirDefaults() {
+        const store::FleetThresholds check;
+        const console::AlertThresholds window;
+        QCOMPARE(check.oldestDueAgeSeconds, qint64(window.oldestDueAge.count()));
+        QCOMPARE(check.deathsPerMinute, window.deathsPerMinute);
+        QCOMPARE(check.unclaimedForSeconds, qint64(window.unclaimedFor.count()));
+    }
+
     void cleanupTestCase() {
         qDeleteAll(m_held);
         stopPg();

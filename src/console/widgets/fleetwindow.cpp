@@ -1,6 +1,7 @@
 #include "console/widgets/fleetwindow.h"
 
 #include "console/model/consolesettings.h"
+#include "console/model/consoletypes.h"
 #include "console/model/databasesettings.h"
 #include "console/model/fleetmodel.h"
 #include "console/model/fleetwatcher.h"
@@ -200,8 +201,13 @@ void FleetWindow::openMember(int member) {
     console->setProperty(kMemberProperty, member);
     // Its consoles save their geometry as the console's own on closing: the
     // console started on its own keeps the one it had.
-    connect(console, &QObject::destroyed, this, [this] {
+    connect(console, &QObject::destroyed, this, [this, member] {
         m_settings->setWindowGeometry(m_geometry);
+        // Its thresholds may have been changed in its console.
+        const DatabaseSettings database(
+            m_settings->qsettings(),
+            DatabaseSettings::keyFor(m_watcher->member(member).entry.target));
+        m_watcher->setThresholds(member, database.alertThresholds());
         if (m_closing && m_tabs->count() <= 1) {
             close();
         }
@@ -249,9 +255,12 @@ void FleetWindow::updateSummary() {
     QList<int> counts(5, 0);
     QStringList alerts;
     for (int i = 0; i < m_watcher->size(); ++i) {
-        ++counts[store::fleetSeverity(m_watcher->member(i).state)];
-        for (const Alert &a : m_watcher->activeAlerts(i)) {
-            alerts << a.title;
+        const FleetMember &m = m_watcher->member(i);
+        ++counts[store::fleetSeverity(m.state)];
+        // Every database in alert, as its row says it (the rule's and the
+        // alert monitor's, which judge() merges).
+        if (m.state == store::FleetState::Alert && !m.reasons.isEmpty()) {
+            alerts << m.entry.name + QLatin1String(": ") + firstLine(m.reasons.first(), 100);
         }
     }
     const auto n = [&](store::FleetState s) { return counts[store::fleetSeverity(s)]; };
