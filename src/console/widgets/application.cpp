@@ -117,6 +117,16 @@ int runApplication(int argc, char **argv, const DemoFactory &demo) {
         return usageError(argc, argv, execDemoProgram(arguments.mid(1)));
     }
 
+    // A fleet file that does not parse is a usage error, also without a display.
+    std::optional<QList<store::FleetEntry>> fleetEntries;
+    if (!line.fleetFile.isEmpty()) {
+        auto entries = store::readFleetFile(line.fleetFile);
+        if (!entries) {
+            return usageError(argc, argv, entries.errorMessage());
+        }
+        fleetEntries = entries.value();
+    }
+
     QApplication app(argc, argv);
     setUpApplication();
     QSettings qsettings;
@@ -153,12 +163,8 @@ int runApplication(int argc, char **argv, const DemoFactory &demo) {
     MainWindowOptions options;
     options.readOnly = line.readOnly;
     options.demo = demo;
-    if (!line.fleetFile.isEmpty()) {
-        auto entries = store::readFleetFile(line.fleetFile);
-        if (!entries) {
-            return usageError(argc, argv, entries.errorMessage());
-        }
-        FleetWindow fleet(&settings, FleetWindow::withProfiles(entries.value(), settings), options);
+    if (fleetEntries) {
+        FleetWindow fleet(&settings, FleetWindow::withProfiles(*fleetEntries, settings), options);
         fleet.show();
         if (!line.screenshotFile.isEmpty() || !line.screenshotFleetFile.isEmpty()) {
             scheduleScreenshot(&fleet, line);

@@ -273,7 +273,7 @@ void FleetWindow::updateSummary() {
                            .arg(n(store::FleetState::Ok))
                            .arg(n(store::FleetState::Pending)));
     m_alerts->setVisible(!alerts.isEmpty());
-    m_alerts->setText(alerts.join(QLatin1String(" · ")));
+    m_alerts->setText(alerts.join(QStringLiteral("  \u00b7  ")));
 }
 
 void openFleetDialog(QWidget *parent) {
