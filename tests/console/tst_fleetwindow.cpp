@@ -3,6 +3,7 @@
 // a row opening that database's console in a tab (connected), Ctrl+W back
 // to the fleet, and a group collapsed and expanded with the arrow keys.
 
+#include "console/model/commandline.h"
 #include "console/model/consolesettings.h"
 #include "console/model/databasesettings.h"
 #include "console/model/fleetmodel.h"
@@ -14,6 +15,7 @@
 
 #include <QAbstractItemModelTester>
 #include <QLabel>
+#include <QProcess>
 #include <QSettings>
 #include <QTabWidget>
 #include <QTemporaryDir>
@@ -153,6 +155,46 @@ private Q_SLOTS:
         QVERIFY2(alerts->text().startsWith(QLatin1String("svc1: ")), qPrintable(alerts->text()));
         auto *summary = window.findChild<QLabel *>(QStringLiteral("fleetSummary"));
         QTRY_VERIFY_WITH_TIMEOUT(summary->text().contains(QLatin1String("1 in alert")), kTimeout);
+    }
+
+    void commandLine() {
+        const QString program = QStringLiteral("outbox-console");
+        auto line = console::parseCommandLine(
+            {program, QStringLiteral("--fleet"), QStringLiteral("team.fleet")});
+        QVERIFY2(line.ok(), qPrintable(line.errorMessage()));
+        QCOMPARE(line->fleetFile, QStringLiteral("team.fleet"));
+        auto both =
+            console::parseCommandLine({program, QStringLiteral("--fleet"), QStringLiteral("f"),
+                                       QStringLiteral("--db"), QStringLiteral("dbname=x")});
+        QVERIFY(!both.ok());
+        QVERIFY2(both.errorMessage().contains(QLatin1String("give only one")),
+                 qPrintable(both.errorMessage()));
+        auto empty = console::parseCommandLine({program, QStringLiteral("--fleet"), QString()});
+        QVERIFY(!empty.ok());
+        QVERIFY(console::commandLineHelp().contains(QLatin1String("--fleet <file>")));
+    }
+
+    // A fleet file that does not parse: exit 2 with the line and the fix,
+    // the password never echoed, before any display is needed.
+    void executableRejectsABadFleetFile() {
+        QTemporaryDir home;
+        const QString path = home.filePath(QStringLiteral("bad.fleet"));
+        QFile file(path);
+        QVERIFY(file.open(QIODevice::WriteOnly));
+        file.write("[a]\nconninfo = host=x password=topsecret\n");
+        file.close();
+        QProcess process;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
+        env.insert(QStringLiteral("XDG_CONFIG_HOME"), home.path());
+        process.setProcessEnvironment(env);
+        process.start(QStringLiteral(OUTBOX_CONSOLE_BIN), {QStringLiteral("--fleet"), path});
+        QVERIFY(process.waitForFinished(30000));
+        QCOMPARE(process.exitCode(), 2);
+        const QString err = QString::fromLocal8Bit(process.readAllStandardError());
+        QVERIFY2(err.contains(QLatin1String(":2: the connection of \"a\" holds a password")),
+                 qPrintable(err));
+        QVERIFY(!err.contains(QLatin1String("topsecret")));
     }
 
 private:
