@@ -157,6 +157,27 @@ private Q_SLOTS:
         QTRY_VERIFY_WITH_TIMEOUT(summary->text().contains(QLatin1String("1 in alert")), kTimeout);
     }
 
+    // The saved connection profiles join the fleet file's databases, in a
+    // group of their own, unless the file already has a database by that name.
+    void savedProfilesJoinTheFleet() {
+        QSettings qsettings(m_dir.filePath(QStringLiteral("profiles.ini")), QSettings::IniFormat);
+        console::ConsoleSettings settings(&qsettings);
+        console::ConnectionProfile staging;
+        staging.name = QStringLiteral("staging");
+        staging.host = QStringLiteral("db.staging");
+        staging.database = QStringLiteral("orders");
+        settings.saveProfile(staging);
+        console::ConnectionProfile clash = staging;
+        clash.name = QStringLiteral("svc0");
+        settings.saveProfile(clash);
+        const auto fleet = FleetWindow::withProfiles(entries(), settings);
+        QCOMPARE(fleet.size(), entries().size() + 1);
+        QCOMPARE(fleet.last().name, QStringLiteral("staging"));
+        QCOMPARE(fleet.last().group, QStringLiteral("Saved profiles"));
+        QCOMPARE(fleet.last().target.host, QStringLiteral("db.staging"));
+        QCOMPARE(fleet.first().target, entries().first().target); // the file's svc0 wins
+    }
+
     void commandLine() {
         const QString program = QStringLiteral("outbox-console");
         auto line = console::parseCommandLine(
