@@ -14,6 +14,7 @@
 #include <QLabel>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <QScreen>
 #include <QSettings>
 #include <QStatusBar>
 #include <QSystemTrayIcon>
@@ -140,7 +141,12 @@ FleetWindow::FleetWindow(ConsoleSettings *settings, QList<store::FleetEntry> ent
         m_tray->show();
     }
     buildMenus();
-    resize(1500, 720);
+    // Wide enough for every column, never wider than the screen (a laptop's).
+    QSize size(1500, 720);
+    if (const QScreen *screen = this->screen()) {
+        size = size.boundedTo(screen->availableSize() * 0.95);
+    }
+    resize(size);
     updateSummary();
     m_watcher->start();
     m_view->setFocus();
