@@ -155,7 +155,14 @@ FleetWindow::FleetWindow(ConsoleSettings *settings, QList<store::FleetEntry> ent
     }
 }
 
-FleetWindow::~FleetWindow() = default;
+FleetWindow::~FleetWindow() {
+    // The consoles of open tabs use the settings this window may own: they
+    // go first (closing the window closes them properly; this is for a
+    // window deleted outright).
+    while (m_tabs->count() > 1) {
+        delete m_tabs->widget(1);
+    }
+}
 
 void FleetWindow::buildMenus() {
     QMenu *file = menuBar()->addMenu(tr("&File"));
