@@ -234,9 +234,17 @@ int runFleet(CommandContext &context) {
             << "Usage: outboxctl fleet status --fleet FILE [--json]\n"
                "\n"
                "Many outbox databases at once (a fleet file, docs/OPERATING.md).\n"
-               "  status  every database's state, worst first; see 'outboxctl fleet status "
-               "--help'\n";
-        return sub.isEmpty() ? ExitUsage : ExitOk;
+               "  status  every database's state, worst first\n";
+        if (sub.isEmpty()) {
+            return ExitUsage;
+        }
+        // The subcommand's own help follows (and so goes into the man page).
+        context.console.out() << '\n';
+        CommandContext inner{context.name + QStringLiteral(" status"),
+                             {QStringLiteral("--help")},
+                             context.globalDb,
+                             context.console};
+        return runFleetStatus(inner);
     }
     err << "outboxctl fleet: unknown subcommand '" << sub
         << "'; the one there is: status (outboxctl fleet status --fleet FILE)\n";
