@@ -26,6 +26,7 @@ int runDispatch(CommandContext &context);    // cmd_dispatch.cpp
 int runDispatchers(CommandContext &context); // cmd_control.cpp
 int runPause(CommandContext &context);       // cmd_control.cpp
 int runResume(CommandContext &context);      // cmd_control.cpp
+int runFleet(CommandContext &context);       // cmd_fleet.cpp
 
 struct CommandInfo {
     QLatin1StringView name;

@@ -2,6 +2,7 @@
 
 #include "console/widgets/actions.h"
 #include "console/widgets/filterbar.h"
+#include "console/widgets/fleetwindow.h"
 
 #include <QApplication>
 #include <QDockWidget>
@@ -54,6 +55,9 @@ QMenu *buildWindowMenus(QMainWindow *window, ActionController *actions, FilterBa
                     QKeySequence::Open, window, commands.connect);
     QAction *demo = file->addAction(QMainWindow::tr("Start &demo"), window, commands.startDemo);
     demo->setObjectName(QStringLiteral("startDemoAction"));
+    QAction *fleet = file->addAction(QMainWindow::tr("Open &fleet…"), window,
+                                     [window] { openFleetDialog(window); });
+    fleet->setObjectName(QStringLiteral("openFleetAction"));
     if (auto *alerts = window->findChild<QAction *>(QStringLiteral("alertSettingsAction")))
         file->addAction(alerts); // AlertNotifier's
     file->addSeparator();
