@@ -135,8 +135,8 @@ core::Error connectError(const QSqlError &error, const core::ConnInfo &info,
     if (diagnosis.serverAnswered) {
         return make(QStringLiteral("cannot connect to PostgreSQL at %1: %2").arg(where, reason));
     }
-    return make(QStringLiteral("cannot connect to PostgreSQL at %1: %2 — is the server running? "
-                               "check --db / OUTBOX_DB")
+    return make(QStringLiteral("cannot connect to PostgreSQL at %1: %2 — is the server running, "
+                               "and are the host and port of the connection string right?")
                     .arg(where, reason.isEmpty() ? QStringLiteral("no reason given") : reason));
 }
 
@@ -249,7 +249,8 @@ core::Error toError(const QSqlError &error, const QString &context) {
     if (error.type() == QSqlError::ConnectionError) {
         return {ErrorKind::Unavailable,
                 prefix + QStringLiteral("cannot connect to PostgreSQL: ") + text +
-                    QStringLiteral(" — is the server running? check --db / OUTBOX_DB")};
+                    QStringLiteral(" — is the server running, and are the host and port of the "
+                                   "connection string right?")};
     }
     if (code == QLatin1String("22023") || code == QLatin1String("22P02") ||
         code == QLatin1String("23514") || code == QLatin1String("23502")) {
