@@ -130,6 +130,16 @@ void TestJobsWindow::redriveRunsInTheBackground() {
     // Stop the redrive from the panel: the row's Stop button.
     QTreeView *view = part<QTreeView>(QStringLiteral("jobsView"));
     QVERIFY(view);
+    // Every column in view, Rate and Time left too, without scrolling.
+    for (int column = 0; column < view->model()->columnCount(); ++column) {
+        const QRect cell = view->visualRect(view->model()->index(0, column));
+        QVERIFY2(view->viewport()->rect().contains(cell),
+                 qPrintable(QStringLiteral("column %1 at %2..%3 of a viewport %4 wide")
+                                .arg(column)
+                                .arg(cell.left())
+                                .arg(cell.right())
+                                .arg(view->viewport()->width())));
+    }
     const QModelIndex stopCell = view->model()->index(0, JobListModel::StopColumn);
     view->scrollTo(stopCell);
     QTest::mouseClick(view->viewport(), Qt::LeftButton, {}, view->visualRect(stopCell).center());

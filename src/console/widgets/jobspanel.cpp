@@ -89,12 +89,11 @@ JobsPanel::JobsPanel(JobListModel *model, QWidget *parent)
     QHeaderView *header = m_view->header();
     header->setStretchLastSection(false);
     header->setSectionResizeMode(JobListModel::TitleColumn, QHeaderView::Stretch);
-    header->setSectionResizeMode(JobListModel::ProgressColumn, QHeaderView::Interactive);
-    header->resizeSection(JobListModel::ProgressColumn, 300);
-    header->setSectionResizeMode(JobListModel::RateColumn, QHeaderView::Interactive);
-    header->resizeSection(JobListModel::RateColumn, 120);
-    header->setSectionResizeMode(JobListModel::RemainingColumn, QHeaderView::Interactive);
-    header->resizeSection(JobListModel::RemainingColumn, 140);
+    // The title and the bar share what the figures leave, so that Rate and
+    // Time left stay in view in a narrow pane (they were pushed off it).
+    header->setSectionResizeMode(JobListModel::ProgressColumn, QHeaderView::Stretch);
+    header->setSectionResizeMode(JobListModel::RateColumn, QHeaderView::ResizeToContents);
+    header->setSectionResizeMode(JobListModel::RemainingColumn, QHeaderView::ResizeToContents);
     header->setSectionResizeMode(JobListModel::StopColumn, QHeaderView::Fixed);
     header->resizeSection(JobListModel::StopColumn, 70);
 
