@@ -15,6 +15,7 @@
 #include <QLabel>
 #include <QLineSeries>
 #include <QStackedWidget>
+#include <QValueAxis>
 #include <QtTest>
 
 using namespace outbox;
@@ -115,6 +116,13 @@ private:
             line(chartView(QStringLiteral("historyAgeChart")), QStringLiteral("oldest due"));
         QCOMPARE(age.first.size(), 4);
         QCOMPARE(age.first.last().y(), 30.0);
+        // Whole seconds on the waiting axis, never "0.005 s".
+        const auto axes = chartView(QStringLiteral("historyAgeChart"))->chart()->axes(Qt::Vertical);
+        QCOMPARE(axes.size(), 1);
+        auto *seconds = qobject_cast<QValueAxis *>(axes.first());
+        QVERIFY(seconds);
+        QCOMPARE(seconds->labelFormat(), QStringLiteral("%.0f"));
+        QVERIFY(seconds->max() >= 10.0);
     }
 
 private Q_SLOTS:

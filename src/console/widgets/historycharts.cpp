@@ -68,7 +68,8 @@ HistoryCharts::HistoryCharts(QWidget *parent)
     m_timeAxes << x;
     addTimeAxes(backlog, x, m_backlogY, minutes, QStringLiteral("%.0f"));
     m_timeAxes << x;
-    addTimeAxes(age, x, m_ageY, minutes, QStringLiteral("%g"));
+    // Whole seconds: a due event that waited 5 ms is "0 s", not "0.005 s".
+    addTimeAxes(age, x, m_ageY, minutes, QStringLiteral("%.0f"));
     m_timeAxes << x;
 
     m_throughputView = new QChartView(throughput);
@@ -238,7 +239,8 @@ void HistoryCharts::rescale(QValueAxis *axis, std::initializer_list<const Line *
                 top = std::max(top, p.y());
         }
     }
-    axis->setRange(0.0, niceCeiling(top * 1.1));
+    // At least 0..10, so that whole-number labels stay apart.
+    axis->setRange(0.0, niceCeiling(std::max(top * 1.1, 10.0)));
 }
 
 } // namespace outbox::console
