@@ -218,10 +218,23 @@ void TestConsoleActions::bulkRequeueByFilterCanBeCancelled() {
     QVERIFY(!QTest::currentTestFailed());
     QCOMPARE(currentPage()->filter().nameSpace, QStringLiteral("billing"));
 
+    // A count that takes a while (another session holds the table) says so
+    // while it runs, and how long it has run.
+    QSqlDatabase locker = m_pg->open(m_dbName, QStringLiteral("locker"));
+    QVERIFY(locker.transaction());
+    QVERIFY(sqlExec(locker, QStringLiteral("LOCK TABLE outbox_events IN ACCESS EXCLUSIVE MODE")));
     action(ActionController::RequeueMatching)->trigger();
     auto *dialog = m_window->findChild<BulkDialog *>();
     QVERIFY(dialog);
+    auto *headline = dialog->findChild<QLabel *>(QStringLiteral("headlineLabel"));
+    QVERIFY(headline);
+    QTRY_VERIFY_WITH_TIMEOUT(headline->text().contains(QLatin1String("s so far")), kWindowTimeout);
+    QCOMPARE(dialog->stage(), BulkDialog::Stage::Checking);
+    QVERIFY(locker.rollback());
+    locker = QSqlDatabase();
+    m_pg->close(QStringLiteral("locker"));
     QTRY_COMPARE_WITH_TIMEOUT(dialog->stage(), BulkDialog::Stage::Confirm, kWindowTimeout);
+    QVERIFY(!headline->text().contains(QLatin1String("so far")));
     QCOMPARE(dialog->matched(), 400); // the dry run counted billing only
     auto *start = dialog->findChild<QPushButton *>(QStringLiteral("startButton"));
     QVERIFY(start && start->isVisible());

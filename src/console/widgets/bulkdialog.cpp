@@ -85,6 +85,13 @@ BulkDialog::BulkDialog(StoreClient *client, store::Action action, store::EventFi
     connect(m_ui->startButton, &QPushButton::clicked, this, &BulkDialog::start);
     connect(m_ui->cancelButton, &QPushButton::clicked, this, &QDialog::reject);
     connect(m_ui->closeButton, &QPushButton::clicked, this, &QDialog::accept);
+    m_countingTick.setInterval(1000);
+    connect(&m_countingTick, &QTimer::timeout, this, [this] {
+        m_ui->headlineLabel->setText(
+            tr("Counting the events that match… %1 s so far; Cancel stops it, nothing has "
+               "changed yet.")
+                .arg(m_countingFor.elapsed() / 1000));
+    });
     setStage(Stage::Checking);
 }
 
@@ -164,6 +171,10 @@ void BulkDialog::setStage(Stage stage) {
     layout()->invalidate();
     if (stage == Stage::Checking) {
         m_ui->headlineLabel->setText(tr("Counting the events that match…"));
+        m_countingFor.start();
+        m_countingTick.start();
+    } else {
+        m_countingTick.stop();
     }
     Q_EMIT stageChanged(stage);
 }

@@ -4,7 +4,9 @@
 #include "store/operations.h"
 
 #include <QDialog>
+#include <QElapsedTimer>
 #include <QPointer>
+#include <QTimer>
 
 #include <memory>
 #include <optional>
@@ -87,6 +89,10 @@ private:
     std::optional<store::BulkSeal> m_previewSeal; // narrows the dry run
     store::BulkSeal m_seal;       // what the confirmation shows: all the run touches
     QCheckBox *m_again = nullptr; // replay: also events replayed before
+    // While counting: the seconds so far, every second, so that a long count
+    // (seconds at millions of rows) never looks stuck.
+    QTimer m_countingTick;
+    QElapsedTimer m_countingFor;
 };
 
 } // namespace outbox::console
