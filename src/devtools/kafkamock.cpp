@@ -88,6 +88,12 @@ void KafkaMockCluster::pushRequestErrors(int16_t apiKey, const QList<int> &error
     rd_kafka_mock_push_request_errors_array(m_cluster, apiKey, codes.size(), codes.data());
 }
 
+bool KafkaMockCluster::delayNextRequest(int brokerId, int16_t apiKey, int rttMs, int error) {
+    return rd_kafka_mock_broker_push_request_error_rtts(m_cluster, brokerId, apiKey, 1,
+                                                        rd_kafka_resp_err_t(error),
+                                                        rttMs) == RD_KAFKA_RESP_ERR_NO_ERROR;
+}
+
 bool KafkaMockCluster::setBrokerDown(int brokerId) {
     return rd_kafka_mock_broker_set_down(m_cluster, brokerId) == RD_KAFKA_RESP_ERR_NO_ERROR;
 }

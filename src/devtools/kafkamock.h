@@ -45,6 +45,10 @@ public:
     // these errors, in order.
     static constexpr int16_t Produce = 0;
     void pushRequestErrors(int16_t apiKey, const QList<int> &errors);
+    // The next request of `apiKey` to broker `brokerId` (ids start at 1) is
+    // answered with `error` after `rttMs`: a produce that times out in
+    // flight yet is written.
+    bool delayNextRequest(int brokerId, int16_t apiKey, int rttMs, int error = 0);
     // -1: every broker.
     bool setBrokerDown(int brokerId = -1);
     bool setBrokerUp(int brokerId = -1);

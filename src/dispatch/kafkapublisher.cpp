@@ -11,7 +11,6 @@
 #include <fcntl.h>
 #include <librdkafka/rdkafka.h>
 #include <unistd.h>
-#include <vector>
 
 namespace outbox::dispatch {
 
@@ -242,30 +241,25 @@ void KafkaPublisher::publish(const store::ClaimedEvent &event) {
         emitSoon();
         return;
     }
-    // rd_kafka_produceva() rather than the producev() macros (C casts):
-    // topic, key, value (copied), the token and the headers (copied).
-    std::vector<rd_kafka_vu_t> fields(5 + size_t(record->headers.size()), rd_kafka_vu_t{});
-    fields[0].vtype = RD_KAFKA_VTYPE_TOPIC;
-    fields[0].u.cstr = record->topic.constData();
-    fields[1].vtype = RD_KAFKA_VTYPE_KEY;
-    fields[1].u.mem = {record->key.data(), size_t(record->key.size())};
-    fields[2].vtype = RD_KAFKA_VTYPE_VALUE;
-    fields[2].u.mem = {const_cast<char *>(event.payload.constData()), size_t(event.payload.size())};
-    fields[3].vtype = RD_KAFKA_VTYPE_MSGFLAGS;
-    fields[3].u.i = RD_KAFKA_MSG_F_COPY;
-    fields[4].vtype = RD_KAFKA_VTYPE_OPAQUE;
-    fields[4].u.ptr = tokenPointer(token);
-    size_t next = 5;
-    for (const auto &[name, value] : record->headers) {
-        fields[next].vtype = RD_KAFKA_VTYPE_HEADER;
-        fields[next].u.header = {name.constData(), value.constData(), ssize_t(value.size())};
-        ++next;
-    }
-    rd_kafka_error_t *refused = rd_kafka_produceva(m_producer, fields.data(), fields.size());
-    if (!refused)
-        return;
-    const rd_kafka_resp_err_t error = rd_kafka_error_code(refused);
-    rd_kafka_error_destroy(refused);
+    rd_kafka_headers_t *headers = rd_kafka_headers_new(size_t(record->headers.size()));
+    for (const auto &[name, value] : record->headers)
+        rd_kafka_header_add(headers, name.constData(), name.size(), value.constData(),
+                            value.size());
+        // librdkafka's argument macros cast C-style. (Not rd_kafka_produceva():
+        // 2.0.2 frees its headers twice when a produce is refused.)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wold-style-cast"
+    const rd_kafka_resp_err_t error =
+        rd_kafka_producev(m_producer, RD_KAFKA_V_TOPIC(record->topic.constData()),
+                          RD_KAFKA_V_KEY(record->key.constData(), size_t(record->key.size())),
+                          RD_KAFKA_V_VALUE(const_cast<char *>(event.payload.constData()),
+                                           size_t(event.payload.size())),
+                          RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_HEADERS(headers),
+                          RD_KAFKA_V_OPAQUE(tokenPointer(token)), RD_KAFKA_V_END);
+#pragma GCC diagnostic pop
+    if (error == RD_KAFKA_RESP_ERR_NO_ERROR)
+        return; // the message owns the headers now
+    rd_kafka_headers_destroy(headers);
     const QString text = QStringLiteral("Kafka produce to %1 refused: %2")
                              .arg(QString::fromUtf8(record->topic), errorText(error));
     decide(token, error == RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE
