@@ -94,6 +94,10 @@ bool KafkaMockCluster::delayNextRequest(int brokerId, int16_t apiKey, int rttMs,
                                                         rttMs) == RD_KAFKA_RESP_ERR_NO_ERROR;
 }
 
+bool KafkaMockCluster::setBrokerRtt(int brokerId, int rttMs) {
+    return rd_kafka_mock_broker_set_rtt(m_cluster, brokerId, rttMs) == RD_KAFKA_RESP_ERR_NO_ERROR;
+}
+
 bool KafkaMockCluster::setBrokerDown(int brokerId) {
     return rd_kafka_mock_broker_set_down(m_cluster, brokerId) == RD_KAFKA_RESP_ERR_NO_ERROR;
 }

@@ -49,6 +49,8 @@ public:
     // answered with `error` after `rttMs`: a produce that times out in
     // flight yet is written.
     bool delayNextRequest(int brokerId, int16_t apiKey, int rttMs, int error = 0);
+    // Every answer of broker `brokerId` (-1: all) is delayed by `rttMs`.
+    bool setBrokerRtt(int brokerId, int rttMs);
     // -1: every broker.
     bool setBrokerDown(int brokerId = -1);
     bool setBrokerUp(int brokerId = -1);
