@@ -1,5 +1,6 @@
 #include "cli/kafkaflags.h"
 
+#include "cli/serviceutil.h"
 #include "dispatch/kafkapublisher.h"
 
 namespace outbox::cli {
@@ -35,8 +36,12 @@ core::Result<void> readKafkaFlags(const CommandParser &parser,
     }
     if (parser.isSet(kTopicFromEvent))
         properties.append({QStringLiteral("topic-from-event"), QStringLiteral("true")});
-    if (parser.isSet(kPasswordFile))
-        properties.append({QStringLiteral("sasl.password-file"), parser.value(kPasswordFile)});
+    // Else the systemd credential kafka-password, as the unit loads it.
+    if (const QString file = parser.isSet(kPasswordFile)
+                                 ? parser.value(kPasswordFile)
+                                 : credentialFile(QStringLiteral("kafka-password"));
+        !file.isEmpty())
+        properties.append({QStringLiteral("sasl.password-file"), file});
     for (const QString &property : parser.values(kProperty)) {
         const qsizetype equals = property.indexOf(u'=');
         if (equals <= 0)
@@ -80,7 +85,8 @@ OptionTable kafkaFlags(std::optional<core::KafkaSettings> &target) {
                       "security.protocol=SASL_SSL.",
                       "name=value")),
         Option(option("kafka-password-file",
-                      "With --kafka-brokers: the file whose first line is the SASL password.",
+                      "With --kafka-brokers: the file whose first line is the SASL password "
+                      "(default: the systemd credential kafka-password, if any).",
                       "file")),
     };
 }

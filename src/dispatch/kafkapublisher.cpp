@@ -162,6 +162,11 @@ core::Result<void> KafkaPublisher::makeProducer() {
     }
     m_producer = producer;
     m_producerTimeout = timeout;
+    // Known before the brokers answer, a topic's metadata comes with the
+    // first connection's; a topic first named by a produce waits for the
+    // next periodic scan (up to a second).
+    if (!m_settings.topicFromEvent)
+        m_topic = rd_kafka_topic_new(producer, m_settings.topic.toUtf8().constData(), nullptr);
     m_queue = rd_kafka_queue_get_main(producer);
     static const char wakeByte = 1;
     rd_kafka_queue_io_event_enable(m_queue, m_wakeFds[1], &wakeByte, 1);
@@ -187,6 +192,9 @@ void KafkaPublisher::destroyProducer() {
         // the caller (retried, or released by the dispatcher).
         rd_kafka_purge(m_producer, RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT |
                                        RD_KAFKA_PURGE_F_NON_BLOCKING);
+        if (m_topic)
+            rd_kafka_topic_destroy(m_topic);
+        m_topic = nullptr;
         rd_kafka_destroy(m_producer);
         m_producer = nullptr;
     }

@@ -12,6 +12,7 @@
 
 struct rd_kafka_s;
 struct rd_kafka_queue_s;
+struct rd_kafka_topic_s;
 struct rd_kafka_message_s;
 
 class QSocketNotifier;
@@ -92,6 +93,7 @@ private:
     std::chrono::milliseconds m_producerTimeout{0}; // message.timeout.ms of m_producer
     rd_kafka_s *m_producer = nullptr;
     rd_kafka_queue_s *m_queue = nullptr; // its main queue, signalling m_wakeFds
+    rd_kafka_topic_s *m_topic = nullptr; // the fixed topic, known before the first produce
     int m_wakeFds[2] = {-1, -1};
     std::unique_ptr<QSocketNotifier> m_wake;
     QTimer m_tick; // deadlines, and a poll in case a wake-up was missed
