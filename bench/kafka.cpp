@@ -4,6 +4,8 @@
 #include "devtools/kafkamock.h"
 #include "dispatch/kafkapublisher.h"
 
+#include <QJsonArray>
+
 namespace outbox::bench {
 
 namespace {
@@ -63,7 +65,15 @@ core::Result<QJsonObject> measureKafka(const BenchOptions &o,
     }
     const double kafkaRate = median(kafkaRates);
     const double dbRate = median(dbRates);
+    const auto perRound = [](const QList<double> &rates) {
+        QJsonArray rounded;
+        for (double value : rates)
+            rounded.append(qRound(value));
+        return rounded;
+    };
     return QJsonObject{{QStringLiteral("events"), o.events},
+                       {QStringLiteral("kafka_rounds"), perRound(kafkaRates)},
+                       {QStringLiteral("db_only_rounds"), perRound(dbRates)},
                        {QStringLiteral("kafka_events_per_s"), kafkaRate},
                        {QStringLiteral("db_only_events_per_s"), dbRate},
                        {QStringLiteral("ratio"), dbRate > 0 ? kafkaRate / dbRate : 0.0},
