@@ -100,10 +100,17 @@ QList<std::pair<QString, QString>> kafkaFigures(const QJsonObject &kafka) {
         return QString::number(kafka.value(QLatin1String(key)).toDouble(), 'f', 0) +
                QStringLiteral(" events/s");
     };
+    QStringList rounds;
+    const QJsonArray kafkaRounds = kafka.value(QLatin1String("kafka_rounds")).toArray();
+    const QJsonArray dbRounds = kafka.value(QLatin1String("db_only_rounds")).toArray();
+    for (qsizetype i = 0; i < kafkaRounds.size() && i < dbRounds.size(); ++i)
+        rounds << QString::number(kafkaRounds.at(i).toInteger()) + u'/' +
+                      QString::number(dbRounds.at(i).toInteger());
     return {{QStringLiteral("Kafka (mock cluster), %1 events")
                  .arg(kafka.value(QLatin1String("events")).toInteger()),
              perSecond("kafka_events_per_s")},
-            {QStringLiteral("database only, same run"), perSecond("db_only_events_per_s")}};
+            {QStringLiteral("database only, same run"), perSecond("db_only_events_per_s")},
+            {QStringLiteral("  events/s per round (Kafka/database only)"), rounds.join(u' ')}};
 }
 
 } // namespace outbox::bench
