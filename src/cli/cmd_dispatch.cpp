@@ -475,7 +475,8 @@ int runDispatch(CommandContext &context) {
     CommandParser parser(
         context,
         QStringLiteral("Run a dispatcher: claim due events, POST them to the runner with "
-                       "Standard Webhooks signatures, and acknowledge, retry (exponential "
+                       "Standard Webhooks signatures (or produce them to Kafka: "
+                       "--kafka-brokers), and acknowledge, retry (exponential "
                        "backoff with jitter) or dead-letter them. Run several on one database "
                        "to scale out."));
     DispatchOptions options;
