@@ -29,24 +29,26 @@ struct DispatcherStats {
     QDateTime startedAt; // UTC; null when never started
     QDateTime at;        // UTC time of this snapshot
 
-    qint64 claimed = 0;         // rows claimed
-    qint64 claims = 0;          // claim statements run
-    qint64 delivered = 0;       // acks applied
-    qint64 retried = 0;         // nacks applied that went back to pending
-    qint64 dead = 0;            // nacks applied that made the row dead (max attempts or permanent)
-    qint64 fencedOut = 0;       // acks/nacks refused because the lease had moved on
-    qint64 released = 0;        // leases handed back on shutdown
-    qint64 swept = 0;           // rows made dead by the dead sweep
-    qint64 reconnects = 0;      // database reconnections of the dispatcher's connection
-    qint64 errors = 0;          // failed statements (connection or SQL errors)
-    qint64 maybeDuplicated = 0; // retried outcomes the destination may have kept (Kafka)
-    int inFlight = 0;           // requests running now
-    int pendingAcks = 0;        // buffered, not yet written
+    qint64 claimed = 0;    // rows claimed
+    qint64 claims = 0;     // claim statements run
+    qint64 delivered = 0;  // acks applied
+    qint64 retried = 0;    // nacks applied that went back to pending
+    qint64 dead = 0;       // nacks applied that made the row dead (max attempts or permanent)
+    qint64 fencedOut = 0;  // acks/nacks refused because the lease had moved on
+    qint64 released = 0;   // leases handed back on shutdown
+    qint64 swept = 0;      // rows made dead by the dead sweep
+    qint64 reconnects = 0; // database reconnections of the dispatcher's connection
+    qint64 errors = 0;     // failed statements (connection or SQL errors)
+    int inFlight = 0;      // requests running now
+    int pendingAcks = 0;   // buffered, not yet written
     int pendingNacks = 0;
     int concurrency = 0;    // the configured limit, for "in flight / limit"
     bool listening = false; // LISTEN subscription alive
     QString lastError;      // latest problem, readable, never a secret
     QDateTime lastErrorAt;
+    // Retried outcomes the destination may have kept (a Kafka produce that
+    // timed out in flight): outbox_dispatch_maybe_duplicated_total.
+    qint64 maybeDuplicated = 0;
 
     Histogram commitToDelivered; // created_at -> ack written, microseconds
     Histogram httpDuration;      // request duration, microseconds
