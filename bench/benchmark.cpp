@@ -2,6 +2,7 @@
 
 #include "bench/dispatch.h"
 #include "bench/harness.h"
+#include "bench/kafka.h"
 #include "bench/paused.h"
 #include "core/uuidv7.h"
 #include "devtools/httpload.h"
@@ -561,6 +562,16 @@ core::Result<BenchResults> Benchmark::run() {
         r.paused = measured.value();
     }
 
+    if (o.phases.contains(QLatin1String("kafka"))) {
+        auto measured =
+            in(QStringLiteral("kafka"),
+               measureKafka(
+                   o, [this](qint64 target) { return plan(false, target); },
+                   [this](int events) { return load(events, kThroughputTopic); }, progress));
+        if (!measured)
+            return measured.error();
+        r.kafka = measured.value();
+    }
     if (o.retentionHistory > 0) {
         auto measured = in(QStringLiteral("retention"), retention());
         if (!measured)

@@ -1,5 +1,6 @@
 #include "bench/benchmark.h"
 #include "bench/harness.h"
+#include "bench/kafka.h"
 
 #include <QJsonArray>
 
@@ -63,6 +64,7 @@ QList<Check> checkTargets(const BenchResults &r) {
                 {name.arg(aside), percent(ratio), QStringLiteral(">= 90%"), ratio >= 0.90});
         }
     }
+    checks += kafkaChecks(r.kafka);
     if (!r.burnDown.isEmpty()) {
         const auto b = [&r](const char *key) {
             return r.burnDown.value(QLatin1String(key)).toDouble();
@@ -158,6 +160,8 @@ QJsonObject resultsJson(const BenchResults &r) {
         json.insert(QStringLiteral("claim_path"), r.claimPath);
     if (!r.paused.isEmpty())
         json.insert(QStringLiteral("paused"), r.paused);
+    if (!r.kafka.isEmpty())
+        json.insert(QStringLiteral("kafka"), r.kafka);
     const QList<Check> checks = checkTargets(r);
     json.insert(QStringLiteral("targets"),
                 checksJson(checks, QStringLiteral("name"), QStringLiteral("value")));

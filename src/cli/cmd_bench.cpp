@@ -1,5 +1,6 @@
 #include "bench/benchmark.h"
 #include "bench/harness.h"
+#include "bench/kafka.h"
 #include "bench/paused.h"
 #include "bench/report.h"
 #include "cli/output.h"
@@ -151,7 +152,8 @@ void printHuman(QTextStream &out, const bench::BenchResults &r) {
                         c("unordered_events_per_s") + QStringLiteral(" / ") +
                             c("unordered_indexed_events_per_s")});
     }
-    for (const auto &[figure, value] : bench::pausedFigures(r.paused))
+    for (const auto &[figure, value] :
+         bench::pausedFigures(r.paused) + bench::kafkaFigures(r.kafka))
         figures.addRow({figure, value});
     figures.print(out);
     out << '\n';
@@ -177,7 +179,8 @@ int runBench(CommandContext &context) {
                        "in batches (to the runner and to nginx), request latency by body size, "
                        "commit-to-delivered latency at low load, the claim path "
                        "(a burst into stale statistics, delivery in aggregate order), delivery "
-                       "beside a paused backlog and a large burn-down (rate and memory). Prints "
+                       "beside a paused backlog, delivery to Kafka (a mock cluster) and a large "
+                       "burn-down (rate and memory). Prints "
                        "each figure with its target and "
                        "PASS/FAIL."),
         CommandParser::Database::NotNeeded);
@@ -219,7 +222,7 @@ int runBench(CommandContext &context) {
         option("no-durable", "fsync and synchronous_commit off (faster, like the tests)."),
         option("only",
                "Run only these measurements, comma-separated: db, http, nginx, sizes, latency, "
-               "claim-path, paused, burn-down.",
+               "claim-path, paused, kafka, burn-down.",
                "list"),
         option("strict", "Exit 1 when a target is missed."),
     });

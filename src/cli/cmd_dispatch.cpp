@@ -1,5 +1,6 @@
 #include "cli/commands.h"
 #include "cli/housekeepingflags.h"
+#include "cli/kafkaflags.h"
 #include "cli/logging.h"
 #include "cli/serviceutil.h"
 #include "core/dispatcherconfig.h"
@@ -29,6 +30,7 @@ struct DispatchOptions {
     bool noListen = false;
     bool unsignedIntended = false;              // --unsigned: no secret, and that is on purpose
     dispatch::HousekeepingOptions housekeeping; // registry, retention
+    std::optional<core::KafkaSettings> kafka;   // --kafka-*: Kafka instead of a runner
 };
 
 // --runner-url, or $OUTBOX_RUNNER_URL (where the systemd unit keeps it: the
@@ -275,6 +277,7 @@ void addDispatchOptions(CommandParser &parser, DispatchOptions &options) {
         option("verbose", "Log every claim and failed attempt."),
     });
     parser.addOptions(housekeepingFlags(options.housekeeping));
+    parser.addOptions(kafkaFlags(options.kafka));
     parser.setEpilog(QStringLiteral(
         "Logs are one line each on stderr (ts=... level=... event=... key=value).\n"
         "SIGINT or SIGTERM stops gracefully: no more claims, requests in flight finish within\n"
@@ -312,6 +315,14 @@ core::Result<void> readDispatchOptions(CommandParser &parser, DispatchOptions &o
         if (!read)
             return read.error();
         config.bearerToken = read.value();
+    }
+    if (options.kafka) {
+        if (parser.isSet(QStringLiteral("runner-url")))
+            return usage(QStringLiteral("--runner-url and --kafka-brokers are both given; a "
+                                        "dispatcher delivers to one of them, leave out the other"));
+        // Not used: the configuration wants a runner URL until routes name
+        // their destinations.
+        config.runnerUrl = QUrl(QStringLiteral("http://kafka.invalid/"));
     }
     if (options.unsignedIntended && !config.secrets.isEmpty())
         return usage(QStringLiteral("--unsigned, yet a signing secret is given (--secret-file, "
@@ -414,7 +425,10 @@ int serve(CommandParser &parser, const core::ConnInfo &connInfo, const DispatchO
     // of debounce cost as much in commit->delivered latency (measured with
     // `outboxctl bench --notify-debounce`, docs/PERFORMANCE.md).
     dispatcherOptions.notifyDebounce = core::Millis(0);
-    dispatch::DispatcherHost host(connInfo, options.config, {}, dispatcherOptions);
+    dispatch::DispatcherHost host(connInfo, options.config,
+                                  options.kafka ? kafkaPublisherFactory(*options.kafka)
+                                                : dispatch::PublisherFactory(),
+                                  dispatcherOptions);
 
     std::unique_ptr<dispatch::MetricsServer> metrics;
     if (options.metricsAddress) {
@@ -461,7 +475,8 @@ int runDispatch(CommandContext &context) {
     CommandParser parser(
         context,
         QStringLiteral("Run a dispatcher: claim due events, POST them to the runner with "
-                       "Standard Webhooks signatures, and acknowledge, retry (exponential "
+                       "Standard Webhooks signatures (or produce them to Kafka: "
+                       "--kafka-brokers), and acknowledge, retry (exponential "
                        "backoff with jitter) or dead-letter them. Run several on one database "
                        "to scale out."));
     DispatchOptions options;
@@ -489,7 +504,8 @@ int runDispatch(CommandContext &context) {
         connInfo.value().password = lines->first();
     }
 
-    for (const QString &warning : options.config.warnings(options.unsignedIntended))
+    for (const QString &warning :
+         options.kafka ? QStringList() : options.config.warnings(options.unsignedIntended))
         qCWarning(lcCli) << core::LogLine("unsafe_setting").add("error", warning);
     if (const int code = preflight(parser, connInfo.value(), options.config.ordering);
         code != ExitOk)

@@ -349,6 +349,7 @@ void Dispatcher::onPublished(const PublishOutcome &outcome) {
 
     m_stats.httpDuration.record(outcome.duration.count());
     m_stats.recentHttpDuration.record(outcome.duration.count());
+    m_stats.maybeDuplicated += outcome.maybeDuplicated ? 1 : 0;
     const core::Millis retryDelay =
         outcome.kind == PublishOutcome::Kind::Retry
             ? m_retry.nextDelay(outcome.attempts, m_rng, outcome.retryAfter)

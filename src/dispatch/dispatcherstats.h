@@ -46,6 +46,9 @@ struct DispatcherStats {
     bool listening = false; // LISTEN subscription alive
     QString lastError;      // latest problem, readable, never a secret
     QDateTime lastErrorAt;
+    // Retried outcomes the destination may have kept (a Kafka produce that
+    // timed out in flight): outbox_dispatch_maybe_duplicated_total.
+    qint64 maybeDuplicated = 0;
 
     Histogram commitToDelivered; // created_at -> ack written, microseconds
     Histogram httpDuration;      // request duration, microseconds

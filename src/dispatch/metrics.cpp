@@ -75,6 +75,10 @@ QByteArray prometheusText(const DispatcherStats &stats) {
             stats.reconnects);
     counter(out, "outbox_dispatch_errors_total", "Failed database statements.", labels,
             stats.errors);
+    counter(out, "outbox_dispatch_maybe_duplicated_total",
+            "Retried deliveries the destination may have kept (a Kafka produce that timed out "
+            "in flight): consumers deduplicate on the id header.",
+            labels, stats.maybeDuplicated);
     gauge(out, "outbox_dispatch_in_flight", "HTTP requests in flight.", labels, stats.inFlight);
     gauge(out, "outbox_dispatch_concurrency", "Configured limit of requests in flight.", labels,
           stats.concurrency);

@@ -33,6 +33,9 @@ struct PublishOutcome {
     QString error; // for last_error: what happened + response excerpt, <= 500 chars,
                    // never a secret; empty when delivered
     std::chrono::microseconds duration{0}; // request start to end of response (or failure)
+    // A retry of something the destination may have kept (Kafka: a timeout
+    // while the produce was in flight); counted as maybe_duplicated.
+    bool maybeDuplicated = false;
 
     static constexpr int MaxErrorLength = 500;
 

@@ -107,6 +107,7 @@ private Q_SLOTS:
         stats.workerId = QUuid::fromString(QLatin1String("01890a5d-ac96-774b-bcce-b302099a8057"));
         stats.delivered = 42;
         stats.fencedOut = 3;
+        stats.maybeDuplicated = 2;
         stats.inFlight = 5;
         stats.listening = true;
         stats.httpDuration.record(800);     // 0.8 ms
@@ -118,6 +119,7 @@ private Q_SLOTS:
         QVERIFY(has("# TYPE outbox_dispatch_delivered_total counter\n"));
         QVERIFY(has("outbox_dispatch_delivered_total{" + labels + "} 42\n"));
         QVERIFY(has("outbox_dispatch_fenced_out_total{" + labels + "} 3\n"));
+        QVERIFY(has("outbox_dispatch_maybe_duplicated_total{" + labels + "} 2\n"));
         QVERIFY(has("outbox_dispatch_in_flight{" + labels + "} 5\n"));
         QVERIFY(has("outbox_dispatch_listening{" + labels + "} 1\n"));
         QVERIFY(has("outbox_dispatch_up{" + labels + "} 1\n"));

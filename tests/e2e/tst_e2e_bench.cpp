@@ -91,9 +91,16 @@ private Q_SLOTS:
               "blocked_events_per_s", "ratio", "blocked_ratio", "resumed_events_per_s"})
             QVERIFY2(paused.value(QLatin1String(key)).toDouble() > 0.0, key);
 
+        // Delivery to Kafka (the mock cluster) beside the database only.
+        const QJsonObject kafka = json.value(QStringLiteral("kafka")).toObject();
+        QCOMPARE(kafka.value(QStringLiteral("events")).toInt(), 10000);
+        for (const char *key : {"kafka_events_per_s", "db_only_events_per_s", "ratio"})
+            QVERIFY2(kafka.value(QLatin1String(key)).toDouble() > 0.0, key);
+        QCOMPARE(kafka.value(QStringLiteral("maybe_duplicated")).toInt(-1), 0);
+
         // A verdict per target, each with a measured value.
         const QJsonArray targets = json.value(QStringLiteral("targets")).toArray();
-        QCOMPARE(targets.size(), 12);
+        QCOMPARE(targets.size(), 13);
         for (const QJsonValue &target : targets) {
             const QJsonObject check = target.toObject();
             QVERIFY(!check.value(QStringLiteral("name")).toString().isEmpty());
