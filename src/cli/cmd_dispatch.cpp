@@ -1,6 +1,7 @@
 #include "cli/commands.h"
 #include "cli/housekeepingflags.h"
 #include "cli/logging.h"
+#include "cli/routesfile.h"
 #include "cli/serviceutil.h"
 #include "core/dispatcherconfig.h"
 #include "core/displaytext.h"
@@ -24,6 +25,7 @@ namespace {
 
 struct DispatchOptions {
     core::DispatcherConfig config;
+    QString routesFile; // --routes, or $OUTBOX_ROUTES
     std::optional<std::pair<QHostAddress, quint16>> metricsAddress;
     core::Millis statsInterval{10000};
     bool noListen = false;
@@ -263,6 +265,11 @@ void addDispatchOptions(CommandParser &parser, DispatchOptions &options) {
                      "HTTP statuses that dead-letter at once, comma-separated (default 410; "
                      "'none').",
                      config.permanentStatuses, parseStatuses),
+        valueOption("routes <file>",
+                    "Deliver by a routes file: several destinations chosen per event by "
+                    "namespace and topic (README, \"Routing\"; check it with `outboxctl routes "
+                    "check FILE`). Instead of --runner-url. Default: $OUTBOX_ROUTES.",
+                    options.routesFile),
         parsedOption("metrics-addr <host:port>",
                      "Serve Prometheus metrics at http://HOST:PORT/metrics (GET only). :PORT "
                      "is 127.0.0.1:PORT; give 0.0.0.0:PORT to serve every interface.",
@@ -290,6 +297,19 @@ void addDispatchOptions(CommandParser &parser, DispatchOptions &options) {
         "127.0.0.1:9464"));
 }
 
+// --routes (or $OUTBOX_ROUTES): the file read and checked, its destinations
+// the dispatcher's (cli/routesfile.h).
+core::Result<void> readRoutes(const CommandParser &parser, DispatchOptions &options) {
+    if (options.routesFile.isEmpty())
+        options.routesFile = qEnvironmentVariable("OUTBOX_ROUTES").trimmed();
+    if (options.routesFile.isEmpty())
+        return {};
+    if (parser.isSet(QStringLiteral("runner-url")))
+        return usage(QStringLiteral("--routes and --runner-url both given; a routes file names "
+                                    "its destinations' URLs: leave out --runner-url"));
+    return loadDispatchRoutes(options.config, options.routesFile);
+}
+
 // The options, then what comes from elsewhere when they are not given: the
 // runner URL from $OUTBOX_RUNNER_URL, the bearer token from the systemd
 // credential bearer-token.
@@ -313,6 +333,8 @@ core::Result<void> readDispatchOptions(CommandParser &parser, DispatchOptions &o
             return read.error();
         config.bearerToken = read.value();
     }
+    if (auto routed = readRoutes(parser, options); !routed)
+        return routed;
     if (options.unsignedIntended && !config.secrets.isEmpty())
         return usage(QStringLiteral("--unsigned, yet a signing secret is given (--secret-file, "
                                     "$OUTBOX_RUNNER_SECRET or the webhook-secret credential); "

@@ -29,6 +29,7 @@ bool ClaimWindow::worthRefilling(const core::DispatcherConfig &config) const {
 core::Result<ClaimWindow::Claimed> ClaimWindow::claim(store::OutboxStore &store,
                                                       const QUuid &workerId,
                                                       const core::DispatcherConfig &config,
+                                                      const QList<store::ClaimRoute> &routes,
                                                       DispatcherStats &stats) {
     const int wanted = std::min(freeSlots(config), config.batchSize);
     m_backlog = false;
@@ -39,6 +40,7 @@ core::Result<ClaimWindow::Claimed> ClaimWindow::claim(store::OutboxStore &store,
     options.nameSpace = config.nameSpace;
     options.ordering = config.ordering;
     options.createdFrom = m_floor;
+    options.routes = routes;
     auto claimed = store.claimBatch(workerId, options);
     ++stats.claims;
     if (!claimed)

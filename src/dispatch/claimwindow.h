@@ -48,8 +48,10 @@ public:
         bool full = false;               // as many rows as there were free slots
     };
     // Claims up to the free slots (at most batch_size), counting into `stats`.
+    // `routes`: a routing publisher's (Publisher::claimRoutes()).
     core::Result<Claimed> claim(store::OutboxStore &store, const QUuid &workerId,
-                                const core::DispatcherConfig &config, DispatcherStats &stats);
+                                const core::DispatcherConfig &config,
+                                const QList<store::ClaimRoute> &routes, DispatcherStats &stats);
 
     // Takes the flight an outcome completes out of the window; nullopt for a
     // row abandoned at shutdown or an outcome of an earlier attempt.

@@ -3,6 +3,10 @@
 #include "store/aggregateorder.h"
 #include "store/pausestore.h"
 
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+
 namespace outbox::store {
 
 namespace {
@@ -34,7 +38,7 @@ const QString kBytes = QStringLiteral(" coalesce(payload_bytes, pg_column_size(p
 // them meets.
 QString pickingSql(bool ordered, const QString &filters) {
     if (!ordered)
-        return QStringLiteral("WITH c AS MATERIALIZED ("
+        return QStringLiteral("c AS MATERIALIZED ("
                               " SELECT id, created_at,") +
                kBytes +
                QStringLiteral(" FROM outbox_events"
@@ -46,7 +50,7 @@ QString pickingSql(bool ordered, const QString &filters) {
     // Only processing rows hold a lease (sql/004): l reads the lease index,
     // c the pending events spelled as outbox_events_ordered_claim_idx spells
     // them (sql/aggregate_order.sql), which no other partial index matches.
-    return QStringLiteral("WITH l AS MATERIALIZED ("
+    return QStringLiteral("l AS MATERIALIZED ("
                           " SELECT id, created_at,") +
            kBytes + QStringLiteral(" FROM outbox_events WHERE locked_until < now()") + filters +
            QStringLiteral(" ORDER BY locked_until LIMIT ?::integer FOR UPDATE SKIP LOCKED),"
@@ -61,7 +65,35 @@ QString pickingSql(bool ordered, const QString &filters) {
                           " FOR UPDATE SKIP LOCKED),");
 }
 
+// Routing: the routes once per statement (CTE dr, with the destination
+// pauses applied), and the condition that an event's first matching route
+// may be claimed. A filter on the rows the claim index hands out, so the
+// walk in index order stays (tests/store/tst_claimplans).
+const QString kRoutesCte = QStringLiteral(
+    "dr AS MATERIALIZED ("
+    " SELECT x.ns, x.tp, x.n, x.claimable AND NOT EXISTS (SELECT FROM outbox_destination_pauses dp"
+    "                                                     WHERE dp.destination = x.d) AS open"
+    " FROM jsonb_to_recordset(?::jsonb) AS x(ns text, tp text, d text, claimable boolean, n "
+    "integer)),");
+const QString kRoutedCondition = QStringLiteral(
+    " AND coalesce((SELECT (array_agg(dr.open ORDER BY dr.n))[1] FROM dr"
+    "               WHERE outbox_events.namespace LIKE dr.ns AND outbox_events.topic LIKE dr.tp),"
+    "              false)");
+
 } // namespace
+
+QString routesJson(const QList<ClaimRoute> &routes) {
+    QJsonArray rows;
+    for (qsizetype i = 0; i < routes.size(); ++i) {
+        const ClaimRoute &route = routes.at(i);
+        rows.append(QJsonObject{{QStringLiteral("ns"), route.namespaceLike},
+                                {QStringLiteral("tp"), route.topicLike},
+                                {QStringLiteral("d"), route.destination},
+                                {QStringLiteral("claimable"), route.claimable},
+                                {QStringLiteral("n"), int(i)}});
+    }
+    return QString::fromUtf8(QJsonDocument(rows).toJson(QJsonDocument::Compact));
+}
 
 // Claim: the materialized CTE picks and locks the rows, the UPDATE takes
 // exactly those (a LIMIT inside `WHERE id IN (...)` could be re-evaluated and
@@ -79,15 +111,17 @@ QString pickingSql(bool ordered, const QString &filters) {
 // whose lease expired come first, from the lease index (CTE l).
 // Every statement of the dispatcher writes updated_at = statement_timestamp():
 // the database refuses any other time from a dispatcher (sql/012_hardening.sql).
-QString claimStatement(bool byNamespace, core::Ordering ordering) {
+QString claimStatement(bool byNamespace, core::Ordering ordering, bool routed) {
     const bool ordered = ordering == core::Ordering::Aggregate;
     // An event's own limit of attempts, else the dispatcher's (sql/014).
     const QString filters = QStringLiteral(" AND attempts < coalesce(max_attempts, ?::integer)"
                                            " AND created_at >= ?::timestamptz") +
                             notPausedCondition(QStringLiteral("outbox_events")) +
                             (byNamespace ? QStringLiteral(" AND namespace = ?::text") : QString()) +
+                            (routed ? kRoutedCondition : QString()) +
                             (ordered ? aggregateHeadSql() : QString());
-    return pickingSql(ordered, filters) +
+    return QStringLiteral("WITH ") + (routed ? kRoutesCte : QString()) +
+           pickingSql(ordered, filters) +
            // The byte budget: the picked rows whose predecessors' payloads
            // stay below it, so at least the first (sql/012_hardening.sql).
            QStringLiteral(" b AS ("

@@ -2,13 +2,28 @@
 
 #include "core/dispatcherconfig.h"
 
+#include <QList>
 #include <QString>
 
 namespace outbox::store {
 
-// The claim as OutboxStore prepares it ('?' placeholders: max attempts, the
-// created_at floor, the namespace when `byNamespace`, the batch size, then in
-// aggregate order the same four again; then the worker and the lease in ms).
-QString claimStatement(bool byNamespace, core::Ordering ordering);
+// The claim as OutboxStore prepares it ('?' placeholders: when `routed` the
+// routes as JSON (routesJson()); max attempts, the created_at floor, the
+// namespace when `byNamespace`, the batch size, then in aggregate order the
+// same four again; then the worker and the lease in ms).
+QString claimStatement(bool byNamespace, core::Ordering ordering, bool routed = false);
+
+// A route of a routing dispatcher, as its claim tests it: the event's
+// namespace and topic against SQL LIKE patterns (core::globToLike), in
+// order; the first match decides. An event whose first matching route's
+// destination is not claimable (open circuit, full) or paused
+// (outbox_destination_pauses) is not claimed, nor an event no route matches.
+struct ClaimRoute {
+    QString namespaceLike;
+    QString topicLike;
+    QString destination;
+    bool claimable = true;
+};
+QString routesJson(const QList<ClaimRoute> &routes);
 
 } // namespace outbox::store

@@ -227,7 +227,7 @@ struct OutboxStore::Prepared {
         QSqlQuery query;
         bool ready = false;
     };
-    Slot claim[2][2]; // [by namespace][in aggregate order]
+    Slot claim[2][2][2]; // [by namespace][in aggregate order][routed]
     Slot ack;
     Slot nack;
     Slot release;
@@ -397,8 +397,12 @@ core::Result<QList<ClaimedEvent>> OutboxStore::claimBatch(const QUuid &workerId,
     const bool ordered = options.ordering == core::Ordering::Aggregate;
     QVariantList values = ordered ? pick + pick : pick; // ordered: CTE l, then CTE c
     values << core::uuidText(workerId) << qint64(options.lease.count());
-    auto query = run(m_db, m_prepared->claim[byNamespace][ordered],
-                     claimStatement(byNamespace, options.ordering), values,
+    const bool routed = !options.routes.isEmpty();
+    if (routed) {
+        values.prepend(routesJson(options.routes));
+    }
+    auto query = run(m_db, m_prepared->claim[byNamespace][ordered][routed],
+                     claimStatement(byNamespace, options.ordering, routed), values,
                      QStringLiteral("claiming events"));
     if (!query.ok()) {
         return query.error();

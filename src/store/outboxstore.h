@@ -4,6 +4,7 @@
 #include "core/duration.h"
 #include "core/event.h"
 #include "core/result.h"
+#include "store/claimstatement.h"
 
 #include <QByteArray>
 #include <QList>
@@ -53,6 +54,9 @@ struct ClaimOptions {
     // so the claim does not walk the index entries of rows delivered since the
     // last vacuum; empty = no lower bound.
     QString createdFrom;
+    // A routing dispatcher's routes (store/claimstatement.h): only events
+    // whose first matching route may be claimed; empty = every event.
+    QList<ClaimRoute> routes;
 };
 
 // A claimed row: everything the publisher needs, plus the fencing token.

@@ -1,0 +1,84 @@
+#include "dispatch/routingdestinations.h"
+
+#include "core/displaytext.h"
+#include "dispatch/dispatcher.h"
+
+#include <QHash>
+
+namespace outbox::dispatch {
+
+namespace {
+
+DestinationKind httpKind() {
+    DestinationKind kind;
+    kind.check = core::checkHttpDestination;
+    kind.make = [](const core::Destination &destination, const core::DispatcherConfig &base,
+                   QObject *parent) -> core::Result<std::unique_ptr<Publisher>> {
+        auto config = core::httpDestinationConfig(destination, base);
+        if (!config)
+            return config.error();
+        // Its own HTTP thread, as the dispatcher's single publisher has.
+        std::unique_ptr<Publisher> publisher = Dispatcher::httpPublisherFactory()();
+        publisher->setParent(parent);
+        if (auto configured = publisher->configure(config.value()); !configured)
+            return configured.error();
+        return publisher;
+    };
+    kind.target = [](const core::Destination &destination) {
+        return core::redactedUrlText(destination.property(QStringLiteral("url")));
+    };
+    return kind;
+}
+
+// Until the Kafka publisher is part of the build.
+DestinationKind kafkaKind() {
+    const QString missing = QStringLiteral(
+        "this build has no Kafka destination yet; route these events to an http destination");
+    DestinationKind kind;
+    kind.check = [missing](const core::Destination &destination, const core::DispatcherConfig &) {
+        return QList<core::RoutesError>{{destination.line, missing}};
+    };
+    kind.make = [missing](const core::Destination &, const core::DispatcherConfig &,
+                          QObject *) -> core::Result<std::unique_ptr<Publisher>> {
+        return core::Error{core::ErrorKind::Invalid, missing};
+    };
+    kind.target = [](const core::Destination &destination) {
+        return destination.property(QStringLiteral("bootstrap.servers"));
+    };
+    return kind;
+}
+
+QHash<QString, DestinationKind> &kinds() {
+    static QHash<QString, DestinationKind> table{
+        {core::Routes::kindHttp(), httpKind()},
+        {core::Routes::kindKafka(), kafkaKind()},
+    };
+    return table;
+}
+
+} // namespace
+
+void registerDestinationKind(const QString &kind, DestinationKind entry) {
+    kinds().insert(kind, std::move(entry));
+}
+
+const DestinationKind *destinationKind(const QString &kind) {
+    const auto it = kinds().constFind(kind);
+    return it == kinds().cend() ? nullptr : &it.value();
+}
+
+QList<core::RoutesError> checkDestinations(const core::Routes &routes,
+                                           const core::DispatcherConfig &base) {
+    QList<core::RoutesError> errors;
+    for (const core::Destination &destination : routes.destinations) {
+        if (const DestinationKind *kind = destinationKind(destination.kind))
+            errors += kind->check(destination, base);
+        else if (!destination.kind.isEmpty())
+            errors.append({destination.line, QStringLiteral("kind = %1 is not known to this "
+                                                            "build; use http")
+                                                 .arg(destination.kind)});
+    }
+    return errors;
+}
+
+} // namespace outbox::dispatch

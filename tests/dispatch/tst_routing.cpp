@@ -1,0 +1,204 @@
+// Routing and isolation with two real HTTP runners: a dispatcher with a
+// routes file delivers each event to its first matching route's destination
+// and claims nothing else; a destination that fails opens its circuit, and
+// its events wait without burning attempts while the other destination gets
+// everything; a probe closes the circuit when the destination is back.
+
+#include "core/routes.h"
+#include "devtools/devrunner.h"
+#include "dispatch/dispatcherhost.h"
+#include "dispatchtesting.h"
+
+#include <QtTest>
+
+#include <memory>
+
+using namespace outbox;
+using namespace outbox::dispatch;
+using namespace outbox::testing;
+using devtools::DevRunner;
+
+namespace {
+
+// The dispatcher's configuration for routes `text`, whose %1 and %2 are the
+// URLs of runners A and B.
+core::DispatcherConfig routedConfig(const QString &text, const DevRunner &a, const DevRunner &b) {
+    QList<core::RoutesError> errors;
+    core::Routes routes =
+        core::Routes::parse(text.arg(a.url().toString(), b.url().toString()), errors);
+    for (const core::RoutesError &error : errors)
+        qWarning("line %d: %s", error.line, qPrintable(error.message));
+    core::DispatcherConfig config = baseConfig(QUrl());
+    if (!errors.isEmpty())
+        return config;
+    if (auto applied = core::applyRoutes(config, routes, QStringLiteral("test.routes")); !applied)
+        qWarning("%s", qPrintable(applied.errorMessage()));
+    return config;
+}
+
+bool enqueue(QSqlDatabase db, const QString &nameSpace, const QString &topic, int count) {
+    return sqlExec(db,
+                   QStringLiteral("SELECT outbox_enqueue(?::text, ?::text, jsonb_build_object('n',"
+                                  " g)) FROM generate_series(1, ?::int) g"),
+                   {nameSpace, topic, count});
+}
+
+QList<QUuid> idsOf(QSqlDatabase db, const QString &condition) {
+    QList<QUuid> ids;
+    QSqlQuery query(db);
+    if (!query.exec(QStringLiteral("SELECT id FROM outbox_events WHERE ") + condition))
+        return ids;
+    while (query.next())
+        ids << QUuid::fromString(query.value(0).toString());
+    return ids;
+}
+
+int scalar(QSqlDatabase db, const QString &sql) {
+    const QString value = sqlScalar(db, sql);
+    return value.isNull() ? -1 : value.toInt();
+}
+
+std::optional<DestinationStats> destination(const DispatcherHost &host, const QString &name) {
+    for (const DestinationStats &stats : host.lastStats().destinations) {
+        if (stats.name == name)
+            return stats;
+    }
+    return std::nullopt;
+}
+
+QString circuitOf(const DispatcherHost &host, const QString &name) {
+    const auto stats = destination(host, name);
+    return stats ? stats->circuit : QString();
+}
+
+} // namespace
+
+class TestRouting : public DispatchTestSuite {
+    Q_OBJECT
+
+private Q_SLOTS:
+    void firstMatchingRouteWinsAndUnmatchedIsNotClaimed();
+    void openCircuitKeepsAttemptsAndProbeCloses();
+};
+
+void TestRouting::firstMatchingRouteWinsAndUnmatchedIsNotClaimed() {
+    DevRunner a;
+    DevRunner b;
+    QVERIFY(a.listen().ok());
+    QVERIFY(b.listen().ok());
+    // billing's invoice topics to A, the rest of billing to B, nothing else.
+    const auto config = routedConfig(QStringLiteral("[destination a]\n"
+                                                    "kind = http\n"
+                                                    "url = %1\n"
+                                                    "[destination b]\n"
+                                                    "kind = http\n"
+                                                    "url = %2\n"
+                                                    "[route]\n"
+                                                    "namespace = billing\n"
+                                                    "topic = invoice.*\n"
+                                                    "destination = a\n"
+                                                    "[route]\n"
+                                                    "namespace = bill?ng\n"
+                                                    "destination = b\n"),
+                                     a, b);
+    QVERIFY(config.routes);
+    QVERIFY(enqueue(m_db, QStringLiteral("billing"), QStringLiteral("invoice.paid"), 5));
+    QVERIFY(enqueue(m_db, QStringLiteral("billing"), QStringLiteral("refund.made"), 4));
+    QVERIFY(enqueue(m_db, QStringLiteral("shipping"), QStringLiteral("invoice.paid"), 3));
+
+    auto host = makeHost(config);
+    QVERIFY(startHost(*host));
+    QTRY_COMPARE_WITH_TIMEOUT(countStatus(m_db, QStringLiteral("delivered")), 9, 20000);
+
+    for (const QUuid &id : idsOf(m_db, QStringLiteral("topic = 'invoice.paid' AND namespace = "
+                                                      "'billing'"))) {
+        QCOMPARE(a.deliveredCount(id), 1);
+        QCOMPARE(b.deliveredCount(id), 0);
+    }
+    for (const QUuid &id : idsOf(m_db, QStringLiteral("topic = 'refund.made'"))) {
+        QCOMPARE(a.deliveredCount(id), 0);
+        QCOMPARE(b.deliveredCount(id), 1);
+    }
+    // Shipping matches no route: never claimed (claims would count attempts).
+    QCOMPARE(scalar(m_db, QStringLiteral("SELECT count(*) FROM outbox_events WHERE namespace ="
+                                         " 'shipping' AND status = 'pending' AND attempts = 0")),
+             3);
+    QCOMPARE(a.stats().received + b.stats().received, qint64(9));
+    QVERIFY(stopHost(*host));
+}
+
+void TestRouting::openCircuitKeepsAttemptsAndProbeCloses() {
+    DevRunner a;
+    DevRunner b;
+    QVERIFY(a.listen().ok());
+    QVERIFY(b.listen().ok());
+    a.setFixedStatus(503);
+    const quint16 portA = a.port();
+    // A gives up after 3 attempts with a quick backoff: without a circuit
+    // its events would be dead within a second.
+    const auto config = routedConfig(QStringLiteral("[destination a]\n"
+                                                    "kind = http\n"
+                                                    "url = %1\n"
+                                                    "max-attempts = 3\n"
+                                                    "backoff = 10ms..20ms\n"
+                                                    "concurrency = 2\n"
+                                                    "circuit-failures = 2\n"
+                                                    "circuit-open = 300ms\n"
+                                                    "[destination b]\n"
+                                                    "kind = http\n"
+                                                    "url = %2\n"
+                                                    "[route]\n"
+                                                    "namespace = a\n"
+                                                    "destination = a\n"
+                                                    "[route]\n"
+                                                    "destination = b\n"),
+                                     a, b);
+    QVERIFY(config.routes);
+    QVERIFY(enqueue(m_db, QStringLiteral("a"), QStringLiteral("t"), 10));
+    QVERIFY(enqueue(m_db, QStringLiteral("b"), QStringLiteral("t"), 10));
+    auto host = makeHost(config);
+    QVERIFY(startHost(*host));
+
+    QTRY_COMPARE_WITH_TIMEOUT(b.stats().uniqueIds, qint64(10), 20000);
+    QTRY_VERIFY_WITH_TIMEOUT(!circuitOf(*host, QStringLiteral("a")).isEmpty() &&
+                                 circuitOf(*host, QStringLiteral("a")) != QLatin1String("closed"),
+                             20000);
+    const QString attemptsOfA =
+        QStringLiteral("SELECT sum(attempts) FROM outbox_events WHERE namespace = 'a'");
+    // Settled: nothing of A in flight any more (the failures that opened the
+    // circuit are written).
+    QTRY_COMPARE_WITH_TIMEOUT(
+        scalar(m_db, QStringLiteral("SELECT count(*) FROM outbox_events WHERE namespace = 'a'"
+                                    " AND status = 'processing'")),
+        0, 20000);
+    const int attempts = scalar(m_db, attemptsOfA);
+    QVERIFY2(attempts >= 2 && attempts < 10, qPrintable(QString::number(attempts)));
+
+    // A's port closed: probes keep failing; B still gets everything.
+    a.close();
+    const qint64 returned = destination(*host, QStringLiteral("a"))->returned;
+    QVERIFY(enqueue(m_db, QStringLiteral("b"), QStringLiteral("t"), 10));
+    QTRY_COMPARE_WITH_TIMEOUT(b.stats().uniqueIds, qint64(20), 20000);
+    QTRY_VERIFY_WITH_TIMEOUT(destination(*host, QStringLiteral("a"))->returned >= returned + 3,
+                             20000);
+    QTRY_COMPARE_WITH_TIMEOUT(
+        scalar(m_db, QStringLiteral("SELECT count(*) FROM outbox_events WHERE namespace = 'a'"
+                                    " AND status = 'processing'")),
+        0, 20000);
+    QCOMPARE(scalar(m_db, attemptsOfA), attempts);
+    QCOMPARE(countStatus(m_db, QStringLiteral("dead")), 0);
+    QVERIFY(!destination(*host, QStringLiteral("a"))->lastError.isEmpty());
+
+    // A is back: the next probe closes the circuit and A gets its events.
+    a.setFixedStatus(0);
+    QVERIFY(a.listen(QHostAddress::LocalHost, portA).ok());
+    QTRY_COMPARE_WITH_TIMEOUT(a.stats().uniqueIds, qint64(10), 20000);
+    QTRY_COMPARE_WITH_TIMEOUT(countStatus(m_db, QStringLiteral("delivered")), 30, 20000);
+    QTRY_COMPARE_WITH_TIMEOUT(circuitOf(*host, QStringLiteral("a")), QStringLiteral("closed"),
+                              20000);
+    QCOMPARE(countStatus(m_db, QStringLiteral("dead")), 0);
+    QVERIFY(stopHost(*host));
+}
+
+QTEST_GUILESS_MAIN(TestRouting)
+#include "tst_routing.moc"
