@@ -37,7 +37,9 @@ const QStringList kHttpKeys = {
     QStringLiteral("url"),
     QStringLiteral("secret-file"),
     QStringLiteral("secret-env"),
+    QStringLiteral("secret-credential"),
     QStringLiteral("bearer-token-file"),
+    QStringLiteral("bearer-token-credential"),
     QStringLiteral("ca-file"),
     QStringLiteral("request-timeout"),
     QStringLiteral("permanent-status"),
@@ -326,11 +328,26 @@ Result<QStringList> readLines(const QString &what, const QString &path) {
     return lines;
 }
 
+// A file named by `key` (a path), or by `key` without "-file" and with
+// "-credential" (a systemd credential's name, read from
+// $CREDENTIALS_DIRECTORY).
+QString secretPath(const Destination &destination, const QString &key) {
+    if (QString file = destination.property(key); !file.isEmpty())
+        return file;
+    const QString credential = destination.property(key.chopped(5) + QStringLiteral("-credential"));
+    const QString directory = qEnvironmentVariable("CREDENTIALS_DIRECTORY");
+    if (credential.isEmpty())
+        return {};
+    return (directory.isEmpty() ? QStringLiteral("$CREDENTIALS_DIRECTORY") : directory) +
+           QLatin1Char('/') + credential;
+}
+
 // The secrets a destination names, read into it.
 Result<void> readSecrets(Destination &destination) {
     const QString where =
         QStringLiteral("destination %1 (line %2), ").arg(destination.name).arg(destination.line);
-    if (const QString file = destination.property(QStringLiteral("secret-file")); !file.isEmpty()) {
+    if (const QString file = secretPath(destination, QStringLiteral("secret-file"));
+        !file.isEmpty()) {
         auto lines = readLines(where + QStringLiteral("secret-file"), file);
         if (!lines)
             return lines.error();
@@ -346,7 +363,7 @@ Result<void> readSecrets(Destination &destination) {
                                             "space-separated, while one is rotated)")};
         destination.secrets += value.split(QLatin1Char(' '), Qt::SkipEmptyParts);
     }
-    if (const QString file = destination.property(QStringLiteral("bearer-token-file"));
+    if (const QString file = secretPath(destination, QStringLiteral("bearer-token-file"));
         !file.isEmpty()) {
         auto lines = readLines(where + QStringLiteral("bearer-token-file"), file);
         if (!lines)

@@ -40,8 +40,9 @@ namespace outbox::core {
 // and topic patterns both match takes the event (* = any characters, ? = one
 // character, the rest literal and case-sensitive); an event no route matches
 // is not claimed by this dispatcher. Secrets are never in the file: a
-// destination names a file (secret-file, bearer-token-file) or an
-// environment variable (secret-env), or uses the dispatcher's own.
+// destination names a file (secret-file, bearer-token-file), a systemd
+// credential (secret-credential, bearer-token-credential) or an environment
+// variable (secret-env), or uses the dispatcher's own.
 struct Destination {
     QString name;
     QString kind; // "http", "kafka"

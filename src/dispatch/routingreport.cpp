@@ -1,5 +1,7 @@
 #include "dispatch/routingreport.h"
 
+#include "core/uuidtext.h"
+
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -65,6 +67,66 @@ QList<DestinationStats> destinationsFromJson(const QString &json) {
         all.append(d);
     }
     return all;
+}
+
+QByteArray destinationsPrometheus(const DispatcherStats &stats) {
+    if (stats.destinations.isEmpty())
+        return {};
+    const QByteArray worker = "worker_id=\"" + core::uuidText(stats.workerId).toLatin1() + '"';
+    // Destination names are letters, digits, '.', '_' and '-' (core/routes.h):
+    // nothing to escape.
+    const auto labels = [&worker](const DestinationStats &d) {
+        QByteArray label = worker;
+        label += ",destination=\"";
+        label += d.name.toLatin1();
+        label += '"';
+        return label;
+    };
+    QByteArray out;
+    const auto series = [&](const char *name, const char *type, const char *help,
+                            const auto &value) {
+        out += QByteArray("# HELP ") + name + ' ' + help + '\n';
+        out += QByteArray("# TYPE ") + name + ' ' + type + '\n';
+        for (const DestinationStats &d : stats.destinations) {
+            out += name;
+            out += '{';
+            out += labels(d);
+            out += "} ";
+            out += value(d);
+            out += '\n';
+        }
+    };
+    const auto count = [](qint64 n) { return QByteArray::number(n); };
+    series("outbox_dispatch_destination_delivered_total", "counter", "Events a destination took.",
+           [&](const DestinationStats &d) { return count(d.delivered); });
+    series("outbox_dispatch_destination_failed_total", "counter",
+           "Failed attempts at a destination.",
+           [&](const DestinationStats &d) { return count(d.failed); });
+    series("outbox_dispatch_destination_returned_total", "counter",
+           "Events handed back unattempted while the destination's circuit was open.",
+           [&](const DestinationStats &d) { return count(d.returned); });
+    series("outbox_dispatch_destination_in_flight", "gauge", "Events sent, outcome not in yet.",
+           [&](const DestinationStats &d) { return count(d.inFlight); });
+    series("outbox_dispatch_destination_queued", "gauge",
+           "Events claimed and waiting for room or the rate limit.",
+           [&](const DestinationStats &d) { return count(d.queued); });
+    series("outbox_dispatch_destination_delivered_per_second", "gauge",
+           "Delivery rate over the last stats interval.", [](const DestinationStats &d) {
+               return QByteArray::number(d.deliveredPerSecond, 'g', 6);
+           });
+    out += "# HELP outbox_dispatch_destination_circuit A destination's circuit breaker (1 for "
+           "its state).\n# TYPE outbox_dispatch_destination_circuit gauge\n";
+    for (const DestinationStats &d : stats.destinations) {
+        for (const char *state : {"closed", "open", "half-open"}) {
+            out += "outbox_dispatch_destination_circuit{";
+            out += labels(d);
+            out += ",state=\"";
+            out += state;
+            out += "\"} ";
+            out += d.circuit == QLatin1String(state) ? "1\n" : "0\n";
+        }
+    }
+    return out;
 }
 
 } // namespace outbox::dispatch

@@ -16,4 +16,8 @@ namespace outbox::dispatch {
 QString destinationsJson(const QList<DestinationStats> &destinations);
 QList<DestinationStats> destinationsFromJson(const QString &json);
 
+// The destinations' Prometheus series (outbox_dispatch_destination_*, labels
+// worker_id and destination); empty without destinations.
+QByteArray destinationsPrometheus(const DispatcherStats &stats);
+
 } // namespace outbox::dispatch

@@ -7,7 +7,9 @@
 #include "core/routes.h"
 #include "devtools/devrunner.h"
 #include "dispatch/dispatcherhost.h"
+#include "dispatch/metrics.h"
 #include "dispatchtesting.h"
+#include "store/destinationstore.h"
 
 #include <QtTest>
 
@@ -79,6 +81,7 @@ class TestRouting : public DispatchTestSuite {
 private Q_SLOTS:
     void firstMatchingRouteWinsAndUnmatchedIsNotClaimed();
     void openCircuitKeepsAttemptsAndProbeCloses();
+    void pausedDestinationWaitsUntilResumed();
 };
 
 void TestRouting::firstMatchingRouteWinsAndUnmatchedIsNotClaimed() {
@@ -163,6 +166,12 @@ void TestRouting::openCircuitKeepsAttemptsAndProbeCloses() {
     QTRY_VERIFY_WITH_TIMEOUT(!circuitOf(*host, QStringLiteral("a")).isEmpty() &&
                                  circuitOf(*host, QStringLiteral("a")) != QLatin1String("closed"),
                              20000);
+    // The metrics say so (a gauge per state).
+    const QByteArray openGauge =
+        QByteArray("outbox_dispatch_destination_circuit{worker_id=\"") +
+        host->lastStats().workerId.toString(QUuid::WithoutBraces).toLatin1() +
+        QByteArray("\",destination=\"a\",state=\"closed\"} 0");
+    QTRY_VERIFY_WITH_TIMEOUT(prometheusText(host->lastStats()).contains(openGauge), 20000);
     const QString attemptsOfA =
         QStringLiteral("SELECT sum(attempts) FROM outbox_events WHERE namespace = 'a'");
     // Settled: nothing of A in flight any more (the failures that opened the
@@ -197,6 +206,45 @@ void TestRouting::openCircuitKeepsAttemptsAndProbeCloses() {
     QTRY_COMPARE_WITH_TIMEOUT(circuitOf(*host, QStringLiteral("a")), QStringLiteral("closed"),
                               20000);
     QCOMPARE(countStatus(m_db, QStringLiteral("dead")), 0);
+    QVERIFY(stopHost(*host));
+}
+
+void TestRouting::pausedDestinationWaitsUntilResumed() {
+    DevRunner a;
+    DevRunner b;
+    QVERIFY(a.listen().ok());
+    QVERIFY(b.listen().ok());
+    const auto config = routedConfig(QStringLiteral("[destination a]\n"
+                                                    "kind = http\n"
+                                                    "url = %1\n"
+                                                    "[destination b]\n"
+                                                    "kind = http\n"
+                                                    "url = %2\n"
+                                                    "[route]\n"
+                                                    "namespace = a\n"
+                                                    "destination = a\n"
+                                                    "[route]\n"
+                                                    "destination = b\n"),
+                                     a, b);
+    QVERIFY(config.routes);
+    const auto actor = store::Actor::fromEnvironment(QStringLiteral("test"));
+    QVERIFY(
+        store::DestinationStore(m_db).pause(QStringLiteral("a"), QStringLiteral("INC-42"), actor));
+    QVERIFY(enqueue(m_db, QStringLiteral("a"), QStringLiteral("t"), 5));
+    QVERIFY(enqueue(m_db, QStringLiteral("b"), QStringLiteral("t"), 5));
+    auto host = makeHost(config);
+    QVERIFY(startHost(*host));
+    QTRY_COMPARE_WITH_TIMEOUT(b.stats().uniqueIds, qint64(5), 20000);
+    // Claims that came after b's events were delivered still left a's alone.
+    const qint64 claims = host->lastStats().claims;
+    QTRY_VERIFY_WITH_TIMEOUT(host->lastStats().claims > claims + 1, 20000);
+    QCOMPARE(a.stats().received, qint64(0));
+    QCOMPARE(scalar(m_db, QStringLiteral("SELECT count(*) FROM outbox_events WHERE namespace ="
+                                         " 'a' AND status = 'pending' AND attempts = 0")),
+             5);
+
+    QVERIFY(store::DestinationStore(m_db).resume(QStringLiteral("a"), actor).value());
+    QTRY_COMPARE_WITH_TIMEOUT(a.stats().uniqueIds, qint64(5), 20000);
     QVERIFY(stopHost(*host));
 }
 
