@@ -127,6 +127,10 @@ void TestRouting::firstMatchingRouteWinsAndUnmatchedIsNotClaimed() {
                                          " 'shipping' AND status = 'pending' AND attempts = 0")),
              3);
     QCOMPARE(a.stats().received + b.stats().received, qint64(9));
+    // Not claimed and handed back either: never taken at all.
+    QTRY_COMPARE_WITH_TIMEOUT(host->lastStats().delivered, qint64(9), 20000);
+    QCOMPARE(host->lastStats().claimed, qint64(9));
+    QCOMPARE(host->lastStats().released, qint64(0));
     QVERIFY(stopHost(*host));
 }
 
