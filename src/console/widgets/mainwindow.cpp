@@ -6,7 +6,6 @@
 #include "console/model/statusnavmodel.h"
 #include "console/model/storeclient.h"
 #include "console/widgets/actions.h"
-#include "console/widgets/alertnotifier.h"
 #include "console/widgets/application.h"
 #include "console/widgets/connectiondialog.h"
 #include "console/widgets/demolauncher.h"
@@ -201,9 +200,6 @@ void MainWindow::buildDocks() {
     m_layout->addDock(tr("Charts"), QStringLiteral("chartsDock"), m_charts,
                       Qt::BottomDockWidgetArea);
     m_registry = new DispatchersView(this, m_navView, &m_activity, m_detail); // its own dock
-    if (auto *alerts = findChild<AlertNotifier *>()) // an open circuit is an alert too
-        connect(m_registry, &DispatchersView::openCircuitsChanged, alerts->monitor(),
-                &AlertMonitor::setOpenCircuits);
     m_layout->applyDefaults();
 }
 
