@@ -41,10 +41,10 @@ struct BenchOptions {
     int burst = 100000;          // the claim path's bursts (stale statistics, aggregate order)
     int pausedBacklog = 1000000; // paused events older than the rest (the paused phase)
     // Which measurements to run (see --only).
-    QStringList phases{QStringLiteral("db"),      QStringLiteral("http"),
-                       QStringLiteral("nginx"),   QStringLiteral("sizes"),
-                       QStringLiteral("latency"), QStringLiteral("claim-path"),
-                       QStringLiteral("paused"),  QStringLiteral("burn-down")};
+    QStringList phases{
+        QStringLiteral("db"),     QStringLiteral("http"),      QStringLiteral("nginx"),
+        QStringLiteral("sizes"),  QStringLiteral("latency"),   QStringLiteral("claim-path"),
+        QStringLiteral("paused"), QStringLiteral("isolation"), QStringLiteral("burn-down")};
 };
 
 // What the benchmark measured. Rates are per second; latencies milliseconds.
@@ -92,6 +92,9 @@ struct BenchResults {
     // with_events_per_s, ratio (with / without), deleted_during_run. Empty
     // when it did not run.
     QJsonObject retention;
+    // Isolation between destinations (bench/isolation.h). Empty when it did
+    // not run.
+    QJsonObject isolation;
 
     QJsonObject environment; // cpus, PostgreSQL version, Qt version, options...
 };

@@ -1,5 +1,6 @@
 #include "bench/benchmark.h"
 #include "bench/harness.h"
+#include "bench/isolation.h"
 
 #include <QJsonArray>
 
@@ -63,6 +64,7 @@ QList<Check> checkTargets(const BenchResults &r) {
                 {name.arg(aside), percent(ratio), QStringLiteral(">= 90%"), ratio >= 0.90});
         }
     }
+    checks += isolationChecks(r.isolation);
     if (!r.burnDown.isEmpty()) {
         const auto b = [&r](const char *key) {
             return r.burnDown.value(QLatin1String(key)).toDouble();
@@ -158,6 +160,8 @@ QJsonObject resultsJson(const BenchResults &r) {
         json.insert(QStringLiteral("claim_path"), r.claimPath);
     if (!r.paused.isEmpty())
         json.insert(QStringLiteral("paused"), r.paused);
+    if (!r.isolation.isEmpty())
+        json.insert(QStringLiteral("isolation"), r.isolation);
     const QList<Check> checks = checkTargets(r);
     json.insert(QStringLiteral("targets"),
                 checksJson(checks, QStringLiteral("name"), QStringLiteral("value")));

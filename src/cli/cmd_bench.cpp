@@ -1,5 +1,6 @@
 #include "bench/benchmark.h"
 #include "bench/harness.h"
+#include "bench/isolation.h"
 #include "bench/paused.h"
 #include "bench/report.h"
 #include "cli/output.h"
@@ -153,6 +154,8 @@ void printHuman(QTextStream &out, const bench::BenchResults &r) {
     }
     for (const auto &[figure, value] : bench::pausedFigures(r.paused))
         figures.addRow({figure, value});
+    for (const auto &[figure, value] : bench::isolationFigures(r.isolation))
+        figures.addRow({figure, value});
     figures.print(out);
     out << '\n';
 
@@ -177,7 +180,8 @@ int runBench(CommandContext &context) {
                        "in batches (to the runner and to nginx), request latency by body size, "
                        "commit-to-delivered latency at low load, the claim path "
                        "(a burst into stale statistics, delivery in aggregate order), delivery "
-                       "beside a paused backlog and a large burn-down (rate and memory). Prints "
+                       "beside a paused backlog, one destination's delivery beside a failing one, "
+                       "and a large burn-down (rate and memory). Prints "
                        "each figure with its target and "
                        "PASS/FAIL."),
         CommandParser::Database::NotNeeded);
@@ -219,7 +223,7 @@ int runBench(CommandContext &context) {
         option("no-durable", "fsync and synchronous_commit off (faster, like the tests)."),
         option("only",
                "Run only these measurements, comma-separated: db, http, nginx, sizes, latency, "
-               "claim-path, paused, burn-down.",
+               "claim-path, paused, isolation, burn-down.",
                "list"),
         option("strict", "Exit 1 when a target is missed."),
     });

@@ -76,8 +76,9 @@ QList<store::Release> ClaimWindow::abandonAll() {
     return releases;
 }
 
-void ClaimWindow::refreshFloor(store::OutboxStore &store, const QString &nameSpace) {
-    auto floor = store.claimFloor(nameSpace);
+void ClaimWindow::refreshFloor(store::OutboxStore &store, const QString &nameSpace,
+                               const QList<store::ClaimRoute> &routes) {
+    auto floor = store.claimFloor(nameSpace, core::Millis(1000), routes);
     if (!floor) {
         // Not worth a reconnect of its own: the claim right after notices a
         // lost connection; meanwhile claim without a bound.

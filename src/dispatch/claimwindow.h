@@ -63,7 +63,8 @@ public:
     // ClaimOptions::createdFrom, refreshed every poll interval so that claims
     // start past the index entries of rows delivered since the last vacuum.
     // Cleared (no bound) on a new connection or namespace.
-    void refreshFloor(store::OutboxStore &store, const QString &nameSpace);
+    void refreshFloor(store::OutboxStore &store, const QString &nameSpace,
+                      const QList<store::ClaimRoute> &routes = {});
     void clearFloor() { m_floor.clear(); }
 
 private:

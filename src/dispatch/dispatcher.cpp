@@ -113,7 +113,11 @@ void Dispatcher::start() {
         return;
     }
     connect(m_publisher.get(), &Publisher::finished, this, &Dispatcher::onPublished);
-    connect(m_publisher.get(), &Publisher::claimRoutesChanged, this, &Dispatcher::claimSoon);
+    // What the claims may take changed: so did their floor.
+    connect(m_publisher.get(), &Publisher::claimRoutesChanged, this, [this] {
+        refreshClaimFloor();
+        claimSoon();
+    });
     m_statsTimer.start(m_options.statsInterval);
 
     if (const auto opened = m_connection.open(!m_everConnected); !opened) {
@@ -348,7 +352,8 @@ void Dispatcher::claim() {
 void Dispatcher::refreshClaimFloor() {
     if (m_state != DispatcherState::Running || !m_connection.store())
         return;
-    m_window.refreshFloor(*m_connection.store(), m_config.nameSpace);
+    m_window.refreshFloor(*m_connection.store(), m_config.nameSpace,
+                          m_publisher ? m_publisher->claimRoutes() : QList<store::ClaimRoute>());
 }
 
 // ---------------------------------------------------------- acks and nacks
@@ -445,8 +450,8 @@ void Dispatcher::emitStats() {
     m_stats.pendingAcks = m_buffer.ackCount();
     m_stats.pendingNacks = m_buffer.nackCount();
     m_stats.concurrency = m_config.eventsInFlightLimit(); // events, as inFlight
-    m_stats.destinations =
-        m_publisher ? m_publisher->destinationStats() : QList<DestinationStats>();
+    if (m_publisher)                                      // after a stop: the last ones known
+        m_stats.destinations = m_publisher->destinationStats();
     Q_EMIT statsSnapshot(m_stats);
     m_stats.recentCommitToDelivered.reset();
     m_stats.recentHttpDuration.reset();

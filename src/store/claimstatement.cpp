@@ -65,22 +65,35 @@ QString pickingSql(bool ordered, const QString &filters) {
                           " FOR UPDATE SKIP LOCKED),");
 }
 
-// Routing: the routes once per statement (CTE dr, with the destination
-// pauses applied), and the condition that an event's first matching route
-// may be claimed. A filter on the rows the claim index hands out, so the
-// walk in index order stays (tests/store/tst_claimplans).
-const QString kRoutesCte = QStringLiteral(
-    "dr AS MATERIALIZED ("
-    " SELECT x.ns, x.tp, x.n, x.claimable AND NOT EXISTS (SELECT FROM outbox_destination_pauses dp"
-    "                                                     WHERE dp.destination = x.d) AS open"
-    " FROM jsonb_to_recordset(?::jsonb) AS x(ns text, tp text, d text, claimable boolean, n "
-    "integer)),");
-const QString kRoutedCondition = QStringLiteral(
-    " AND coalesce((SELECT (array_agg(dr.open ORDER BY dr.n))[1] FROM dr"
-    "               WHERE outbox_events.namespace LIKE dr.ns AND outbox_events.topic LIKE dr.tp),"
-    "              false)");
-
 } // namespace
+
+// Routing: the routes once per statement (CTE dr: each route's LIKE
+// patterns and whether its destination may be claimed, the destination
+// pauses applied), then for each row the first route it matches, as a CASE
+// whose values are InitPlans (read once per statement): a plain filter on
+// the rows the claim index hands out, so the walk in index order stays
+// (tests/store/tst_claimplans) and a row costs a few LIKEs.
+QString routesCte() {
+    return QStringLiteral(
+        "dr AS MATERIALIZED ("
+        " SELECT x.ns, x.tp, x.n, x.claimable AND NOT EXISTS (SELECT FROM outbox_destination_pauses"
+        "                                                     dp WHERE dp.destination = x.d) AS "
+        "open"
+        " FROM jsonb_to_recordset(?::jsonb) AS x(ns text, tp text, d text, claimable boolean,"
+        "                                         n integer))");
+}
+
+QString routedCondition(const QString &table, int routes) {
+    QString sql = QStringLiteral(" AND coalesce(CASE");
+    for (int n = 0; n < routes; ++n) {
+        const QString route = QStringLiteral(" FROM dr WHERE dr.n = %1)").arg(n);
+        sql += QStringLiteral(" WHEN ") + table + QStringLiteral(".namespace LIKE (SELECT dr.ns") +
+               route + QStringLiteral(" AND ") + table +
+               QStringLiteral(".topic LIKE (SELECT dr.tp") + route +
+               QStringLiteral(" THEN (SELECT dr.open") + route;
+    }
+    return sql + QStringLiteral(" END, false)");
+}
 
 QString routesJson(const QList<ClaimRoute> &routes) {
     QJsonArray rows;
@@ -111,16 +124,18 @@ QString routesJson(const QList<ClaimRoute> &routes) {
 // whose lease expired come first, from the lease index (CTE l).
 // Every statement of the dispatcher writes updated_at = statement_timestamp():
 // the database refuses any other time from a dispatcher (sql/012_hardening.sql).
-QString claimStatement(bool byNamespace, core::Ordering ordering, bool routed) {
+QString claimStatement(bool byNamespace, core::Ordering ordering, int routes) {
+    const bool routed = routes > 0;
     const bool ordered = ordering == core::Ordering::Aggregate;
     // An event's own limit of attempts, else the dispatcher's (sql/014).
-    const QString filters = QStringLiteral(" AND attempts < coalesce(max_attempts, ?::integer)"
-                                           " AND created_at >= ?::timestamptz") +
-                            notPausedCondition(QStringLiteral("outbox_events")) +
-                            (byNamespace ? QStringLiteral(" AND namespace = ?::text") : QString()) +
-                            (routed ? kRoutedCondition : QString()) +
-                            (ordered ? aggregateHeadSql() : QString());
-    return QStringLiteral("WITH ") + (routed ? kRoutesCte : QString()) +
+    const QString filters =
+        QStringLiteral(" AND attempts < coalesce(max_attempts, ?::integer)"
+                       " AND created_at >= ?::timestamptz") +
+        notPausedCondition(QStringLiteral("outbox_events")) +
+        (byNamespace ? QStringLiteral(" AND namespace = ?::text") : QString()) +
+        (routed ? routedCondition(QStringLiteral("outbox_events"), routes) : QString()) +
+        (ordered ? aggregateHeadSql() : QString());
+    return QStringLiteral("WITH ") + (routed ? routesCte() + QStringLiteral(",") : QString()) +
            pickingSql(ordered, filters) +
            // The byte budget: the picked rows whose predecessors' payloads
            // stay below it, so at least the first (sql/012_hardening.sql).

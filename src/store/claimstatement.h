@@ -7,11 +7,12 @@
 
 namespace outbox::store {
 
-// The claim as OutboxStore prepares it ('?' placeholders: when `routed` the
-// routes as JSON (routesJson()); max attempts, the created_at floor, the
-// namespace when `byNamespace`, the batch size, then in aggregate order the
-// same four again; then the worker and the lease in ms).
-QString claimStatement(bool byNamespace, core::Ordering ordering, bool routed = false);
+// The claim as OutboxStore prepares it ('?' placeholders: with `routes` > 0
+// (a routing dispatcher's number of routes) the routes as JSON
+// (routesJson()); max attempts, the created_at floor, the namespace when
+// `byNamespace`, the batch size, then in aggregate order the same four
+// again; then the worker and the lease in ms).
+QString claimStatement(bool byNamespace, core::Ordering ordering, int routes = 0);
 
 // A route of a routing dispatcher, as its claim tests it: the event's
 // namespace and topic against SQL LIKE patterns (core::globToLike), in
@@ -25,5 +26,9 @@ struct ClaimRoute {
     bool claimable = true;
 };
 QString routesJson(const QList<ClaimRoute> &routes);
+// The CTE "dr" of the routes (one '?': routesJson()), and the condition
+// " AND ..." that a row of `table` may be claimed by `routes` routes.
+QString routesCte();
+QString routedCondition(const QString &table, int routes);
 
 } // namespace outbox::store

@@ -18,6 +18,7 @@
 #include <QVariant>
 
 #include <algorithm>
+#include <map>
 #include <chrono>
 
 namespace outbox::store {
@@ -153,11 +154,13 @@ QString sweepSql(bool byNamespace, SweepScope scope) {
            (byNamespace ? QStringLiteral(" AND namespace = ?::text") : QString());
 }
 
-QString floorSql(bool byNamespace) {
-    return QStringLiteral("SELECT (min(created_at) - ?::bigint * interval '1 millisecond')::text"
+QString floorSql(bool byNamespace, int routes = 0) {
+    return (routes > 0 ? QStringLiteral("WITH ") + routesCte() : QString()) +
+           QStringLiteral(" SELECT (min(created_at) - ?::bigint * interval '1 millisecond')::text"
                           " FROM outbox_events WHERE status IN ('pending', 'processing')"
                           " AND NOT held") +
-           (byNamespace ? QStringLiteral(" AND namespace = ?::text") : QString());
+           (byNamespace ? QStringLiteral(" AND namespace = ?::text") : QString()) +
+           (routes > 0 ? routedCondition(QStringLiteral("outbox_events"), routes) : QString());
 }
 
 // The due time of the next event a claim in `ordering` can take: the head of
@@ -227,13 +230,15 @@ struct OutboxStore::Prepared {
         QSqlQuery query;
         bool ready = false;
     };
-    Slot claim[2][2][2]; // [by namespace][in aggregate order][routed]
+    Slot claim[2][2];                   // [by namespace][in aggregate order]
+    std::map<int, Slot> routedClaim[2][2]; // by number of routes
     Slot ack;
     Slot nack;
     Slot release;
-    Slot sweep[2][2];   // [by namespace][expired leases only]
-    Slot nextDue[2][2]; // [by namespace][in aggregate order]
-    Slot floor[2];      // [by namespace]
+    Slot sweep[2][2];                // [by namespace][expired leases only]
+    Slot nextDue[2][2];              // [by namespace][in aggregate order]
+    Slot floor[2];                   // [by namespace]
+    std::map<int, Slot> routedFloor[2]; // [by namespace], by number of routes
     Slot pauseWork;
 };
 
@@ -397,12 +402,14 @@ core::Result<QList<ClaimedEvent>> OutboxStore::claimBatch(const QUuid &workerId,
     const bool ordered = options.ordering == core::Ordering::Aggregate;
     QVariantList values = ordered ? pick + pick : pick; // ordered: CTE l, then CTE c
     values << core::uuidText(workerId) << qint64(options.lease.count());
-    const bool routed = !options.routes.isEmpty();
-    if (routed) {
+    const int routes = int(options.routes.size());
+    if (routes > 0) {
         values.prepend(routesJson(options.routes));
     }
-    auto query = run(m_db, m_prepared->claim[byNamespace][ordered][routed],
-                     claimStatement(byNamespace, options.ordering, routed), values,
+    auto query = run(m_db,
+                     routes > 0 ? m_prepared->routedClaim[byNamespace][ordered][routes]
+                                : m_prepared->claim[byNamespace][ordered],
+                     claimStatement(byNamespace, options.ordering, routes), values,
                      QStringLiteral("claiming events"));
     if (!query.ok()) {
         return query.error();
@@ -560,11 +567,18 @@ core::Result<std::optional<core::Millis>> OutboxStore::timeUntilNextDue(const QS
     return std::optional(core::Millis(std::max<qint64>(value->toLongLong(), 0)));
 }
 
-core::Result<QString> OutboxStore::claimFloor(const QString &nameSpace, core::Millis margin) {
+core::Result<QString> OutboxStore::claimFloor(const QString &nameSpace, core::Millis margin,
+                                              const QList<ClaimRoute> &routes) {
     const bool byNamespace = !nameSpace.isEmpty();
-    auto value = runScalar(m_db, m_prepared->floor[byNamespace], floorSql(byNamespace),
-                           withNamespace({qint64(std::max<qint64>(margin.count(), 0))}, nameSpace),
-                           QStringLiteral("finding the claim floor"));
+    QVariantList values = withNamespace({qint64(std::max<qint64>(margin.count(), 0))}, nameSpace);
+    const int count = int(routes.size());
+    if (count > 0) {
+        values.prepend(routesJson(routes));
+    }
+    auto value = runScalar(
+        m_db,
+        count > 0 ? m_prepared->routedFloor[byNamespace][count] : m_prepared->floor[byNamespace],
+        floorSql(byNamespace, count), values, QStringLiteral("finding the claim floor"));
     if (!value.ok()) {
         return value.error();
     }

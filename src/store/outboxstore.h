@@ -181,9 +181,12 @@ public:
     timeUntilNextDue(const QString &nameSpace = {}, core::Ordering ordering = core::Ordering::None);
     // A lower bound for ClaimOptions::createdFrom: the oldest created_at of the
     // pending (not held) and processing rows, less `margin` (for transactions that
-    // commit late with an older created_at); empty when there are none.
+    // commit late with an older created_at); empty when there are none. With
+    // `routes`, of the rows they may claim now (a destination's backlog behind
+    // an open circuit is then below the floor, not walked by every claim).
     core::Result<QString> claimFloor(const QString &nameSpace = {},
-                                     core::Millis margin = core::Millis(1000));
+                                     core::Millis margin = core::Millis(1000),
+                                     const QList<ClaimRoute> &routes = {});
 
 private:
     QSqlDatabase m_db;

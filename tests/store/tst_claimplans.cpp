@@ -246,13 +246,13 @@ private Q_SLOTS:
     void routedClaimKeepsTheClaimIndex() {
         QVERIFY(insertBacklog(m_db, 0));
         QVERIFY(sqlExec(m_db, store::OutboxStore::sessionSettings()));
-        const QString claim = store::claimStatement(false, core::Ordering::None, true);
         const auto args = [](const QList<store::ClaimRoute> &routes) {
             return QStringLiteral("('%1', 10, '-infinity', 100, '%2', 30000)")
                 .arg(store::routesJson(routes), kWorker);
         };
         const store::ClaimRoute ns{QStringLiteral("n%"), QStringLiteral("%"), QStringLiteral("a")};
-        const QString plan = explain(m_db, claim, args({ns}));
+        const QString plan =
+            explain(m_db, store::claimStatement(false, core::Ordering::None, 1), args({ns}));
         const QString picking = pickingPart(plan);
         QVERIFY2(picking.contains(QLatin1String("Index Scan using outbox_events_claim_idx")),
                  qPrintable(plan));
@@ -261,8 +261,9 @@ private Q_SLOTS:
 
         const auto claimed = [&](const QList<store::ClaimRoute> &routes) {
             sqlExec(m_db, QStringLiteral("BEGIN"));
-            const QString analyzed = explain(m_db, claim, args(routes),
-                                             QStringLiteral("(ANALYZE, COSTS OFF, TIMING OFF)"));
+            const QString analyzed = explain(
+                m_db, store::claimStatement(false, core::Ordering::None, int(routes.size())),
+                args(routes), QStringLiteral("(ANALYZE, COSTS OFF, TIMING OFF)"));
             sqlExec(m_db, QStringLiteral("ROLLBACK"));
             static const QRegularExpression rows(
                 QStringLiteral("Update on outbox_events e \\(actual rows=(\\d+) "));
