@@ -78,7 +78,12 @@ QList<store::Release> ClaimWindow::abandonAll() {
 
 void ClaimWindow::refreshFloor(store::OutboxStore &store, const QString &nameSpace,
                                const QList<store::ClaimRoute> &routes) {
-    auto floor = store.claimFloor(nameSpace, core::Millis(1000), routes);
+    // With routes, from the floor found before, and in full every
+    // kFullFloorEvery refreshes (a destination resumed by an operator, a
+    // producer transaction that committed late).
+    const bool full = routes.isEmpty() || ++m_floorRefreshes % kFullFloorEvery == 0;
+    auto floor =
+        store.claimFloor(nameSpace, core::Millis(1000), routes, full ? QString() : m_floor);
     if (!floor) {
         // Not worth a reconnect of its own: the claim right after notices a
         // lost connection; meanwhile claim without a bound.

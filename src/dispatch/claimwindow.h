@@ -62,7 +62,8 @@ public:
 
     // ClaimOptions::createdFrom, refreshed every poll interval so that claims
     // start past the index entries of rows delivered since the last vacuum.
-    // Cleared (no bound) on a new connection or namespace.
+    // Cleared (no bound) on a new connection or namespace, and when a
+    // routing publisher's claimable destinations change.
     void refreshFloor(store::OutboxStore &store, const QString &nameSpace,
                       const QList<store::ClaimRoute> &routes = {});
     void clearFloor() { m_floor.clear(); }
@@ -70,6 +71,8 @@ public:
 private:
     QHash<QUuid, Flight> m_flights;
     QString m_floor;
+    int m_floorRefreshes = 0;
+    static constexpr int kFullFloorEvery = 5;
     bool m_backlog = false;
 };
 

@@ -115,6 +115,7 @@ void Dispatcher::start() {
     connect(m_publisher.get(), &Publisher::finished, this, &Dispatcher::onPublished);
     // What the claims may take changed: so did their floor.
     connect(m_publisher.get(), &Publisher::claimRoutesChanged, this, [this] {
+        m_window.clearFloor();
         refreshClaimFloor();
         claimSoon();
     });

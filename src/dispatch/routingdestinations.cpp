@@ -30,7 +30,34 @@ DestinationKind httpKind() {
     return kind;
 }
 
-// Until the Kafka publisher is part of the build.
+// A kind whose settings are parsed from the destination's properties
+// (`parse`: Result<Settings>(const QList<QPair<QString, QString>> &)) and
+// whose publisher is made from them (`make`: Result<unique_ptr<Publisher>>(
+// const Settings &, QObject *parent)); routes check reports what `parse`
+// refuses at the destination's line.
+template <typename Parse, typename Make> DestinationKind settingsKind(Parse parse, Make make) {
+    DestinationKind kind;
+    kind.check = [parse](const core::Destination &destination, const core::DispatcherConfig &) {
+        QList<core::RoutesError> errors;
+        if (auto settings = parse(destination.properties); !settings)
+            errors.append({destination.line, settings.errorMessage()});
+        return errors;
+    };
+    kind.make = [parse, make](const core::Destination &destination, const core::DispatcherConfig &,
+                              QObject *parent) -> core::Result<std::unique_ptr<Publisher>> {
+        auto settings = parse(destination.properties);
+        if (!settings)
+            return settings.error();
+        return make(settings.value(), parent);
+    };
+    kind.target = [](const core::Destination &destination) {
+        return destination.property(QStringLiteral("bootstrap.servers"));
+    };
+    return kind;
+}
+
+// Until the Kafka publisher is part of the build (then its entry in kinds()
+// is settingsKind(core::KafkaSettings::fromProperties, makeKafkaPublisher)).
 DestinationKind kafkaKind() {
     const QString missing = QStringLiteral(
         "this build has no Kafka destination yet; route these events to an http destination");

@@ -160,4 +160,25 @@ QString claimStatement(bool byNamespace, core::Ordering ordering, int routes) {
                " SELECT * FROM u ORDER BY created_at, id");
 }
 
+QString claimFloorStatement(bool byNamespace, int routes) {
+    if (routes <= 0) {
+        return QStringLiteral(
+                   "SELECT (min(created_at) - ?::bigint * interval '1 millisecond')::text"
+                   " FROM outbox_events WHERE status IN ('pending', 'processing')"
+                   " AND NOT held") +
+               (byNamespace ? QStringLiteral(" AND namespace = ?::text") : QString());
+    }
+    // A routing dispatcher's: from a lower bound (the previous floor), and
+    // with nothing to claim now, now: a backlog behind an open circuit stays
+    // below the floor either way.
+    return QStringLiteral("WITH ") + routesCte() +
+           QStringLiteral(" SELECT (coalesce(min(created_at), now())"
+                          "         - ?::bigint * interval '1 millisecond')::text"
+                          " FROM outbox_events WHERE status IN ('pending', 'processing')"
+                          " AND NOT held") +
+           (byNamespace ? QStringLiteral(" AND namespace = ?::text") : QString()) +
+           QStringLiteral(" AND created_at >= ?::timestamptz") +
+           routedCondition(QStringLiteral("outbox_events"), routes);
+}
+
 } // namespace outbox::store

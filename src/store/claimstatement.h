@@ -31,4 +31,9 @@ QString routesJson(const QList<ClaimRoute> &routes);
 QString routesCte();
 QString routedCondition(const QString &table, int routes);
 
+// OutboxStore::claimFloor() ('?' placeholders: with `routes` > 0 the routes
+// as JSON; the margin in ms, the namespace when `byNamespace`; with routes
+// the lower bound).
+QString claimFloorStatement(bool byNamespace, int routes = 0);
+
 } // namespace outbox::store

@@ -18,8 +18,8 @@
 #include <QVariant>
 
 #include <algorithm>
-#include <map>
 #include <chrono>
+#include <map>
 
 namespace outbox::store {
 
@@ -154,15 +154,6 @@ QString sweepSql(bool byNamespace, SweepScope scope) {
            (byNamespace ? QStringLiteral(" AND namespace = ?::text") : QString());
 }
 
-QString floorSql(bool byNamespace, int routes = 0) {
-    return (routes > 0 ? QStringLiteral("WITH ") + routesCte() : QString()) +
-           QStringLiteral(" SELECT (min(created_at) - ?::bigint * interval '1 millisecond')::text"
-                          " FROM outbox_events WHERE status IN ('pending', 'processing')"
-                          " AND NOT held") +
-           (byNamespace ? QStringLiteral(" AND namespace = ?::text") : QString()) +
-           (routes > 0 ? routedCondition(QStringLiteral("outbox_events"), routes) : QString());
-}
-
 // The due time of the next event a claim in `ordering` can take: the head of
 // one range of the due index per kind (sql/011): never the held (paused)
 // events, and in aggregate order not those blocked behind a dead event
@@ -230,14 +221,14 @@ struct OutboxStore::Prepared {
         QSqlQuery query;
         bool ready = false;
     };
-    Slot claim[2][2];                   // [by namespace][in aggregate order]
+    Slot claim[2][2];                      // [by namespace][in aggregate order]
     std::map<int, Slot> routedClaim[2][2]; // by number of routes
     Slot ack;
     Slot nack;
     Slot release;
-    Slot sweep[2][2];                // [by namespace][expired leases only]
-    Slot nextDue[2][2];              // [by namespace][in aggregate order]
-    Slot floor[2];                   // [by namespace]
+    Slot sweep[2][2];                   // [by namespace][expired leases only]
+    Slot nextDue[2][2];                 // [by namespace][in aggregate order]
+    Slot floor[2];                      // [by namespace]
     std::map<int, Slot> routedFloor[2]; // [by namespace], by number of routes
     Slot pauseWork;
 };
@@ -504,7 +495,7 @@ QString OutboxStore::statement(Statement which, bool byNamespace, core::Ordering
     case Statement::Release:
         return kReleaseSql;
     case Statement::Floor:
-        return floorSql(byNamespace);
+        return claimFloorStatement(byNamespace);
     case Statement::NextDue:
         return nextDueSql(byNamespace, ordering);
     }
@@ -568,17 +559,19 @@ core::Result<std::optional<core::Millis>> OutboxStore::timeUntilNextDue(const QS
 }
 
 core::Result<QString> OutboxStore::claimFloor(const QString &nameSpace, core::Millis margin,
-                                              const QList<ClaimRoute> &routes) {
+                                              const QList<ClaimRoute> &routes,
+                                              const QString &from) {
     const bool byNamespace = !nameSpace.isEmpty();
     QVariantList values = withNamespace({qint64(std::max<qint64>(margin.count(), 0))}, nameSpace);
     const int count = int(routes.size());
     if (count > 0) {
         values.prepend(routesJson(routes));
+        values.append(from.isEmpty() ? QStringLiteral("-infinity") : from);
     }
     auto value = runScalar(
         m_db,
         count > 0 ? m_prepared->routedFloor[byNamespace][count] : m_prepared->floor[byNamespace],
-        floorSql(byNamespace, count), values, QStringLiteral("finding the claim floor"));
+        claimFloorStatement(byNamespace, count), values, QStringLiteral("finding the claim floor"));
     if (!value.ok()) {
         return value.error();
     }

@@ -182,11 +182,14 @@ public:
     // A lower bound for ClaimOptions::createdFrom: the oldest created_at of the
     // pending (not held) and processing rows, less `margin` (for transactions that
     // commit late with an older created_at); empty when there are none. With
-    // `routes`, of the rows they may claim now (a destination's backlog behind
-    // an open circuit is then below the floor, not walked by every claim).
+    // `routes`, of the rows they may claim now, at or after `from` (a floor
+    // found before with the same routes), and now less `margin` when there
+    // is none: a destination's backlog behind an open circuit is then below
+    // the floor, walked neither by every claim nor by every floor.
     core::Result<QString> claimFloor(const QString &nameSpace = {},
                                      core::Millis margin = core::Millis(1000),
-                                     const QList<ClaimRoute> &routes = {});
+                                     const QList<ClaimRoute> &routes = {},
+                                     const QString &from = {});
 
 private:
     QSqlDatabase m_db;

@@ -163,13 +163,21 @@ void TestRouting::openCircuitKeepsAttemptsAndProbeCloses() {
     QVERIFY(config.routes);
     QVERIFY(enqueue(m_db, QStringLiteral("a"), QStringLiteral("t"), 10));
     QVERIFY(enqueue(m_db, QStringLiteral("b"), QStringLiteral("t"), 10));
-    auto host = makeHost(config);
+    DispatcherOptions options;
+    options.housekeeping.heartbeatInterval = core::Millis(200);
+    auto host = makeHost(config, {}, options);
     QVERIFY(startHost(*host));
 
     QTRY_COMPARE_WITH_TIMEOUT(b.stats().uniqueIds, qint64(10), 20000);
     QTRY_VERIFY_WITH_TIMEOUT(!circuitOf(*host, QStringLiteral("a")).isEmpty() &&
                                  circuitOf(*host, QStringLiteral("a")) != QLatin1String("closed"),
                              20000);
+    // The registry says so (no secrets: the target without its query).
+    QTRY_COMPARE_WITH_TIMEOUT(
+        sqlScalar(m_db, QStringLiteral("SELECT d->>'circuit' FROM outbox_dispatchers,"
+                                       " jsonb_array_elements(destinations) d"
+                                       " WHERE d->>'name' = 'a'")),
+        QStringLiteral("open"), 20000);
     // The metrics say so (a gauge per state).
     const QByteArray openGauge =
         QByteArray("outbox_dispatch_destination_circuit{worker_id=\"") +

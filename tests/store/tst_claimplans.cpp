@@ -288,6 +288,43 @@ private Q_SLOTS:
         QCOMPARE(claimed({{QStringLiteral("n%"), QStringLiteral("%"), QStringLiteral("b")}}), 100);
     }
 
+    // A routing dispatcher's floor leaves out what its routes may not claim
+    // now (the backlog behind an open circuit), from a lower bound, and is
+    // now (less the margin) when nothing may be claimed.
+    void routedFloorSkipsWhatIsNotClaimable() {
+        QVERIFY(sqlExec(m_db, QStringLiteral("INSERT INTO outbox_events (id, namespace, topic,"
+                                             " payload, created_at) SELECT outbox_uuid_v7(),"
+                                             " 'a', 't', '{}', now() - interval '1 hour'"
+                                             " FROM generate_series(1, 100)")));
+        QVERIFY(sqlExec(m_db, QStringLiteral("INSERT INTO outbox_events (id, namespace, topic,"
+                                             " payload, created_at) VALUES (outbox_uuid_v7(),"
+                                             " 'b', 't', '{}', now() - interval '10 minutes')")));
+        QVERIFY(sqlExec(m_db, store::OutboxStore::sessionSettings()));
+        store::OutboxStore outbox(m_db);
+        const store::ClaimRoute a{QStringLiteral("a"), QStringLiteral("%"), QStringLiteral("a")};
+        const store::ClaimRoute b{QStringLiteral("b"), QStringLiteral("%"), QStringLiteral("b")};
+        const auto ageOf = [&](const QString &floor) {
+            return sqlScalar(m_db,
+                             QStringLiteral("SELECT round(extract(epoch FROM now() -"
+                                            " ?::timestamptz) / 60)"),
+                             {floor});
+        };
+        auto floor = outbox.claimFloor({}, core::Millis(0), {a, b});
+        QVERIFY2(floor.ok(), qPrintable(floor.errorMessage()));
+        QCOMPARE(ageOf(floor.value()), QStringLiteral("60"));
+        store::ClaimRoute open = a;
+        open.claimable = false;
+        floor = outbox.claimFloor({}, core::Millis(0), {open, b});
+        QVERIFY2(floor.ok(), qPrintable(floor.errorMessage()));
+        QCOMPARE(ageOf(floor.value()), QStringLiteral("10"));
+        // From a lower bound past b's event: nothing to claim there.
+        floor = outbox.claimFloor({}, core::Millis(0), {open, b},
+                                  sqlScalar(m_db, QStringLiteral("SELECT (now() - interval"
+                                                                 " '5 minutes')::text")));
+        QVERIFY2(floor.ok(), qPrintable(floor.errorMessage()));
+        QCOMPARE(ageOf(floor.value()), QStringLiteral("0"));
+    }
+
     // Whether JIT compiles is decided by the estimated cost, which a generic
     // plan over a large backlog can push past the threshold; the dispatcher's
     // session never compiles.
