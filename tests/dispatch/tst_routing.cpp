@@ -22,18 +22,26 @@ using devtools::DevRunner;
 
 namespace {
 
-// The dispatcher's configuration for routes `text`, whose %1 and %2 are the
-// URLs of runners A and B.
-core::DispatcherConfig routedConfig(const QString &text, const DevRunner &a, const DevRunner &b) {
+// Namespace a to destination a, everything else to b.
+const QString kAToARestToB =
+    QStringLiteral("[route]\nnamespace = a\ndestination = a\n[route]\ndestination = b\n");
+
+// The dispatcher's configuration for destinations a (runner A, with
+// `settingsOfA` besides its kind and URL) and b (runner B), and `routes`.
+core::DispatcherConfig routedConfig(const DevRunner &a, const QString &settingsOfA,
+                                    const DevRunner &b, const QString &routes) {
+    const QString text = QStringLiteral("[destination a]\nkind = http\nurl = ") +
+                         a.url().toString() + QLatin1Char('\n') + settingsOfA +
+                         QStringLiteral("[destination b]\nkind = http\nurl = ") +
+                         b.url().toString() + QLatin1Char('\n') + routes;
     QList<core::RoutesError> errors;
-    core::Routes routes =
-        core::Routes::parse(text.arg(a.url().toString(), b.url().toString()), errors);
+    core::Routes parsed = core::Routes::parse(text, errors);
     for (const core::RoutesError &error : errors)
         qWarning("line %d: %s", error.line, qPrintable(error.message));
     core::DispatcherConfig config = baseConfig(QUrl());
     if (!errors.isEmpty())
         return config;
-    if (auto applied = core::applyRoutes(config, routes, QStringLiteral("test.routes")); !applied)
+    if (auto applied = core::applyRoutes(config, parsed, QStringLiteral("test.routes")); !applied)
         qWarning("%s", qPrintable(applied.errorMessage()));
     return config;
 }
@@ -90,20 +98,14 @@ void TestRouting::firstMatchingRouteWinsAndUnmatchedIsNotClaimed() {
     QVERIFY(a.listen().ok());
     QVERIFY(b.listen().ok());
     // billing's invoice topics to A, the rest of billing to B, nothing else.
-    const auto config = routedConfig(QStringLiteral("[destination a]\n"
-                                                    "kind = http\n"
-                                                    "url = %1\n"
-                                                    "[destination b]\n"
-                                                    "kind = http\n"
-                                                    "url = %2\n"
-                                                    "[route]\n"
+    const auto config = routedConfig(a, QString(), b,
+                                     QStringLiteral("[route]\n"
                                                     "namespace = billing\n"
                                                     "topic = invoice.*\n"
                                                     "destination = a\n"
                                                     "[route]\n"
                                                     "namespace = bill?ng\n"
-                                                    "destination = b\n"),
-                                     a, b);
+                                                    "destination = b\n"));
     QVERIFY(config.routes);
     QVERIFY(enqueue(m_db, QStringLiteral("billing"), QStringLiteral("invoice.paid"), 5));
     QVERIFY(enqueue(m_db, QStringLiteral("billing"), QStringLiteral("refund.made"), 4));
@@ -143,23 +145,13 @@ void TestRouting::openCircuitKeepsAttemptsAndProbeCloses() {
     const quint16 portA = a.port();
     // A gives up after 3 attempts with a quick backoff: without a circuit
     // its events would be dead within a second.
-    const auto config = routedConfig(QStringLiteral("[destination a]\n"
-                                                    "kind = http\n"
-                                                    "url = %1\n"
-                                                    "max-attempts = 3\n"
+    const auto config = routedConfig(a,
+                                     QStringLiteral("max-attempts = 3\n"
                                                     "backoff = 10ms..20ms\n"
                                                     "concurrency = 2\n"
                                                     "circuit-failures = 2\n"
-                                                    "circuit-open = 300ms\n"
-                                                    "[destination b]\n"
-                                                    "kind = http\n"
-                                                    "url = %2\n"
-                                                    "[route]\n"
-                                                    "namespace = a\n"
-                                                    "destination = a\n"
-                                                    "[route]\n"
-                                                    "destination = b\n"),
-                                     a, b);
+                                                    "circuit-open = 300ms\n"),
+                                     b, kAToARestToB);
     QVERIFY(config.routes);
     QVERIFY(enqueue(m_db, QStringLiteral("a"), QStringLiteral("t"), 10));
     QVERIFY(enqueue(m_db, QStringLiteral("b"), QStringLiteral("t"), 10));
@@ -226,18 +218,7 @@ void TestRouting::pausedDestinationWaitsUntilResumed() {
     DevRunner b;
     QVERIFY(a.listen().ok());
     QVERIFY(b.listen().ok());
-    const auto config = routedConfig(QStringLiteral("[destination a]\n"
-                                                    "kind = http\n"
-                                                    "url = %1\n"
-                                                    "[destination b]\n"
-                                                    "kind = http\n"
-                                                    "url = %2\n"
-                                                    "[route]\n"
-                                                    "namespace = a\n"
-                                                    "destination = a\n"
-                                                    "[route]\n"
-                                                    "destination = b\n"),
-                                     a, b);
+    const auto config = routedConfig(a, QString(), b, kAToARestToB);
     QVERIFY(config.routes);
     const auto actor = store::Actor::fromEnvironment(QStringLiteral("test"));
     QVERIFY(
