@@ -25,6 +25,8 @@ packages=(
     # localedef's locale sources: a test runs a server in German (tst_errorclass).
     locales
     xvfb xauth
+    # A private session bus for the notification test (tst_desktopnotifier).
+    dbus-daemon
     # The package test: dpkg-deb, readelf, systemd-analyze, appstreamcli.
     dpkg-dev binutils systemd appstream
     # The benchmark's second HTTP ceiling: an nginx answering 204 (bench/).

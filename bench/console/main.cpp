@@ -5,6 +5,7 @@
 #include "consolebench.h"
 #include "core/conninfo.h"
 #include "core/localtimezone.h"
+#include "fleetphase.h"
 
 #include <QCommandLineParser>
 #include <QIcon>
@@ -90,6 +91,11 @@ int main(int argc, char **argv) {
             {QLatin1String(count.name), QLatin1String(count.help), QStringLiteral("N")});
     parser.addOption(
         {QStringLiteral("json"), QStringLiteral("Print one JSON object instead of the table.")});
+    parser.addOption({QStringLiteral("fleet"),
+                      QStringLiteral("Measure the fleet window instead: N databases of one "
+                                     "cluster (a tenth unreachable), one holding the data set "
+                                     "(--delivered, --dead)."),
+                      QStringLiteral("N")});
     // The cold-start child (this program started again by the benchmark).
     for (const char *name : {"child-start", "db", "view", "t0"}) {
         QCommandLineOption o{QLatin1String(name)};
@@ -127,6 +133,13 @@ int main(int argc, char **argv) {
         }
     }
 
+    if (parser.isSet(QStringLiteral("fleet"))) {
+        bool ok = false;
+        const int databases = parser.value(QStringLiteral("fleet")).toInt(&ok);
+        if (!ok || databases < 2 || databases > 500)
+            return fail(QStringLiteral("--fleet needs a number of databases from 2 to 500"));
+        return runFleetBench(app, options, databases, parser.isSet(QStringLiteral("json")));
+    }
     auto results = runBench(app, options, [](const QString &step) {
         std::fputs(qPrintable(QStringLiteral("... ") + step + QLatin1Char('\n')), stderr);
     });

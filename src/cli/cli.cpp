@@ -15,7 +15,7 @@ namespace {
 
 using namespace Qt::StringLiterals;
 
-constexpr std::array<CommandInfo, 17> kCommands{{
+constexpr std::array<CommandInfo, 18> kCommands{{
     {"migrate"_L1, "Create or upgrade the outbox schema"_L1, runMigrate},
     {"enqueue"_L1, "Add one event to the outbox"_L1, runEnqueue},
     {"stats"_L1, "Counts per status and per namespace/topic"_L1, runStats},
@@ -34,6 +34,7 @@ constexpr std::array<CommandInfo, 17> kCommands{{
     {"routes"_L1, "Check a routes file and show where an event would go"_L1, runRoutes},
     {"destination"_L1, "Pause or resume a destination of the routing dispatchers"_L1,
      runDestination},
+    {"fleet"_L1, "Many outbox databases at once: 'fleet status --fleet FILE'"_L1, runFleet},
 }};
 
 // The development tools: programs of their own beside outboxctl

@@ -28,6 +28,7 @@ int runPause(CommandContext &context);       // cmd_control.cpp
 int runRoutes(CommandContext &context);      // routesfile.cpp
 int runDestination(CommandContext &context); // cmd_destination.cpp
 int runResume(CommandContext &context);      // cmd_control.cpp
+int runFleet(CommandContext &context);       // cmd_fleet.cpp
 
 struct CommandInfo {
     QLatin1StringView name;

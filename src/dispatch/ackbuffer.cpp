@@ -83,14 +83,14 @@ core::Result<AckBuffer::Flushed> AckBuffer::flush(store::OutboxStore &store, con
         const QSet<QUuid> dead(result->madeDead.cbegin(), result->madeDead.cend());
         for (const store::Nack &nack : std::as_const(m_nacks)) {
             if (fenced.contains(nack.id)) {
-                qCInfo(lcDispatch) << core::LogLine("nack_fenced_out")
-                                          .add("id", core::uuidText(nack.id))
-                                          .add("reason", "lease_lost");
+                qCInfo(lcDispatchEvents) << core::LogLine("nack_fenced_out")
+                                                .add("id", core::uuidText(nack.id))
+                                                .add("reason", "lease_lost");
                 continue;
             }
             if (dead.contains(nack.id)) {
                 ++stats.dead;
-                qCInfo(lcDispatch)
+                qCInfo(lcDispatchEvents)
                     << core::LogLine("dead")
                            .add("id", core::uuidText(nack.id))
                            .add("attempts", nack.attempts)

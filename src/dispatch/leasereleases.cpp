@@ -17,10 +17,10 @@ core::Result<void> LeaseReleases::write(store::OutboxStore &store, const QUuid &
     stats.released += released->applied - dead;
     stats.swept += dead;
     for (const QUuid &id : released->madeDead)
-        qCInfo(lcDispatch) << core::LogLine("dead")
-                                  .add("id", core::uuidText(id))
-                                  .add("attempts", maxAttempts)
-                                  .add("reason", "last_attempt_cut_off_by_shutdown");
+        qCInfo(lcDispatchEvents) << core::LogLine("dead")
+                                        .add("id", core::uuidText(id))
+                                        .add("attempts", maxAttempts)
+                                        .add("reason", "last_attempt_cut_off_by_shutdown");
     m_releases.clear();
     return {};
 }

@@ -3,5 +3,6 @@
 namespace outbox::dispatch {
 
 Q_LOGGING_CATEGORY(lcDispatch, "outbox.dispatch", QtInfoMsg)
+Q_LOGGING_CATEGORY(lcDispatchEvents, "outbox.dispatch.events", QtInfoMsg)
 
 } // namespace outbox::dispatch

@@ -135,6 +135,46 @@ LiveCounts::LiveCounts(Options options)
 
 core::Result<StatusCounts> LiveCounts::refresh(QSqlDatabase db) {
     const QString context = QStringLiteral("counting events");
+    if (m_last && m_last->marker.changes != 0 &&
+        m_last->stillSince.elapsed() >= m_options.quietAfterMs) {
+        auto quiet = quietRefresh(db, context);
+        if (!quiet)
+            return quiet.error();
+        if (quiet->has_value())
+            return std::move(quiet).value().value();
+    }
+    return fullRefresh(db, context);
+}
+
+// The columns that do not read a whole set: the change counter, processing
+// and expired leases (the lease index), the oldest pending and due events
+// (index heads) and the server's time. The last full count's figures stand
+// when the counter has not moved; nullopt when it has.
+core::Result<std::optional<StatusCounts>> LiveCounts::quietRefresh(QSqlDatabase db,
+                                                                   const QString &context) {
+    auto row = execOneRow(
+        db,
+        QLatin1String("SELECT ") + tableChangesSql() +
+            QLatin1String(", (SELECT count(*) FROM outbox_events WHERE status = 'processing'),"
+                          " (SELECT count(*) FROM outbox_events WHERE status = 'processing'"
+                          "   AND locked_until < now()), ") +
+            epochMsSql(oldestPendingSql()) + QLatin1String(", ") +
+            epochMsSql(QStringLiteral("now()")) + QLatin1String(", ") + epochMsSql(oldestDueSql()),
+        {}, context);
+    if (!row)
+        return row.error();
+    if (row->value(0).toLongLong() != m_last->marker.changes ||
+        row->value(1).toLongLong() != m_last->marker.processing)
+        return std::optional<StatusCounts>();
+    StatusCounts counts = m_last->counts;
+    counts.expiredLeases = row->value(2).toLongLong();
+    counts.oldestPendingAt = timeFromEpochMs(row->value(3));
+    counts.serverTime = timeFromEpochMs(row->value(4));
+    counts.oldestDueAt = timeFromEpochMs(row->value(5));
+    return std::optional<StatusCounts>(std::move(counts));
+}
+
+core::Result<StatusCounts> LiveCounts::fullRefresh(QSqlDatabase db, const QString &context) {
     const qint64 cap = std::max<qint64>(m_options.exactCap, 0);
     // One statement, one snapshot. Each count reads one small partial index;
     // delivered and dead stop after cap + 1 rows.
@@ -150,6 +190,7 @@ core::Result<StatusCounts> LiveCounts::refresh(QSqlDatabase db) {
         {cap + 1, cap + 1}, context);
     if (!totals)
         return totals.error();
+    ++m_fullCounts;
     StatusCounts counts;
     const qint64 deliveredCapped = readStatusColumns(totals.value(), cap, counts);
     const qint64 deadCapped = totals->value(4).toLongLong();
@@ -181,6 +222,19 @@ core::Result<StatusCounts> LiveCounts::refresh(QSqlDatabase db) {
         next.at = counts.serverTime;
         m_breakdown = std::move(next);
     }
+    applyBreakdown(marker, deadCapped, counts);
+    if (!m_last || m_last->marker != marker) {
+        m_last.emplace();
+        m_last->marker = marker;
+        m_last->stillSince.start();
+    }
+    m_last->counts = counts;
+    return counts;
+}
+
+void LiveCounts::applyBreakdown(const Marker &marker, qint64 deadCapped,
+                                StatusCounts &counts) const {
+    const qint64 cap = std::max<qint64>(m_options.exactCap, 0);
     const bool stale = m_breakdown->marker != marker;
     counts.topics = m_breakdown->topics;
     counts.topicsAt = m_breakdown->at;
@@ -192,7 +246,6 @@ core::Result<StatusCounts> LiveCounts::refresh(QSqlDatabase db) {
     } else {
         counts.dead = deadCapped;
     }
-    return counts;
 }
 
 } // namespace outbox::store

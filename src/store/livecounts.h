@@ -63,13 +63,21 @@ qint64 readStatusColumns(const QSqlQuery &row, qint64 cap, StatusCounts &counts)
 // (StatusCounts::topicsEstimated, deadEstimated) when something changed since.
 //
 // PostgreSQL publishes the change counter within a few seconds of a commit;
-// changes to the exactly counted sets are seen at once. See
+// changes to the exactly counted sets are seen at once, except on a table
+// that has not changed for `quietAfterMs`: there the pending, retrying,
+// delivered and dead counts are read again only when the counter moves
+// (processing, expired leases and the oldest events are read every time). See
 // docs/DECISIONS.md, "Counts that an idle console can afford".
 class LiveCounts final {
 public:
     struct Options {
         qint64 exactCap = 10000; // delivered and dead are counted exactly up to this
         double dutyCycle = 0.02; // share of the wall time the breakdown may take
+        // Once the change counter has stood still this long (PostgreSQL
+        // publishes a backend's changes within 10 s at the latest), a refresh
+        // first reads only the counter and the exact cheap columns, and
+        // counts the rest again only when the counter moved.
+        qint64 quietAfterMs = 12000;
     };
 
     LiveCounts();
@@ -79,8 +87,14 @@ public:
     // Uses `db` in the caller's thread.
     core::Result<StatusCounts> refresh(QSqlDatabase db);
     const Options &options() const { return m_options; }
-    // Forget the last breakdown: the next refresh runs it.
-    void reset() { m_breakdown.reset(); }
+    // Forget the last breakdown and counts: the next refresh runs both.
+    void reset() {
+        m_breakdown.reset();
+        m_last.reset();
+    }
+    // How many refreshes counted pending, retrying, delivered and dead
+    // (the rest found the table unchanged and kept the last figures).
+    qint64 fullCounts() const { return m_fullCounts; }
 
 private:
     // What the cheap query saw; a different marker means the table changed.
@@ -103,8 +117,21 @@ private:
         QElapsedTimer since;
     };
 
+    // The last full count, and since when its change counter stands still.
+    struct Last {
+        StatusCounts counts;
+        Marker marker;
+        QElapsedTimer stillSince;
+    };
+
+    core::Result<std::optional<StatusCounts>> quietRefresh(QSqlDatabase db, const QString &context);
+    core::Result<StatusCounts> fullRefresh(QSqlDatabase db, const QString &context);
+    void applyBreakdown(const Marker &marker, qint64 deadCapped, StatusCounts &counts) const;
+
     Options m_options;
     std::optional<Breakdown> m_breakdown;
+    std::optional<Last> m_last;
+    qint64 m_fullCounts = 0;
 };
 
 } // namespace outbox::store

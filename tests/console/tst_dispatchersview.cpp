@@ -191,6 +191,25 @@ private Q_SLOTS:
                  QStringLiteral("pause:destination=billing-hooks reason=INC-42"));
     }
 
+    // View > Dispatchers brings its pane to the front, also when it shares
+    // a tab group with the Jobs pane that is on show.
+    void viewMenuBringsThePaneToTheFront() {
+        openWindow();
+        auto *dispatchers = part<QDockWidget>(QStringLiteral("dispatchersDock"));
+        auto *jobs = part<QDockWidget>(QStringLiteral("jobsDock"));
+        QVERIFY(dispatchers && jobs);
+        m_window->tabifyDockWidget(jobs, dispatchers);
+        if (dispatchers->toggleViewAction()->isChecked())
+            dispatchers->toggleViewAction()->trigger(); // hidden
+        if (!jobs->toggleViewAction()->isChecked())
+            jobs->toggleViewAction()->trigger();
+        jobs->raise();
+        QTRY_VERIFY_WITH_TIMEOUT(jobs->isVisible() && !dispatchers->isVisible(), kWindowTimeout);
+        dispatchers->toggleViewAction()->trigger();
+        QTRY_VERIFY_WITH_TIMEOUT(dispatchers->isVisible(), kWindowTimeout);
+        QVERIFY(!dispatchers->visibleRegion().isEmpty());
+    }
+
 private:
     // Opens the view's context menu at `at` and triggers the action named
     // `name` in it.

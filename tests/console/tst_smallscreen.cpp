@@ -45,6 +45,47 @@ private:
                                 .arg(room.width())
                                 .arg(room.height())
                                 .arg(panes.join(QStringLiteral(", ")))));
+        checkFilterBar(after);
+    }
+
+    // The filter bar's fields side by side, none drawn over another and none
+    // narrower than it needs (at 1366x768 the search field once covered the
+    // namespace box).
+    void checkFilterBar(const QString &after) {
+        auto *bar = m_window->findChild<QWidget *>(QStringLiteral("filterBar"));
+        QVERIFY(bar);
+        QList<QWidget *> fields;
+        for (QWidget *child : bar->findChildren<QWidget *>(Qt::FindDirectChildrenOnly)) {
+            if (child->isVisible() && !child->isWindow())
+                fields << child;
+        }
+        QStringList seen;
+        for (const QWidget *field : std::as_const(fields)) {
+            const QRect at(field->mapTo(m_window.get(), QPoint(0, 0)), field->size());
+            seen << QStringLiteral("%1 %2,%3 %4x%5 (least %6)")
+                        .arg(field->objectName())
+                        .arg(at.x())
+                        .arg(at.y())
+                        .arg(at.width())
+                        .arg(at.height())
+                        .arg(field->minimumSizeHint().width());
+        }
+        const QRect shown = bar->rect().translated(bar->mapTo(m_window.get(), QPoint(0, 0)));
+        for (int i = 0; i < fields.size(); ++i) {
+            const QRect a = fields[i]->geometry();
+            QVERIFY2(shown.contains(
+                         QRect(fields[i]->mapTo(m_window.get(), QPoint(0, 0)), fields[i]->size())),
+                     qPrintable(QStringLiteral("after %1: %2 is outside the filter bar: %3")
+                                    .arg(after, fields[i]->objectName(),
+                                         seen.join(QStringLiteral("; ")))));
+            for (int j = i + 1; j < fields.size(); ++j) {
+                QVERIFY2(
+                    !a.intersects(fields[j]->geometry()),
+                    qPrintable(QStringLiteral("after %1: %2 and %3 overlap: %4")
+                                   .arg(after, fields[i]->objectName(), fields[j]->objectName(),
+                                        seen.join(QStringLiteral("; ")))));
+            }
+        }
     }
 };
 

@@ -463,8 +463,8 @@ private Q_SLOTS:
         // A closed connection's backend leaves a moment later; until then
         // it still counts against the limit of 1.
         QTRY_COMPARE_WITH_TIMEOUT(sqlScalar(m_db, QStringLiteral("SELECT count(*) FROM "
-                                                                "pg_stat_activity WHERE usename ="
-                                                                " 'tst_h2_lim_viewer'")),
+                                                                 "pg_stat_activity WHERE usename ="
+                                                                 " 'tst_h2_lim_viewer'")),
                                   QStringLiteral("0"), 20000);
         viewer = m_pg->open(m_dbName, {}, QStringLiteral("tst_h2_lim_viewer"));
         QCOMPARE(sqlScalar(viewer, show), QStringLiteral("1min 1s 1"));

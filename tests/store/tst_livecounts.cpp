@@ -148,6 +148,49 @@ private Q_SLOTS:
         QVERIFY(!exact->deadEstimated);
     }
 
+    // A table that stands still is not counted again on every refresh: only
+    // its change counter and the cheap columns are read, until the counter
+    // moves.
+    void aQuietTableIsCountedAgainOnlyWhenItChanges() {
+        QVERIFY(insertEvents(m_db, 5, QStringLiteral("pending"), QStringLiteral("a")));
+        QVERIFY(insertEvents(m_db, 4, QStringLiteral("dead"), QStringLiteral("a")));
+        const auto publish = [this] {
+            return sqlExec(m_db, QStringLiteral("SELECT pg_stat_force_next_flush()")) &&
+                   sqlExec(m_db, QStringLiteral("SELECT 1"));
+        };
+        QVERIFY(publish());
+        LiveCounts live(LiveCounts::Options{3, 1e-9, 0});
+        auto first = live.refresh(m_db);
+        QVERIFY2(first.ok(), qPrintable(first.errorMessage()));
+        QCOMPARE(live.fullCounts(), 1);
+        for (int i = 0; i < 3; ++i) {
+            auto quiet = live.refresh(m_db);
+            QVERIFY2(quiet.ok(), qPrintable(quiet.errorMessage()));
+            QCOMPARE(quiet->pending, 5);
+            QCOMPARE(quiet->dead, 4);
+            QVERIFY(quiet->serverTime >= first->serverTime);
+        }
+        QCOMPARE(live.fullCounts(), 1);
+
+        // A lease that runs out is seen without a recount: processing and
+        // expired leases are read every time.
+        QVERIFY(sqlExec(m_db, QStringLiteral("UPDATE outbox_events SET status = 'processing',"
+                                             " locked_until = now() - interval '1 minute',"
+                                             " locked_by = gen_random_uuid()"
+                                             " WHERE id = (SELECT min(id::text)::uuid FROM"
+                                             " outbox_events WHERE status = 'pending')")));
+        QVERIFY(publish());
+        QTRY_COMPARE_WITH_TIMEOUT(live.refresh(m_db)->expiredLeases, 1, 30000);
+        QCOMPARE(live.refresh(m_db)->pending, 4);
+
+        // New events: the counter moves and everything is counted again.
+        const qint64 before = live.fullCounts();
+        QVERIFY(insertEvents(m_db, 2, QStringLiteral("pending"), QStringLiteral("b")));
+        QVERIFY(publish());
+        QTRY_COMPARE_WITH_TIMEOUT(live.refresh(m_db)->pending, 6, 30000);
+        QVERIFY(live.fullCounts() > before);
+    }
+
     void aSearchStopsAtItsTimeout() {
         QVERIFY(insertEvents(m_db, 3, QStringLiteral("delivered"), QStringLiteral("a")));
         // Another session holds the table: the search has to wait, and the

@@ -1,14 +1,19 @@
 #include "console/demo/demopanel.h"
 
 #include "console/demo/demoenvironment.h"
+#include "console/demo/demofleet.h"
+#include "console/widgets/fleetwindow.h"
 
 #include <QCheckBox>
 #include <QDoubleSpinBox>
 #include <QFormLayout>
+#include <QFutureWatcher>
 #include <QLabel>
+#include <QPushButton>
 #include <QSpinBox>
 #include <QTimer>
 #include <QVBoxLayout>
+#include <QtConcurrentRun>
 
 #include <cmath>
 
@@ -51,6 +56,21 @@ DemoPanel::DemoPanel(DemoEnvironment *demo, QWidget *parent)
     note->setWordWrap(true);
     note->setTextFormat(Qt::RichText);
 
+    // The fleet: the demo's database beside two more with troubles of
+    // their own (demofleet.h), made when first asked for.
+    m_fleetButton = new QPushButton(tr("Open the &fleet (3 databases)"));
+    m_fleetButton->setObjectName(QStringLiteral("demoFleetButton"));
+    m_fleetButton->setToolTip(tr("Watch the demo's database and two more with troubles of their "
+                                 "own (a dead backlog; no dispatcher) in the fleet view."));
+    connect(m_fleetButton, &QPushButton::clicked, this, &DemoPanel::openFleet);
+    // Opened once by itself, so that a newcomer sees it at work.
+    connect(m_demo, &DemoEnvironment::ready, this, [this] {
+        if (!m_fleetShown) {
+            m_fleetShown = true;
+            openFleet();
+        }
+    });
+
     auto *form = new QFormLayout;
     form->addRow(tr("Runner failures"), m_failRate);
     form->addRow(tr("Runner latency"), m_latency);
@@ -60,6 +80,7 @@ DemoPanel::DemoPanel(DemoEnvironment *demo, QWidget *parent)
     layout->addLayout(form);
     layout->addWidget(note);
     layout->addWidget(m_status);
+    layout->addWidget(m_fleetButton);
     layout->addStretch();
 
     syncFromDemo();
@@ -80,7 +101,41 @@ DemoPanel::DemoPanel(DemoEnvironment *demo, QWidget *parent)
     updateStatus();
 }
 
-DemoPanel::~DemoPanel() = default;
+DemoPanel::~DemoPanel() {
+    delete m_fleet.data();
+}
+
+void DemoPanel::openFleet() {
+    if (m_fleet) {
+        m_fleet->raise();
+        m_fleet->activateWindow();
+        return;
+    }
+    if (!m_demo->isReady()) {
+        return;
+    }
+    m_fleetButton->setEnabled(false);
+    m_status->setText(tr("Creating the fleet's two other databases…"));
+    auto *watcher = new QFutureWatcher<core::Result<QList<store::FleetEntry>>>(this);
+    connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher] {
+        watcher->deleteLater();
+        m_fleetButton->setEnabled(m_demo->isReady());
+        const auto fleet = watcher->result();
+        if (!fleet) {
+            m_status->setText(tr("The fleet could not be made: %1").arg(fleet.errorMessage()));
+            return;
+        }
+        if (!m_demo->isReady()) {
+            return;
+        }
+        updateStatus();
+        auto *window = new FleetWindow(nullptr, fleet.value(), MainWindowOptions{});
+        window->setAttribute(Qt::WA_DeleteOnClose);
+        window->show();
+        m_fleet = window;
+    });
+    watcher->setFuture(QtConcurrent::run(prepareDemoFleet, m_demo->connInfo()));
+}
 
 void DemoPanel::syncFromDemo() {
     const DemoEnvironment::Settings s = m_demo->settings();
@@ -95,6 +150,7 @@ void DemoPanel::syncFromDemo() {
 }
 
 void DemoPanel::updateStatus() {
+    m_fleetButton->setEnabled(m_demo->isReady());
     switch (m_demo->state()) {
     case DemoEnvironment::State::Idle:
         m_status->setText(tr("Demo not started."));
@@ -106,6 +162,8 @@ void DemoPanel::updateStatus() {
                              int(std::min<qint64>(m_demo->producedCount(), INT_MAX))));
         break;
     case DemoEnvironment::State::Stopping:
+        // Its databases are about to go.
+        delete m_fleet.data();
         m_status->setText(tr("Stopping the demo…"));
         break;
     case DemoEnvironment::State::Stopped:

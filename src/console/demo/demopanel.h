@@ -1,10 +1,12 @@
 #pragma once
 
+#include <QPointer>
 #include <QWidget>
 
 class QCheckBox;
 class QDoubleSpinBox;
 class QLabel;
+class QPushButton;
 class QSlider;
 class QSpinBox;
 
@@ -27,6 +29,7 @@ public:
 private:
     void syncFromDemo();
     void updateStatus();
+    void openFleet();
 
     DemoEnvironment *m_demo = nullptr;
     QSpinBox *m_failRate = nullptr; // percent
@@ -34,6 +37,9 @@ private:
     QDoubleSpinBox *m_rate = nullptr;
     QCheckBox *m_paused = nullptr;
     QLabel *m_status = nullptr;
+    QPushButton *m_fleetButton = nullptr;
+    QPointer<QWidget> m_fleet; // the demo's fleet window, while open
+    bool m_fleetShown = false;
 };
 
 } // namespace outbox::console

@@ -17,6 +17,11 @@ struct Options {
     QCommandLineOption profile{QStringLiteral("profile"),
                                QStringLiteral("Connect with a saved connection profile."),
                                QStringLiteral("name")};
+    QCommandLineOption fleet{QStringLiteral("fleet"),
+                             QStringLiteral("Watch every database of this fleet file at once, "
+                                            "with the saved connection profiles "
+                                            "(docs/OPERATING.md, \"The fleet\")."),
+                             QStringLiteral("file")};
     QCommandLineOption demo{QStringLiteral("demo"),
                             QStringLiteral("Start a private PostgreSQL cluster with a producer, "
                                            "a development runner and the dispatcher, and show "
@@ -27,6 +32,10 @@ struct Options {
                                   QStringLiteral("Save a PNG of the main window and quit "
                                                  "(for documentation)."),
                                   QStringLiteral("file")};
+    QCommandLineOption screenshotFleet{QStringLiteral("screenshot-fleet"),
+                                       QStringLiteral("Save a PNG of the fleet window (of "
+                                                      "--fleet, or the demo's) and quit."),
+                                       QStringLiteral("file")};
     QCommandLineOption screenshotDelay{QStringLiteral("screenshot-delay"),
                                        QStringLiteral("Seconds to wait before --screenshot "
                                                       "(default 4)."),
@@ -42,8 +51,8 @@ void setUp(QCommandLineParser &parser, const Options &o) {
         QStringLiteral("Operations console for PostgreSQL transactional outboxes.\n"
                        "Without --db, --profile or --demo it opens the connection dialog."));
     parser.setSingleDashWordOptionMode(QCommandLineParser::ParseAsLongOptions);
-    parser.addOptions(
-        {o.db, o.profile, o.demo, o.readOnly, o.screenshot, o.screenshotDelay, o.help, o.version});
+    parser.addOptions({o.db, o.profile, o.fleet, o.demo, o.readOnly, o.screenshot,
+                       o.screenshotFleet, o.screenshotDelay, o.help, o.version});
 }
 
 core::Error invalid(const QString &message) {
@@ -74,7 +83,12 @@ core::Result<CommandLine> parseCommandLine(const QStringList &arguments) {
     line.demo = parser.isSet(o.demo);
     line.readOnly = parser.isSet(o.readOnly);
     line.profile = parser.value(o.profile).trimmed();
+    line.fleetFile = parser.value(o.fleet).trimmed();
+    if (parser.isSet(o.fleet) && line.fleetFile.isEmpty()) {
+        return invalid(QStringLiteral("--fleet needs a fleet file, e.g. --fleet team.fleet"));
+    }
     line.screenshotFile = parser.value(o.screenshot);
+    line.screenshotFleetFile = parser.value(o.screenshotFleet);
     if (parser.isSet(o.db)) {
         const QString text = parser.value(o.db);
         if (text.trimmed().isEmpty()) {
@@ -93,11 +107,11 @@ core::Result<CommandLine> parseCommandLine(const QStringList &arguments) {
     if (parser.isSet(o.profile) && line.profile.isEmpty()) {
         return invalid(QStringLiteral("--profile needs the name of a saved connection profile"));
     }
-    const int sources =
-        int(line.connInfo.has_value()) + int(!line.profile.isEmpty()) + int(line.demo);
+    const int sources = int(line.connInfo.has_value()) + int(!line.profile.isEmpty()) +
+                        int(line.demo) + int(!line.fleetFile.isEmpty());
     if (sources > 1) {
-        return invalid(QStringLiteral("--db, --profile and --demo each choose the database; "
-                                      "give only one of them"));
+        return invalid(QStringLiteral("--db, --profile, --fleet and --demo each choose what to "
+                                      "show; give only one of them"));
     }
     if (parser.isSet(o.screenshotDelay)) {
         bool ok = false;

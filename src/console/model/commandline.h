@@ -15,6 +15,7 @@ namespace outbox::console {
 struct CommandLine {
     std::optional<core::ConnInfo> connInfo; // --db
     QString profile;                        // --profile
+    QString fleetFile;                      // --fleet
     bool demo = false;                      // --demo
     bool readOnly = false;                  // --read-only
     bool help = false;                      // --help
@@ -22,6 +23,7 @@ struct CommandLine {
     // --screenshot FILE [--screenshot-delay SECONDS]: grab the main window
     // to a PNG after the delay and quit (for the documentation).
     QString screenshotFile;
+    QString screenshotFleetFile; // --screenshot-fleet FILE: the fleet window instead
     std::chrono::milliseconds screenshotDelay{4000};
 };
 

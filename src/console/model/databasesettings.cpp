@@ -26,6 +26,14 @@ QString DatabaseSettings::path(const QString &name) const {
     return QStringLiteral("databases/") + group + QLatin1Char('/') + name;
 }
 
+void DatabaseSettings::forget() {
+    if (!m_settings || m_key.isEmpty())
+        return;
+    QString group = path(QString());
+    group.chop(1); // the trailing '/'
+    m_settings->remove(group);
+}
+
 double DatabaseSettings::requeueRate() const {
     if (!m_settings || m_key.isEmpty()) {
         return kDefaultRequeueRate;

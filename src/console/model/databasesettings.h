@@ -53,6 +53,10 @@ public:
     AlertThresholds alertThresholds() const;
     void setAlertThresholds(const AlertThresholds &thresholds);
 
+    // Removes every value kept for this database (a demo's throwaway
+    // cluster, whose key is new on every run).
+    void forget();
+
 private:
     QString path(const QString &name) const;
 

@@ -125,7 +125,8 @@ int JobListModel::addExport(ExportJob *job, const QString &title) {
             m_jobs[row].total = r.written;
         }
         setEnded(id, State::Finished,
-                 tr("Saved %1 events to %2").arg(formatCount(r.written), path));
+                 r.written == 1 ? tr("Saved 1 event to %1").arg(path)
+                                : tr("Saved %1 events to %2").arg(formatCount(r.written), path));
     });
     connect(job, &ExportJob::failed, this,
             [this, id](const core::Error &error) { setEnded(id, State::Failed, error.message); });

@@ -3,6 +3,7 @@
 #include "console/model/storeclient.h"
 #include "console/widgets/actions.h"
 #include "console/widgets/alertsettingsdialog.h"
+#include "console/widgets/desktopnotifier.h"
 #include "console/widgets/eventview.h"
 
 #include <QAction>
@@ -13,7 +14,6 @@
 #include <QPushButton>
 #include <QStatusBar>
 #include <QStyle>
-#include <QSystemTrayIcon>
 #include <QTabWidget>
 #include <QToolButton>
 
@@ -24,6 +24,7 @@ AlertNotifier::AlertNotifier(QMainWindow *window, ActionController *actions, QSe
     , m_window(window)
     , m_settings(settings)
     , m_monitor(new AlertMonitor(this))
+    , m_desktop(new DesktopNotifier(window, QDBusConnection::sessionBus(), this))
     , m_settingsAction(new QAction(tr("Alert &thresholds…"), window))
     , m_marker(new QToolButton)
     , m_banner(new QFrame)
@@ -80,21 +81,11 @@ AlertNotifier::AlertNotifier(QMainWindow *window, ActionController *actions, QSe
         centre->insertWidget(0, m_banner);
     }
 
-    if (QSystemTrayIcon::isSystemTrayAvailable()) {
-        m_tray = new QSystemTrayIcon(QIcon(QStringLiteral(":/icons/outbox-console.svg")), this);
-        m_tray->setToolTip(QApplication::applicationDisplayName());
-        connect(m_tray, &QSystemTrayIcon::messageClicked, this, [this] {
-            if (m_lastShown) {
-                openView(*m_lastShown);
-            }
-        });
-        connect(m_tray, &QSystemTrayIcon::activated, this, [this] {
-            m_window->showNormal();
-            m_window->raise();
-            m_window->activateWindow();
-        });
-        m_tray->show();
-    }
+    connect(m_desktop, &DesktopNotifier::clicked, this, [this] {
+        if (m_lastShown) {
+            openView(*m_lastShown);
+        }
+    });
     m_settingsAction->setObjectName(QStringLiteral("alertSettingsAction"));
     m_settingsAction->setToolTip(tr("When this database's alerts are raised"));
     m_settingsAction->setEnabled(false);
@@ -134,9 +125,7 @@ void AlertNotifier::setClient(StoreClient *client) {
 void AlertNotifier::onRaised(const Alert &alert) {
     m_lastShown = alert;
     m_dismissed = false; // a new alert shows again
-    if (m_tray && m_monitor->thresholds().notify) {
-        m_tray->showMessage(alert.title, alert.text, QSystemTrayIcon::Warning);
-    }
+    m_desktop->notify(alert.title, alert.text, m_monitor->thresholds().notify);
     updateBanner();
 }
 
@@ -178,8 +167,9 @@ void AlertNotifier::editThresholds() {
         return;
     }
     const QString key = DatabaseSettings::keyFor(m_client->connInfo());
-    auto *dialog = new AlertSettingsDialog(m_monitor->thresholds(),
-                                           m_client->connectionDescription(), m_window);
+    auto *dialog = new AlertSettingsDialog(
+        m_monitor->thresholds(), m_client->connectionDescription(), m_desktop->channelDescription(),
+        m_desktop->channel() != DesktopNotifier::Channel::None, m_window);
     dialog->setAttribute(Qt::WA_DeleteOnClose);
     connect(dialog, &QDialog::accepted, this, [this, dialog, key] {
         const AlertThresholds thresholds = dialog->thresholds();

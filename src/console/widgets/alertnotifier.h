@@ -10,19 +10,20 @@ class QFrame;
 class QLabel;
 class QMainWindow;
 class QSettings;
-class QSystemTrayIcon;
 class QToolButton;
 
 namespace outbox::console {
 
 class ActionController;
+class DesktopNotifier;
 class StoreClient;
 
 // Tells the operator first: feeds an AlertMonitor with the counts and the
 // connection state of the window's client (with the thresholds of that
 // database, DatabaseSettings) and shows each alert as a desktop
-// notification when the desktop has a system tray, and always in the
-// window: a banner above the tables (until dismissed) and a button in the
+// notification where the desktop has a tray or a notification service
+// (DesktopNotifier, which also marks an inactive window urgent), and always
+// in the window: a banner above the tables (until dismissed) and a button in the
 // status bar that stays while the condition holds. Clicking any of them
 // brings the window up on the page that shows the problem. A lost
 // connection has its own banner (ConnectionBanner): only the status bar and
@@ -39,7 +40,7 @@ public:
     Q_DISABLE_COPY_MOVE(AlertNotifier)
 
     AlertMonitor *monitor() const { return m_monitor; }
-    bool hasTray() const { return m_tray != nullptr; }
+    DesktopNotifier *desktop() const { return m_desktop; }
 
     // Raises the window on the alert's page.
     void openView(const Alert &alert);
@@ -55,7 +56,7 @@ private:
     QSettings *m_settings;
     QPointer<StoreClient> m_client;
     AlertMonitor *m_monitor;
-    QSystemTrayIcon *m_tray = nullptr;
+    DesktopNotifier *m_desktop;
     QAction *m_settingsAction;
     QToolButton *m_marker; // status bar
     QFrame *m_banner;      // above the tables

@@ -29,7 +29,7 @@ QSpinBox *secondsBox(const QString &name, std::chrono::seconds value) {
 } // namespace
 
 AlertSettingsDialog::AlertSettingsDialog(const AlertThresholds &thresholds, const QString &target,
-                                         QWidget *parent)
+                                         const QString &channel, bool canNotify, QWidget *parent)
     : QDialog(parent)
     , m_initial(thresholds)
     , m_dueAge(secondsBox(QStringLiteral("oldestDueAgeEdit"), thresholds.oldestDueAge))
@@ -53,6 +53,7 @@ AlertSettingsDialog::AlertSettingsDialog(const AlertThresholds &thresholds, cons
     m_notify->setObjectName(QStringLiteral("notifyCheck"));
     m_notify->setChecked(thresholds.notify);
     m_notify->setToolTip(tr("Alerts show in the window either way"));
+    m_notify->setEnabled(canNotify);
 
     auto *intro = new QLabel(tr("The console alerts when one of these holds on this database. "
                                 "Zero turns an alert off. Kept for this database only."));
@@ -76,6 +77,10 @@ AlertSettingsDialog::AlertSettingsDialog(const AlertThresholds &thresholds, cons
            tr("Due events wait and nothing was claimed, delivered or failed for this long"));
     form->addRow(m_connectionLost);
     form->addRow(m_notify);
+    auto *where = new QLabel(channel);
+    where->setObjectName(QStringLiteral("notifyChannelLabel"));
+    where->setWordWrap(true);
+    form->addRow(where);
 
     auto *buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel);
     // An access key as every field here has (Alt+O); Escape cancels.

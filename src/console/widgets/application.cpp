@@ -4,10 +4,13 @@
 #include "console/model/consolesettings.h"
 #include "console/widgets/connectiondialog.h"
 #include "console/widgets/demolauncher.h"
+#include "console/widgets/fleetwindow.h"
+#include "console/widgets/focusstyle.h"
 #include "console/widgets/mainwindow.h"
 
 #include <QApplication>
 #include <QIcon>
+#include <QLoggingCategory>
 #include <QMessageBox>
 #include <QSettings>
 #include <QTimer>
@@ -63,15 +66,32 @@ void setUpApplication() {
     QApplication::setApplicationVersion(QStringLiteral(OUTBOX_VERSION));
     QApplication::setDesktopFileName(QStringLiteral("outbox-console"));
     QApplication::setWindowIcon(QIcon(QStringLiteral(":/icons/outbox-console.svg")));
+    QApplication::setStyle(new FocusStyle); // over the platform's style
+    // A line per dead event on stderr says nothing the dispatcher panel does
+    // not (a demo wrote 900 in 5 minutes); QT_LOGGING_RULES still wins.
+    QLoggingCategory::setFilterRules(QStringLiteral("outbox.dispatch.events.info=false"));
 }
 
-void scheduleScreenshot(MainWindow *window, const CommandLine &line) {
-    QTimer::singleShot(line.screenshotDelay, window, [window, file = line.screenshotFile] {
-        if (!window->grab().save(file)) {
-            printErr(QStringLiteral("could not write the screenshot to %1").arg(file));
-        }
-        window->close();
-    });
+void scheduleScreenshot(QWidget *window, const CommandLine &line) {
+    QTimer::singleShot(
+        line.screenshotDelay, window,
+        [window, file = line.screenshotFile, fleetFile = line.screenshotFleetFile] {
+            QWidget *shown = window;
+            QString target = file;
+            if (!fleetFile.isEmpty()) {
+                // The fleet window: --fleet's, or the one the demo opened.
+                target = fleetFile;
+                for (QWidget *w : QApplication::topLevelWidgets()) {
+                    if (w->objectName() == QLatin1String("fleetWindow") && w->isVisible()) {
+                        shown = w;
+                    }
+                }
+            }
+            if (!shown->grab().save(target)) {
+                printErr(QStringLiteral("could not write the screenshot to %1").arg(target));
+            }
+            window->close();
+        });
 }
 
 } // namespace
@@ -101,6 +121,16 @@ int runApplication(int argc, char **argv, const DemoFactory &demo) {
     if (line.demo && !demo) {
         // Demo mode is the demo program's: it runs in place of this one.
         return usageError(argc, argv, execDemoProgram(arguments.mid(1)));
+    }
+
+    // A fleet file that does not parse is a usage error, also without a display.
+    std::optional<QList<store::FleetEntry>> fleetEntries;
+    if (!line.fleetFile.isEmpty()) {
+        auto entries = store::readFleetFile(line.fleetFile);
+        if (!entries) {
+            return usageError(argc, argv, entries.errorMessage());
+        }
+        fleetEntries = entries.value();
     }
 
     QApplication app(argc, argv);
@@ -139,6 +169,14 @@ int runApplication(int argc, char **argv, const DemoFactory &demo) {
     MainWindowOptions options;
     options.readOnly = line.readOnly;
     options.demo = demo;
+    if (fleetEntries) {
+        FleetWindow fleet(&settings, FleetWindow::withProfiles(*fleetEntries, settings), options);
+        fleet.show();
+        if (!line.screenshotFile.isEmpty() || !line.screenshotFleetFile.isEmpty()) {
+            scheduleScreenshot(&fleet, line);
+        }
+        return app.exec();
+    }
     MainWindow window(&settings, options);
     if (target) {
         window.connectTo(*target, profileName);
@@ -158,7 +196,7 @@ int runApplication(int argc, char **argv, const DemoFactory &demo) {
         }
     }
     window.show();
-    if (!line.screenshotFile.isEmpty()) {
+    if (!line.screenshotFile.isEmpty() || !line.screenshotFleetFile.isEmpty()) {
         scheduleScreenshot(&window, line);
     }
     return app.exec();

@@ -8,6 +8,8 @@
 #include <QItemSelectionModel>
 #include <QLabel>
 #include <QMenu>
+#include <QScrollBar>
+#include <QShortcut>
 #include <QSortFilterProxyModel>
 #include <QTableView>
 #include <QToolButton>
@@ -109,13 +111,29 @@ EventView::EventView(core::Status status, ConsoleSettings *settings, QWidget *pa
             &EventView::selectionChanged);
     connect(m_table->selectionModel(), &QItemSelectionModel::selectionChanged, this,
             &EventView::updateHold);
+    connect(m_table->selectionModel(), &QItemSelectionModel::selectionChanged, this,
+            &EventView::placeNewRowsButton);
     connect(m_proxy, &QAbstractItemModel::rowsRemoved, this, &EventView::keepChosenRow);
 
     m_newRows->setObjectName(QStringLiteral("newRowsButton"));
     m_newRows->setIcon(QIcon(QStringLiteral(":/icons/refresh.svg")));
     m_newRows->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
     m_newRows->hide();
+    // Not a Tab stop (it comes and goes under the keyboard's feet): Alt+N
+    // takes the new rows in, as its tooltip says.
+    m_newRows->setFocusPolicy(Qt::NoFocus);
+    m_newRows->setToolTip(tr("Show the events that came in while you were working here (Alt+N)"));
     connect(m_newRows, &QToolButton::clicked, m_model, &EventTableModel::showHeldRows);
+    auto *showNew = new QShortcut(QKeySequence(int(Qt::ALT) | int(Qt::Key_N)), this);
+    showNew->setContext(Qt::WidgetWithChildrenShortcut);
+    connect(showNew, &QShortcut::activated, this, [this] {
+        if (m_newRows->isVisible())
+            m_newRows->click();
+    });
+    // Never over the chosen row: placed again when the selection or the
+    // scroll position moves.
+    connect(m_table->verticalScrollBar(), &QScrollBar::valueChanged, this,
+            &EventView::placeNewRowsButton);
     connect(m_model, &EventTableModel::heldRowsChanged, this, &EventView::updateNewRowsButton);
     m_table->viewport()->installEventFilter(this);
     connect(m_model, &EventTableModel::loadFailed, this, [this](const QString &message) {
@@ -369,9 +387,25 @@ void EventView::updateNewRowsButton() {
     m_newRows->setText(held == 1 ? tr("1 new event: show it")
                                  : tr("%1 new events: show them").arg(held));
     m_newRows->adjustSize();
-    const QRect area = m_table->viewport()->geometry();
-    m_newRows->move(area.left() + (area.width() - m_newRows->width()) / 2, area.top() + 4);
+    placeNewRowsButton();
     m_newRows->raise();
+}
+
+void EventView::placeNewRowsButton() {
+    if (!m_newRows->isVisible())
+        return;
+    // At the top of the rows, or at their bottom when the chosen row is
+    // under the top place.
+    const QRect area = m_table->viewport()->geometry();
+    const int x = area.left() + (area.width() - m_newRows->width()) / 2;
+    QRect place(QPoint(x, area.top() + 4), m_newRows->size());
+    const QModelIndex current = m_table->selectionModel()->currentIndex();
+    if (current.isValid() && m_table->selectionModel()->isRowSelected(current.row(), {})) {
+        const QRect chosen = m_table->visualRect(current).translated(area.topLeft());
+        if (QRect(area.left(), chosen.top(), area.width(), chosen.height()).intersects(place))
+            place.moveBottom(area.bottom() - 4);
+    }
+    m_newRows->move(place.topLeft());
 }
 
 void EventView::updatePlaceholder() {

@@ -81,6 +81,7 @@ private:
     bool selectChosenRow();
     void updateHold();
     void updateNewRowsButton();
+    void placeNewRowsButton();
 
     core::Status m_status;
     ConsoleSettings *m_settings;

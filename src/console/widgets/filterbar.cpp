@@ -6,9 +6,13 @@
 
 #include <QEvent>
 #include <QIcon>
+#include <QResizeEvent>
 #include <QSet>
 #include <QTimer>
 #include <QUuid>
+#include <QVBoxLayout>
+
+#include <limits>
 
 namespace outbox::console {
 
@@ -75,6 +79,27 @@ FilterBar::FilterBar(FilterState *state, QWidget *parent)
     m_ui->errorChip->installEventFilter(this);
     m_ui->payloadProblem->hide();
     validate();
+
+    // The form's one row becomes two rows that arrangeRows() fills.
+    m_mainFields = {m_ui->searchEdit, m_ui->namespaceCombo, m_ui->topicCombo, m_ui->timeCombo,
+                    m_ui->fromEdit,   m_ui->toEdit,         m_ui->clearButton};
+    m_preciseFields = {m_ui->tenantEdit, m_ui->traceEdit, m_ui->payloadFilter, m_ui->payloadProblem,
+                       m_ui->errorChip};
+    const QMargins margins = m_ui->layout->contentsMargins();
+    const int spacing = m_ui->layout->spacing();
+    delete m_ui->layout; // its widgets stay children of this bar
+    m_ui->layout = nullptr;
+    auto *rows = new QVBoxLayout(this);
+    rows->setContentsMargins(margins);
+    rows->setSpacing(spacing);
+    m_firstRow = new QHBoxLayout;
+    m_secondRow = new QHBoxLayout;
+    m_firstRow->setSpacing(spacing);
+    m_secondRow->setSpacing(spacing);
+    rows->addLayout(m_firstRow);
+    rows->addLayout(m_secondRow);
+    m_twoRows = true; // so that the first arrangement fills the one row
+    arrangeRows(std::numeric_limits<int>::max());
 
     connect(m_ui->searchEdit, &QLineEdit::textChanged, this,
             [this] { scheduleChange(kTypingDelayMs); });
@@ -408,7 +433,59 @@ bool FilterBar::eventFilter(QObject *watched, QEvent *event) {
 
 void FilterBar::resizeEvent(QResizeEvent *event) {
     QWidget::resizeEvent(event);
+    arrangeRows(event->size().width());
     updateErrorChip(); // more room, maybe: ask for it again
+}
+
+int FilterBar::rowMinimumWidth(const QList<QWidget *> &fields) const {
+    int width = 0;
+    int shown = 0;
+    for (const QWidget *field : fields) {
+        // The chip keeps its room while hidden (no jump when it appears).
+        if (field->isHidden() && !field->sizePolicy().retainSizeWhenHidden())
+            continue;
+        width += std::max(field->minimumSizeHint().width(), field->minimumWidth());
+        ++shown;
+    }
+    const QMargins margins = layout()->contentsMargins();
+    return width + std::max(shown - 1, 0) * layout()->spacing() + margins.left() + margins.right();
+}
+
+QSize FilterBar::minimumSizeHint() const {
+    const QSize rows = QWidget::minimumSizeHint();
+    const int least = std::max(rowMinimumWidth(m_mainFields), rowMinimumWidth(m_preciseFields));
+    return {least, rows.height()};
+}
+
+void FilterBar::arrangeRows(int width) {
+    const bool two = width < rowMinimumWidth(m_mainFields + m_preciseFields);
+    if (two == m_twoRows)
+        return;
+    m_twoRows = two;
+    const auto take = [](QHBoxLayout *row) {
+        while (QLayoutItem *item = row->takeAt(0))
+            delete item; // the widget items only; the widgets stay
+    };
+    take(m_firstRow);
+    take(m_secondRow);
+    // One row in the form's order; two rows: what narrows a search by its
+    // exact values (tenant, trace, payload, error group) goes below.
+    const QList<QWidget *> first =
+        two ? m_mainFields
+            : QList<QWidget *>{m_ui->searchEdit,     m_ui->namespaceCombo, m_ui->topicCombo,
+                               m_ui->tenantEdit,     m_ui->traceEdit,      m_ui->payloadFilter,
+                               m_ui->payloadProblem, m_ui->timeCombo,      m_ui->fromEdit,
+                               m_ui->toEdit,         m_ui->errorChip,      m_ui->clearButton};
+    for (QWidget *field : first)
+        m_firstRow->addWidget(field);
+    if (two) {
+        for (QWidget *field : std::as_const(m_preciseFields))
+            m_secondRow->addWidget(field);
+        m_secondRow->addStretch(1);
+    }
+    // The search field takes what is left of its row.
+    m_firstRow->setStretchFactor(m_ui->searchEdit, 1);
+    updateGeometry();
 }
 
 void FilterBar::clear() {

@@ -14,6 +14,8 @@ namespace Ui {
 class FilterBar;
 }
 
+class QHBoxLayout;
+
 namespace outbox::console {
 
 class FilterState;
@@ -56,6 +58,11 @@ public:
     void clear();
     void focusSearch();
 
+    // In two rows (narrow: a laptop with panes beside the tables) the
+    // least width is the wider row's, so the window can give it that.
+    QSize minimumSizeHint() const override;
+    bool isInTwoRows() const { return m_twoRows; }
+
 protected:
     bool eventFilter(QObject *watched, QEvent *event) override;
     void resizeEvent(QResizeEvent *event) override;
@@ -74,10 +81,19 @@ private:
     // The chip's text elided (at its end) to fit `width`.
     void setChipText(int width);
     void updateTopics();
+    // The fields in one row, or in two (the precise ones below) when one
+    // row does not fit `width`.
+    void arrangeRows(int width);
+    int rowMinimumWidth(const QList<QWidget *> &fields) const;
 
     FilterState *m_state;
     std::unique_ptr<Ui::FilterBar> m_ui;
     QTimer m_debounce;
+    QHBoxLayout *m_firstRow = nullptr;
+    QHBoxLayout *m_secondRow = nullptr;
+    QList<QWidget *> m_mainFields;    // search ... clear: always the first row
+    QList<QWidget *> m_preciseFields; // tenant, trace, payload, error chip
+    bool m_twoRows = false;
     QList<store::TopicCount> m_topics;
     QDateTime m_rangeFrom; // for the relative ranges
     QString m_problem;

@@ -1,6 +1,7 @@
 #include "console/widgets/mainwindow.h"
 
 #include "console/model/consolesettings.h"
+#include "console/model/databasesettings.h"
 #include "console/model/eventtablemodel.h"
 #include "console/model/filterstate.h"
 #include "console/model/statusnavmodel.h"
@@ -479,7 +480,18 @@ DemoStart MainWindow::startDemo() {
         statusBar()->showMessage(tr("Demo: %1").arg(step));
         m_indicators->setTarget(tr("demo: %1").arg(step));
     });
+    if (auto *again = findChild<QAction *>(QStringLiteral("startDemoAction"))) {
+        again->setEnabled(false);
+        again->setToolTip(tr("A demo runs in this window"));
+    }
     connect(m_demo, &DemoController::ready, this, [this](const core::ConnInfo &info) {
+        // The demo's cluster is new on every run: what the console keeps
+        // for it goes with it, instead of piling up in the settings.
+        connect(m_demo, &DemoController::stopped, this,
+                [this, key = DatabaseSettings::keyFor(info)] {
+                    if (m_settings)
+                        DatabaseSettings(m_settings->qsettings(), key).forget();
+                });
         m_dispatcher->setConfig(m_demo->dispatcherConfig(), false);
         m_dispatcher->setPublisherFactory(m_demo->publisherFactory());
         connectTo(info, tr("demo"));

@@ -2,6 +2,7 @@
 
 #include "console/widgets/actions.h"
 #include "console/widgets/filterbar.h"
+#include "console/widgets/fleetwindow.h"
 
 #include <QApplication>
 #include <QDockWidget>
@@ -54,6 +55,9 @@ QMenu *buildWindowMenus(QMainWindow *window, ActionController *actions, FilterBa
                     QKeySequence::Open, window, commands.connect);
     QAction *demo = file->addAction(QMainWindow::tr("Start &demo"), window, commands.startDemo);
     demo->setObjectName(QStringLiteral("startDemoAction"));
+    QAction *fleet = file->addAction(QMainWindow::tr("Open &fleet…"), window,
+                                     [window] { openFleetDialog(window); });
+    fleet->setObjectName(QStringLiteral("openFleetAction"));
     if (auto *alerts = window->findChild<QAction *>(QStringLiteral("alertSettingsAction")))
         file->addAction(alerts); // AlertNotifier's
     file->addSeparator();
@@ -75,6 +79,12 @@ QMenu *buildWindowMenus(QMainWindow *window, ActionController *actions, FilterBa
     view->addSeparator();
     for (QDockWidget *dock : window->findChildren<QDockWidget *>()) {
         view->addAction(dock->toggleViewAction());
+        // Shown from the menu, a pane tabbed with others comes to the front
+        // (it used to open as a hidden tab behind the one on show).
+        QObject::connect(dock->toggleViewAction(), &QAction::triggered, dock, [dock](bool on) {
+            if (on)
+                dock->raise();
+        });
     }
 
     actions->fillActionsMenu(window->menuBar()->addMenu(QMainWindow::tr("&Actions")));
