@@ -104,6 +104,12 @@ private Q_SLOTS:
         QCOMPARE(sqlScalar(db, QStringLiteral("SELECT reason FROM outbox_destination_pauses"
                                               " WHERE destination = 'hooks'")),
                  QStringLiteral("INC-42"));
+        // Who looks at the dispatchers sees it.
+        result = runCtl({QStringLiteral("dispatchers"), QStringLiteral("--db"), conn});
+        CTL_VERIFY_EXIT(result, 0);
+        QVERIFY2(result.out.contains(QLatin1String("Paused: destination hooks since")) &&
+                     result.out.contains(QLatin1String(": INC-42")),
+                 qPrintable(result.out));
         result = runCtl({QStringLiteral("destination"), QStringLiteral("resume"),
                          QStringLiteral("hooks"), QStringLiteral("--db"), conn});
         CTL_VERIFY_EXIT(result, 0);
