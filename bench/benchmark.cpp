@@ -2,6 +2,7 @@
 
 #include "bench/dispatch.h"
 #include "bench/harness.h"
+#include "bench/isolation.h"
 #include "bench/kafka.h"
 #include "bench/paused.h"
 #include "core/uuidv7.h"
@@ -542,6 +543,15 @@ core::Result<BenchResults> Benchmark::run() {
     if (o.phases.contains(QLatin1String("latency"))) {
         if (auto measured = latency(); !measured)
             return measured.error();
+    }
+    if (o.phases.contains(QLatin1String("isolation"))) {
+        auto measured =
+            in(QStringLiteral("isolation"),
+               measureIsolation(
+                   database, o, [this](qint64 target) { return plan(true, target); }, progress));
+        if (!measured)
+            return measured.error();
+        r.isolation = measured.value();
     }
     runner.stop();
     nginx.stop();

@@ -41,10 +41,11 @@ struct BenchOptions {
     int burst = 100000;          // the claim path's bursts (stale statistics, aggregate order)
     int pausedBacklog = 1000000; // paused events older than the rest (the paused phase)
     // Which measurements to run (see --only).
-    QStringList phases{
-        QStringLiteral("db"),     QStringLiteral("http"),    QStringLiteral("nginx"),
-        QStringLiteral("sizes"),  QStringLiteral("latency"), QStringLiteral("claim-path"),
-        QStringLiteral("paused"), QStringLiteral("kafka"),   QStringLiteral("burn-down")};
+    QStringList phases{QStringLiteral("db"),        QStringLiteral("http"),
+                       QStringLiteral("nginx"),     QStringLiteral("sizes"),
+                       QStringLiteral("latency"),   QStringLiteral("claim-path"),
+                       QStringLiteral("paused"),    QStringLiteral("kafka"),
+                       QStringLiteral("isolation"), QStringLiteral("burn-down")};
 };
 
 // What the benchmark measured. Rates are per second; latencies milliseconds.
@@ -93,6 +94,9 @@ struct BenchResults {
     // when it did not run.
     QJsonObject retention;
     QJsonObject kafka; // bench/kafka.h; empty when it did not run
+    // Isolation between destinations (bench/isolation.h). Empty when it did
+    // not run.
+    QJsonObject isolation;
 
     QJsonObject environment; // cpus, PostgreSQL version, Qt version, options...
 };

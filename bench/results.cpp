@@ -1,5 +1,6 @@
 #include "bench/benchmark.h"
 #include "bench/harness.h"
+#include "bench/isolation.h"
 #include "bench/kafka.h"
 
 #include <QJsonArray>
@@ -65,6 +66,7 @@ QList<Check> checkTargets(const BenchResults &r) {
         }
     }
     checks += kafkaChecks(r.kafka);
+    checks += isolationChecks(r.isolation);
     if (!r.burnDown.isEmpty()) {
         const auto b = [&r](const char *key) {
             return r.burnDown.value(QLatin1String(key)).toDouble();
@@ -162,6 +164,8 @@ QJsonObject resultsJson(const BenchResults &r) {
         json.insert(QStringLiteral("paused"), r.paused);
     if (!r.kafka.isEmpty())
         json.insert(QStringLiteral("kafka"), r.kafka);
+    if (!r.isolation.isEmpty())
+        json.insert(QStringLiteral("isolation"), r.isolation);
     const QList<Check> checks = checkTargets(r);
     json.insert(QStringLiteral("targets"),
                 checksJson(checks, QStringLiteral("name"), QStringLiteral("value")));

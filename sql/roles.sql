@@ -103,6 +103,16 @@ GRANT EXECUTE ON FUNCTION
     outbox_history_backlog(uuid, text, bigint, bigint, bigint, bigint, double precision)
     TO outbox_dispatcher;
 
+-- Destinations of routing dispatchers (015_destinations.sql): dispatchers
+-- read the pauses in their claim and report their destinations, operators
+-- pause and resume them (the functions write the audit row), everybody reads.
+GRANT SELECT ON outbox_destination_pauses TO outbox_dispatcher, outbox_operator, outbox_viewer;
+GRANT EXECUTE ON FUNCTION outbox_dispatcher_destinations(uuid, text, jsonb)
+    TO outbox_dispatcher, outbox_operator;
+GRANT EXECUTE ON FUNCTION outbox_destination_pause(text, text, text, text, text),
+                          outbox_destination_resume(text, text, text, text)
+    TO outbox_operator;
+
 -- The limits the owner sets (012_hardening.sql): everybody may read them.
 GRANT SELECT ON outbox_limits
     TO outbox_producer, outbox_dispatcher, outbox_operator, outbox_viewer;

@@ -15,7 +15,7 @@ namespace {
 
 using namespace Qt::StringLiterals;
 
-constexpr std::array<CommandInfo, 16> kCommands{{
+constexpr std::array<CommandInfo, 18> kCommands{{
     {"migrate"_L1, "Create or upgrade the outbox schema"_L1, runMigrate},
     {"enqueue"_L1, "Add one event to the outbox"_L1, runEnqueue},
     {"stats"_L1, "Counts per status and per namespace/topic"_L1, runStats},
@@ -31,6 +31,9 @@ constexpr std::array<CommandInfo, 16> kCommands{{
     {"dispatchers"_L1, "List the registered dispatchers and what is paused"_L1, runDispatchers},
     {"pause"_L1, "Stop delivering a namespace or topic"_L1, runPause},
     {"resume"_L1, "Deliver a paused namespace or topic again"_L1, runResume},
+    {"routes"_L1, "Check a routes file and show where an event would go"_L1, runRoutes},
+    {"destination"_L1, "Pause or resume a destination of the routing dispatchers"_L1,
+     runDestination},
     {"fleet"_L1, "Many outbox databases at once: 'fleet status --fleet FILE'"_L1, runFleet},
 }};
 

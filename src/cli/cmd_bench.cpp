@@ -1,5 +1,6 @@
 #include "bench/benchmark.h"
 #include "bench/harness.h"
+#include "bench/isolation.h"
 #include "bench/kafka.h"
 #include "bench/paused.h"
 #include "bench/report.h"
@@ -155,6 +156,8 @@ void printHuman(QTextStream &out, const bench::BenchResults &r) {
     for (const auto &[figure, value] :
          bench::pausedFigures(r.paused) + bench::kafkaFigures(r.kafka))
         figures.addRow({figure, value});
+    for (const auto &[figure, value] : bench::isolationFigures(r.isolation))
+        figures.addRow({figure, value});
     figures.print(out);
     out << '\n';
 
@@ -179,8 +182,9 @@ int runBench(CommandContext &context) {
                        "in batches (to the runner and to nginx), request latency by body size, "
                        "commit-to-delivered latency at low load, the claim path "
                        "(a burst into stale statistics, delivery in aggregate order), delivery "
-                       "beside a paused backlog, delivery to Kafka (a mock cluster) and a large "
-                       "burn-down (rate and memory). Prints "
+                       "beside a paused backlog, delivery to Kafka (a mock cluster), one "
+                       "destination's delivery beside a failing one, and a large burn-down (rate "
+                       "and memory). Prints "
                        "each figure with its target and "
                        "PASS/FAIL."),
         CommandParser::Database::NotNeeded);
@@ -222,7 +226,7 @@ int runBench(CommandContext &context) {
         option("no-durable", "fsync and synchronous_commit off (faster, like the tests)."),
         option("only",
                "Run only these measurements, comma-separated: db, http, nginx, sizes, latency, "
-               "claim-path, paused, kafka, burn-down.",
+               "claim-path, paused, kafka, isolation, burn-down.",
                "list"),
         option("strict", "Exit 1 when a target is missed."),
     });

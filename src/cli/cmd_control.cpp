@@ -3,11 +3,14 @@
 #include "cli/commands.h"
 #include "cli/output.h"
 #include "core/displaytext.h"
+#include "dispatch/routingreport.h"
+#include "store/destinationstore.h"
 #include "store/operations.h"
 #include "store/pausestore.h"
 #include "store/registrystore.h"
 
 #include <QJsonArray>
+#include <QJsonDocument>
 
 namespace outbox::cli {
 
@@ -128,7 +131,9 @@ int runDispatchers(CommandContext &context) {
         "application, db_user, namespace (null: all), runner_url, concurrency, state,\n"
         "in_flight, delivered_per_second, failed_per_second, delivered_total,\n"
         "heartbeat_interval_ms, started_at, heartbeat_at}], paused[{namespace, topic,\n"
-        "reason, paused_by, os_user, paused_at}]."));
+        "reason, paused_by, os_user, paused_at}], destinations{worker_id: [{name, kind,\n"
+        "target, circuit, reason, in_flight, limit, delivered_per_s, last_error, ...}]},\n"
+        "paused_destinations[{destination, reason, paused_by, paused_at}]."));
     if (auto exit = parser.parseOptionsOnly())
         return *exit;
     std::unique_ptr<Connection> connection;
@@ -142,6 +147,14 @@ int runDispatchers(CommandContext &context) {
     auto paused = pauses.list();
     if (!paused)
         return parser.fail(paused.error());
+    // Routing dispatchers' destinations and the paused ones (sql/015).
+    store::DestinationStore destinationStore(*connection);
+    auto destinations = destinationStore.reports();
+    if (!destinations)
+        return parser.fail(destinations.error());
+    auto pausedDestinations = destinationStore.pauses();
+    if (!pausedDestinations)
+        return parser.fail(pausedDestinations.error());
     auto &out = context.console.out();
     if (parser.isSet(json)) {
         QJsonArray dispatchers;
@@ -150,10 +163,24 @@ int runDispatchers(CommandContext &context) {
         QJsonArray pausedJson;
         for (const auto &pause : paused.value())
             pausedJson.append(pauseJson(pause));
-        out << jsonText(QJsonObject{{QStringLiteral("server_time"), jsonTime(list->serverTime)},
-                                    {QStringLiteral("alive"), list->aliveCount()},
-                                    {QStringLiteral("dispatchers"), dispatchers},
-                                    {QStringLiteral("paused"), pausedJson}})
+        QJsonObject routed; // worker id -> its destinations, as reported
+        for (auto it = destinations->cbegin(); it != destinations->cend(); ++it)
+            routed.insert(it.key().toString(QUuid::WithoutBraces),
+                          QJsonDocument::fromJson(it.value().toUtf8()).array());
+        QJsonArray pausedDestinationsJson;
+        for (const auto &pause : pausedDestinations.value())
+            pausedDestinationsJson.append(
+                QJsonObject{{QStringLiteral("destination"), pause.destination},
+                            {QStringLiteral("reason"), pause.reason},
+                            {QStringLiteral("paused_by"), pause.pausedBy},
+                            {QStringLiteral("paused_at"), jsonTime(pause.pausedAt)}});
+        out << jsonText(
+                   QJsonObject{{QStringLiteral("server_time"), jsonTime(list->serverTime)},
+                               {QStringLiteral("alive"), list->aliveCount()},
+                               {QStringLiteral("dispatchers"), dispatchers},
+                               {QStringLiteral("paused"), pausedJson},
+                               {QStringLiteral("destinations"), routed},
+                               {QStringLiteral("paused_destinations"), pausedDestinationsJson}})
             << '\n';
         return ExitOk;
     }
@@ -178,7 +205,29 @@ int runDispatchers(CommandContext &context) {
         }
         table.print(out);
         out << '\n' << list->aliveCount() << " alive.\n";
+        for (const auto &e : list->entries) {
+            if (!e.alive)
+                continue;
+            for (const auto &d : dispatch::destinationsFromJson(destinations->value(e.workerId)))
+                out << "Destination " << d.name << " of " << e.host << " (pid " << e.pid
+                    << "): circuit " << d.circuit
+                    << core::escapeControls(d.reason.isEmpty() ? QString()
+                                                               : QStringLiteral(" (") + d.reason +
+                                                                     QStringLiteral(")"))
+                    << ", " << QString::number(d.deliveredPerSecond, 'f', 1) << " delivered/s, "
+                    << d.inFlight << '/' << d.limit << " in flight"
+                    << core::escapeControls(d.lastError.isEmpty()
+                                                ? QString()
+                                                : QStringLiteral(", last error: ") + d.lastError)
+                    << '\n';
+        }
     }
+    for (const auto &pause : pausedDestinations.value())
+        out << "Paused: "
+            << core::escapeControls(QStringLiteral("destination %1 since %2 by %3: %4")
+                                        .arg(pause.destination, isoTime(pause.pausedAt),
+                                             pause.pausedBy, pause.reason))
+            << '\n';
     for (const auto &pause : paused.value())
         out << "Paused: "
             << core::escapeControls(QStringLiteral("%1 since %2 by %3: %4")

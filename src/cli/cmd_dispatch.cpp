@@ -2,6 +2,7 @@
 #include "cli/housekeepingflags.h"
 #include "cli/kafkaflags.h"
 #include "cli/logging.h"
+#include "cli/routesfile.h"
 #include "cli/serviceutil.h"
 #include "core/dispatcherconfig.h"
 #include "core/displaytext.h"
@@ -25,6 +26,7 @@ namespace {
 
 struct DispatchOptions {
     core::DispatcherConfig config;
+    QString routesFile; // --routes, or $OUTBOX_ROUTES
     std::optional<std::pair<QHostAddress, quint16>> metricsAddress;
     core::Millis statsInterval{10000};
     bool noListen = false;
@@ -265,6 +267,11 @@ void addDispatchOptions(CommandParser &parser, DispatchOptions &options) {
                      "HTTP statuses that dead-letter at once, comma-separated (default 410; "
                      "'none').",
                      config.permanentStatuses, parseStatuses),
+        valueOption("routes <file>",
+                    "Deliver by a routes file: several destinations chosen per event by "
+                    "namespace and topic (README, \"Routing\"; check it with `outboxctl routes "
+                    "check FILE`). Instead of --runner-url. Default: $OUTBOX_ROUTES.",
+                    options.routesFile),
         parsedOption("metrics-addr <host:port>",
                      "Serve Prometheus metrics at http://HOST:PORT/metrics (GET only). :PORT "
                      "is 127.0.0.1:PORT; give 0.0.0.0:PORT to serve every interface.",
@@ -291,6 +298,23 @@ void addDispatchOptions(CommandParser &parser, DispatchOptions &options) {
         "https://runner.internal/events \\\n"
         "      --secret-file /etc/outbox/webhook-secret --concurrency 64 --metrics-addr "
         "127.0.0.1:9464"));
+}
+
+// --routes (or $OUTBOX_ROUTES): the file read and checked, its destinations
+// the dispatcher's (cli/routesfile.h).
+core::Result<void> readRoutes(const CommandParser &parser, DispatchOptions &options) {
+    if (options.routesFile.isEmpty())
+        options.routesFile = qEnvironmentVariable("OUTBOX_ROUTES").trimmed();
+    if (options.routesFile.isEmpty())
+        return {};
+    if (options.kafka)
+        return usage(QStringLiteral("--routes and --kafka-brokers both given; a routes file names "
+                                    "its destinations: put the Kafka destination in the file "
+                                    "(kind = kafka) and leave out the --kafka-* options"));
+    if (parser.isSet(QStringLiteral("runner-url")))
+        return usage(QStringLiteral("--routes and --runner-url both given; a routes file names "
+                                    "its destinations' URLs: leave out --runner-url"));
+    return loadDispatchRoutes(options.config, options.routesFile);
 }
 
 // The options, then what comes from elsewhere when they are not given: the
@@ -324,6 +348,8 @@ core::Result<void> readDispatchOptions(CommandParser &parser, DispatchOptions &o
         // their destinations.
         config.runnerUrl = QUrl(QStringLiteral("http://kafka.invalid/"));
     }
+    if (auto routed = readRoutes(parser, options); !routed)
+        return routed;
     if (options.unsignedIntended && !config.secrets.isEmpty())
         return usage(QStringLiteral("--unsigned, yet a signing secret is given (--secret-file, "
                                     "$OUTBOX_RUNNER_SECRET or the webhook-secret credential); "

@@ -25,6 +25,8 @@ int runReplay(CommandContext &context);      // cmd_actions.cpp
 int runDispatch(CommandContext &context);    // cmd_dispatch.cpp
 int runDispatchers(CommandContext &context); // cmd_control.cpp
 int runPause(CommandContext &context);       // cmd_control.cpp
+int runRoutes(CommandContext &context);      // routesfile.cpp
+int runDestination(CommandContext &context); // cmd_destination.cpp
 int runResume(CommandContext &context);      // cmd_control.cpp
 int runFleet(CommandContext &context);       // cmd_fleet.cpp
 

@@ -53,7 +53,9 @@ std::optional<Delivery> deliveryNamed(QStringView name) {
     return valueNamed(kDeliveryNames, name);
 }
 
-Result<void> DispatcherConfig::validate() const {
+namespace {
+
+Result<void> checkRunnerUrl(const QUrl &runnerUrl) {
     if (runnerUrl.isEmpty())
         return refuse(QStringLiteral("--runner-url is missing; give the runner endpoint, e.g. "
                                      "--runner-url http://localhost:8080/events"));
@@ -67,6 +69,15 @@ Result<void> DispatcherConfig::validate() const {
         return refuse(QStringLiteral("--runner-url \"") % showUrl(runnerUrl) %
                       QStringLiteral("\" has no host; use e.g. "
                                      "--runner-url http://localhost:8080/events"));
+    return {};
+}
+
+} // namespace
+
+Result<void> DispatcherConfig::validate() const {
+    // With routes each destination's own configuration checks its URL.
+    if (auto url = routes ? Result<void>() : checkRunnerUrl(runnerUrl); !url)
+        return url;
 
     for (auto check : {checkPositive("--batch-size", batchSize, "500"),
                        checkPositive("--concurrency", concurrency, "64"),
@@ -193,8 +204,11 @@ LogLine DispatcherConfig::logFields() const {
     for (int status : permanentStatuses)
         statuses << QString::number(status);
     LogLine fields;
-    fields.add("runner-url", showUrl(runnerUrl))
-        .add("batch-size", batchSize)
+    if (routes)
+        fields.add("routes", routesFile);
+    else
+        fields.add("runner-url", showUrl(runnerUrl));
+    fields.add("batch-size", batchSize)
         .add("concurrency", concurrency)
         .add("lease", formatDuration(lease))
         .add("poll-interval", formatDuration(pollInterval))

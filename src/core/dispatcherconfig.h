@@ -10,9 +10,12 @@
 #include <QUrl>
 #include <QUuid>
 
+#include <memory>
 #include <optional>
 
 namespace outbox::core {
+
+class Routes;
 
 // How events travel to the runner: one request per event, or many events in
 // one request (the batch format of the delivery contract, docs/RUNNER-CONTRACT.md).
@@ -62,6 +65,10 @@ struct DispatcherConfig {
     static constexpr qint64 DefaultMaxResponseBytes = 64 * 1024;
     static constexpr qint64 MaxResponseBytesLimit = 64 * 1024 * 1024;
     Ordering ordering = Ordering::None;
+    // Several destinations chosen per event (core/routes.h, set by
+    // applyRoutes()); null: every event goes to runnerUrl.
+    std::shared_ptr<const Routes> routes;
+    QString routesFile; // where the routes were read, for logs
 
     // Most events in flight (the claim window): `concurrency` requests of one
     // event, or with batch delivery of up to batch_max_events events each.

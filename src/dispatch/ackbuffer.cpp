@@ -12,6 +12,10 @@ namespace outbox::dispatch {
 
 void AckBuffer::add(const PublishOutcome &outcome, const QDateTime &createdAt,
                     core::Millis retryDelay) {
+    if (outcome.kind == PublishOutcome::Kind::Returned) {
+        m_returns.append(store::Release{outcome.id, outcome.attempts, false});
+        return;
+    }
     if (outcome.kind == PublishOutcome::Kind::Delivered) {
         m_acks.append(PendingAck{outcome.id, outcome.attempts, createdAt});
         return;
@@ -38,6 +42,7 @@ void AckBuffer::add(const PublishOutcome &outcome, const QDateTime &createdAt,
 void AckBuffer::clear() {
     m_acks.clear();
     m_nacks.clear();
+    m_returns.clear();
 }
 
 core::Result<AckBuffer::Flushed> AckBuffer::flush(store::OutboxStore &store, const QUuid &workerId,
@@ -99,6 +104,14 @@ core::Result<AckBuffer::Flushed> AckBuffer::flush(store::OutboxStore &store, con
         }
         stats.fencedOut += fenced.size();
         m_nacks.clear();
+    }
+    if (!m_returns.isEmpty()) {
+        const auto result = store.release(workerId, m_returns, maxAttempts);
+        if (!result)
+            return result.error();
+        stats.released += result->applied;
+        stats.fencedOut += result->fencedOut.size();
+        m_returns.clear();
     }
     return flushed;
 }

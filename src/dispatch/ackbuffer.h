@@ -21,13 +21,14 @@ class AckBuffer final {
 public:
     // The outcome of one attempt at a row created at `createdAt`: an ack
     // when delivered, else a nack (dead at once when permanent, otherwise
-    // due again after `retryDelay`).
+    // due again after `retryDelay`); a returned row's lease is released with
+    // its attempt given back.
     void add(const PublishOutcome &outcome, const QDateTime &createdAt, core::Millis retryDelay);
 
     int ackCount() const { return int(m_acks.size()); }
     int nackCount() const { return int(m_nacks.size()); }
-    int size() const { return ackCount() + nackCount(); }
-    bool isEmpty() const { return m_acks.isEmpty() && m_nacks.isEmpty(); }
+    int size() const { return ackCount() + nackCount() + int(m_returns.size()); }
+    bool isEmpty() const { return m_acks.isEmpty() && m_nacks.isEmpty() && m_returns.isEmpty(); }
     void clear();
 
     struct Flushed {
@@ -48,6 +49,7 @@ private:
 
     QList<PendingAck> m_acks;
     QList<store::Nack> m_nacks;
+    QList<store::Release> m_returns;
 };
 
 } // namespace outbox::dispatch

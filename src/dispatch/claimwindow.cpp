@@ -29,6 +29,7 @@ bool ClaimWindow::worthRefilling(const core::DispatcherConfig &config) const {
 core::Result<ClaimWindow::Claimed> ClaimWindow::claim(store::OutboxStore &store,
                                                       const QUuid &workerId,
                                                       const core::DispatcherConfig &config,
+                                                      const QList<store::ClaimRoute> &routes,
                                                       DispatcherStats &stats) {
     const int wanted = std::min(freeSlots(config), config.batchSize);
     m_backlog = false;
@@ -39,6 +40,7 @@ core::Result<ClaimWindow::Claimed> ClaimWindow::claim(store::OutboxStore &store,
     options.nameSpace = config.nameSpace;
     options.ordering = config.ordering;
     options.createdFrom = m_floor;
+    options.routes = routes;
     auto claimed = store.claimBatch(workerId, options);
     ++stats.claims;
     if (!claimed)
@@ -74,8 +76,14 @@ QList<store::Release> ClaimWindow::abandonAll() {
     return releases;
 }
 
-void ClaimWindow::refreshFloor(store::OutboxStore &store, const QString &nameSpace) {
-    auto floor = store.claimFloor(nameSpace);
+void ClaimWindow::refreshFloor(store::OutboxStore &store, const QString &nameSpace,
+                               const QList<store::ClaimRoute> &routes) {
+    // With routes, from the floor found before, and in full every
+    // kFullFloorEvery refreshes (a destination resumed by an operator, a
+    // producer transaction that committed late).
+    const bool full = routes.isEmpty() || ++m_floorRefreshes % kFullFloorEvery == 0;
+    auto floor =
+        store.claimFloor(nameSpace, core::Millis(1000), routes, full ? QString() : m_floor);
     if (!floor) {
         // Not worth a reconnect of its own: the claim right after notices a
         // lost connection; meanwhile claim without a bound.

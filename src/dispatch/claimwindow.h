@@ -48,8 +48,10 @@ public:
         bool full = false;               // as many rows as there were free slots
     };
     // Claims up to the free slots (at most batch_size), counting into `stats`.
+    // `routes`: a routing publisher's (Publisher::claimRoutes()).
     core::Result<Claimed> claim(store::OutboxStore &store, const QUuid &workerId,
-                                const core::DispatcherConfig &config, DispatcherStats &stats);
+                                const core::DispatcherConfig &config,
+                                const QList<store::ClaimRoute> &routes, DispatcherStats &stats);
 
     // Takes the flight an outcome completes out of the window; nullopt for a
     // row abandoned at shutdown or an outcome of an earlier attempt.
@@ -60,13 +62,17 @@ public:
 
     // ClaimOptions::createdFrom, refreshed every poll interval so that claims
     // start past the index entries of rows delivered since the last vacuum.
-    // Cleared (no bound) on a new connection or namespace.
-    void refreshFloor(store::OutboxStore &store, const QString &nameSpace);
+    // Cleared (no bound) on a new connection or namespace, and when a
+    // routing publisher's claimable destinations change.
+    void refreshFloor(store::OutboxStore &store, const QString &nameSpace,
+                      const QList<store::ClaimRoute> &routes = {});
     void clearFloor() { m_floor.clear(); }
 
 private:
     QHash<QUuid, Flight> m_flights;
     QString m_floor;
+    int m_floorRefreshes = 0;
+    static constexpr int kFullFloorEvery = 5;
     bool m_backlog = false;
 };
 

@@ -5,6 +5,7 @@
 #include "core/uuidv7.h"
 #include "dispatch/logging.h"
 #include "dispatch/notifier.h"
+#include "dispatch/routingpublisher.h"
 #include "dispatch/threadpriority.h"
 #include "store/outboxstore.h"
 
@@ -37,7 +38,11 @@ Dispatcher::Dispatcher(core::ConnInfo connInfo, core::DispatcherConfig config,
     qRegisterMetaType<outbox::core::DispatcherConfig>();
 
     if (!m_factory)
-        m_factory = httpPublisherFactory();
+        m_factory = [this]() -> std::unique_ptr<Publisher> {
+            if (m_config.routes)
+                return std::make_unique<RoutingPublisher>();
+            return httpPublisherFactory()();
+        };
 
     m_claimTimer.setSingleShot(true);
     connect(&m_claimTimer, &QTimer::timeout, this, &Dispatcher::claim);
@@ -108,6 +113,12 @@ void Dispatcher::start() {
         return;
     }
     connect(m_publisher.get(), &Publisher::finished, this, &Dispatcher::onPublished);
+    // What the claims may take changed: so did their floor.
+    connect(m_publisher.get(), &Publisher::claimRoutesChanged, this, [this] {
+        m_window.clearFloor();
+        refreshClaimFloor();
+        claimSoon();
+    });
     m_statsTimer.start(m_options.statsInterval);
 
     if (const auto opened = m_connection.open(!m_everConnected); !opened) {
@@ -311,7 +322,12 @@ void Dispatcher::claim() {
         m_window.noteBacklog();
         return;
     }
-    auto claimed = m_window.claim(*m_connection.store(), m_stats.workerId, m_config, m_stats);
+    const QList<store::ClaimRoute> routes = m_publisher->claimRoutes();
+    if (!routes.isEmpty() && std::none_of(routes.cbegin(), routes.cend(),
+                                          [](const auto &route) { return route.claimable; }))
+        return; // every destination is full or open: claimRoutesChanged() wakes us
+    auto claimed =
+        m_window.claim(*m_connection.store(), m_stats.workerId, m_config, routes, m_stats);
     if (!claimed) {
         handleStoreError(claimed.error(), QStringLiteral("claim"));
         return;
@@ -337,7 +353,8 @@ void Dispatcher::claim() {
 void Dispatcher::refreshClaimFloor() {
     if (m_state != DispatcherState::Running || !m_connection.store())
         return;
-    m_window.refreshFloor(*m_connection.store(), m_config.nameSpace);
+    m_window.refreshFloor(*m_connection.store(), m_config.nameSpace,
+                          m_publisher ? m_publisher->claimRoutes() : QList<store::ClaimRoute>());
 }
 
 // ---------------------------------------------------------- acks and nacks
@@ -347,13 +364,15 @@ void Dispatcher::onPublished(const PublishOutcome &outcome) {
     if (!flight)
         return; // abandoned at shutdown, or a stale completion
 
-    m_stats.httpDuration.record(outcome.duration.count());
-    m_stats.recentHttpDuration.record(outcome.duration.count());
+    if (outcome.kind != PublishOutcome::Kind::Returned) {
+        m_stats.httpDuration.record(outcome.duration.count());
+        m_stats.recentHttpDuration.record(outcome.duration.count());
+    }
     m_stats.maybeDuplicated += outcome.maybeDuplicated ? 1 : 0;
     const core::Millis retryDelay =
-        outcome.kind == PublishOutcome::Kind::Retry
-            ? m_retry.nextDelay(outcome.attempts, m_rng, outcome.retryAfter)
-            : core::Millis(0);
+        outcome.kind != PublishOutcome::Kind::Retry ? core::Millis(0)
+        : outcome.backoff                           ? *outcome.backoff // the destination's own
+                          : m_retry.nextDelay(outcome.attempts, m_rng, outcome.retryAfter);
     m_buffer.add(outcome, flight->createdAt, retryDelay);
 
     if (m_stopRequested) {
@@ -433,6 +452,8 @@ void Dispatcher::emitStats() {
     m_stats.pendingAcks = m_buffer.ackCount();
     m_stats.pendingNacks = m_buffer.nackCount();
     m_stats.concurrency = m_config.eventsInFlightLimit(); // events, as inFlight
+    if (m_publisher)                                      // after a stop: the last ones known
+        m_stats.destinations = m_publisher->destinationStats();
     Q_EMIT statsSnapshot(m_stats);
     m_stats.recentCommitToDelivered.reset();
     m_stats.recentHttpDuration.reset();
@@ -482,121 +503,6 @@ void Dispatcher::setConfig(const core::DispatcherConfig &config) {
         sweep(store::SweepScope::All);
     if (active)
         claimSoon();
-}
-
-// ----------------------------------------------------------------- shutdown
-
-void Dispatcher::stop() {
-    if (m_state == DispatcherState::Stopped || m_state == DispatcherState::Failed) {
-        Q_EMIT stopped();
-        return;
-    }
-    if (m_stopRequested)
-        return;
-    m_stopRequested = true;
-    m_claimTimer.stop();
-    m_watchdogTimer.stop();
-    m_sweepTimer.stop();
-    stopListening();
-    setState(DispatcherState::Stopping);
-    qCInfo(lcDispatch) << core::LogLine("stopping")
-                              .add("in_flight", m_window.inFlight())
-                              .add("grace", core::formatDuration(m_config.shutdownGrace));
-    if (m_window.isEmpty()) {
-        finishStop();
-        return;
-    }
-    m_graceTimer.start(m_config.shutdownGrace);
-}
-
-void Dispatcher::abort() {
-    if (m_state == DispatcherState::Stopped || m_state == DispatcherState::Failed)
-        return;
-    m_stopRequested = true;
-    stopTimers();
-    stopListening();
-    setState(DispatcherState::Stopping);
-    abandonInFlight();
-    // One synchronous attempt: the caller is waiting (e.g. a destructor).
-    const bool pending = !m_buffer.isEmpty() || !m_releases.isEmpty();
-    if (pending && !m_connection.store())
-        (void)m_connection.open(!m_everConnected);
-    if (m_connection.store() && flush())
-        (void)m_releases.write(*m_connection.store(), m_stats.workerId, m_config.maxAttempts,
-                               m_stats);
-    finalizeStop();
-}
-
-void Dispatcher::onGraceExpired() {
-    qCInfo(lcDispatch) << core::LogLine("grace_expired").add("abandoned", m_window.inFlight());
-    abandonInFlight();
-    finishStop();
-}
-
-void Dispatcher::abandonInFlight() {
-    if (m_publisher)
-        m_publisher->abortAll();
-    m_releases.add(m_window.abandonAll());
-}
-
-void Dispatcher::finishStop() {
-    m_graceTimer.stop();
-    if (m_buffer.isEmpty() && m_releases.isEmpty()) {
-        finalizeStop(); // nothing to write: no need to wait for the database
-        return;
-    }
-    if (!m_stopClock.isValid())
-        m_stopClock.start();
-    const auto retryLater = [this] {
-        // Only a lost connection is worth waiting for; an SQL error would
-        // repeat.
-        if (m_connection.store() || m_stopClock.elapsed() >= m_options.stopFlushTimeout.count()) {
-            finalizeStop();
-            return;
-        }
-        m_reconnect.schedule();
-    };
-    if (!m_connection.store() || !flush()) {
-        retryLater();
-        return;
-    }
-    if (const auto released = m_releases.write(*m_connection.store(), m_stats.workerId,
-                                               m_config.maxAttempts, m_stats);
-        !released) {
-        handleStoreError(released.error(), QStringLiteral("release"));
-        retryLater();
-        return;
-    }
-    finalizeStop();
-}
-
-void Dispatcher::finalizeStop() {
-    stopTimers();
-    if (!m_buffer.isEmpty() || !m_releases.isEmpty()) {
-        // Nothing is lost: these rows are claimed again when their leases
-        // expire, and delivered again at worst.
-        qCWarning(lcDispatch) << core::LogLine("stop_unflushed")
-                                     .add("acks", m_buffer.ackCount())
-                                     .add("nacks", m_buffer.nackCount())
-                                     .add("releases", m_releases.size())
-                                     .add("note", "redelivered_after_lease");
-        m_buffer.clear();
-        m_releases.clear();
-    }
-    disposePublisher();
-    m_connection.close();
-    m_stopClock.invalidate();
-    m_stopRequested = false;
-    qCInfo(lcDispatch) << core::LogLine("stopped")
-                              .add("worker_id", core::uuidText(m_stats.workerId))
-                              .add("delivered", m_stats.delivered)
-                              .add("retried", m_stats.retried)
-                              .add("dead", m_stats.dead)
-                              .add("released", m_stats.released)
-                              .add("swept", m_stats.swept);
-    setState(DispatcherState::Stopped);
-    emitStats();
-    Q_EMIT stopped();
 }
 
 } // namespace outbox::dispatch

@@ -3,6 +3,7 @@
 #include "dispatch/histogram.h"
 
 #include <QDateTime>
+#include <QList>
 #include <QMetaType>
 #include <QString>
 #include <QUuid>
@@ -20,6 +21,26 @@ enum class DispatcherState {
 
 QString stateName(DispatcherState state); // "stopped", "starting", ...
 
+// One destination of a routing dispatcher (core/routes.h) as it is now.
+struct DestinationStats {
+    QString name;
+    QString kind;    // "http", "kafka"
+    QString target;  // the URL without user info and query; never a secret
+    QString circuit; // "closed", "open", "half-open"
+    QString reason;  // why the circuit is open or half-open; empty when closed
+    QDateTime circuitSince;
+    int inFlight = 0;              // sent, outcome not in yet
+    int queued = 0;                // claimed, waiting for room or the rate limit
+    int limit = 0;                 // most events in flight
+    double rateLimit = 0;          // events/s; 0 = none
+    double deliveredPerSecond = 0; // since the previous snapshot
+    qint64 delivered = 0;
+    qint64 failed = 0;   // attempts that failed
+    qint64 returned = 0; // handed back unattempted (circuit open), attempt not counted
+    QString lastError;
+    QDateTime lastErrorAt;
+};
+
 // A value snapshot of a dispatcher, emitted periodically (and on request).
 // Counters are cumulative since start(); `recent*` histograms cover only the
 // interval since the previous snapshot (for "latency now" charts).
@@ -35,7 +56,7 @@ struct DispatcherStats {
     qint64 retried = 0;    // nacks applied that went back to pending
     qint64 dead = 0;       // nacks applied that made the row dead (max attempts or permanent)
     qint64 fencedOut = 0;  // acks/nacks refused because the lease had moved on
-    qint64 released = 0;   // leases handed back on shutdown
+    qint64 released = 0;   // leases handed back: on shutdown, or unattempted (open circuit)
     qint64 swept = 0;      // rows made dead by the dead sweep
     qint64 reconnects = 0; // database reconnections of the dispatcher's connection
     qint64 errors = 0;     // failed statements (connection or SQL errors)
@@ -54,6 +75,7 @@ struct DispatcherStats {
     Histogram httpDuration;      // request duration, microseconds
     Histogram recentCommitToDelivered;
     Histogram recentHttpDuration;
+    QList<DestinationStats> destinations; // a routing dispatcher's; empty otherwise
 };
 
 } // namespace outbox::dispatch

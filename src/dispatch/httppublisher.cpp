@@ -92,6 +92,7 @@ PublishOutcome HttpPublisher::outcomeFor(const HttpAnswer &answer,
         return PublishOutcome::permanent(event, text, status);
     case PublishOutcome::Kind::Delivered: // handled above
     case PublishOutcome::Kind::Retry:
+    case PublishOutcome::Kind::Returned: // never a status's
         break;
     }
     return PublishOutcome::retry(event, text, status, retryAfter);

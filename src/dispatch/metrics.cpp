@@ -1,6 +1,7 @@
 #include "dispatch/metrics.h"
 
 #include "core/uuidtext.h"
+#include "dispatch/routingreport.h"
 
 namespace outbox::dispatch {
 
@@ -103,6 +104,7 @@ QByteArray prometheusText(const DispatcherStats &stats) {
                                stats.commitToDelivered);
     out += prometheusHistogram("outbox_dispatch_http_duration_seconds",
                                "Duration of delivery requests.", labels, stats.httpDuration);
+    out += destinationsPrometheus(stats); // a routing dispatcher's
     return out;
 }
 

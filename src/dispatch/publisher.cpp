@@ -49,6 +49,15 @@ PublishOutcome PublishOutcome::permanent(const store::ClaimedEvent &event, QStri
     return outcome;
 }
 
+PublishOutcome PublishOutcome::returned(const store::ClaimedEvent &event, QString reason) {
+    PublishOutcome outcome;
+    outcome.id = event.id;
+    outcome.attempts = event.attempts;
+    outcome.kind = Kind::Returned;
+    outcome.error = clip(std::move(reason));
+    return outcome;
+}
+
 void Publisher::publishBatch(const QList<store::ClaimedEvent> &events) {
     for (const store::ClaimedEvent &event : events)
         publish(event);
@@ -57,7 +66,8 @@ void Publisher::publishBatch(const QList<store::ClaimedEvent> &events) {
 constexpr core::EnumName<PublishOutcome::Kind> kOutcomeKindNames[] = {
     {PublishOutcome::Kind::Delivered, "delivered"},
     {PublishOutcome::Kind::Retry, "retry"},
-    {PublishOutcome::Kind::Permanent, "permanent"}};
+    {PublishOutcome::Kind::Permanent, "permanent"},
+    {PublishOutcome::Kind::Returned, "returned"}};
 
 QString outcomeKindName(PublishOutcome::Kind kind) {
     return core::nameOf(kOutcomeKindNames, kind, "unknown");

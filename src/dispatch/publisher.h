@@ -3,6 +3,7 @@
 #include "core/dispatcherconfig.h"
 #include "core/duration.h"
 #include "core/result.h"
+#include "dispatch/dispatcherstats.h"
 #include "store/outboxstore.h"
 
 #include <QObject>
@@ -23,6 +24,9 @@ struct PublishOutcome {
         Delivered, // 2xx: ack
         Retry,     // timeout, connection error, 408, 429, 5xx, other 4xx, 3xx: nack with backoff
         Permanent, // a configured permanent status (default 410): dead at once
+        // Not attempted: its lease is handed back and the attempt the claim
+        // counted is given back (a destination's open circuit).
+        Returned,
     };
 
     QUuid id;
@@ -36,6 +40,9 @@ struct PublishOutcome {
     // A retry of something the destination may have kept (Kafka: a timeout
     // while the produce was in flight); counted as maybe_duplicated.
     bool maybeDuplicated = false;
+    // A retry's delay chosen by the publisher (a destination's own backoff);
+    // none: the dispatcher's backoff.
+    std::optional<core::Millis> backoff;
 
     static constexpr int MaxErrorLength = 500;
 
@@ -45,9 +52,11 @@ struct PublishOutcome {
                                 std::optional<core::Millis> retryAfter = std::nullopt);
     static PublishOutcome permanent(const store::ClaimedEvent &event, QString error,
                                     std::optional<int> httpStatus = std::nullopt);
+    static PublishOutcome returned(const store::ClaimedEvent &event, QString reason);
 };
 
-QString outcomeKindName(PublishOutcome::Kind kind); // "delivered", "retry", "permanent"
+// "delivered", "retry", "permanent", "returned"
+QString outcomeKindName(PublishOutcome::Kind kind);
 
 // Delivers claimed events somewhere (HTTP in production, in-process in tests
 // and the database-only benchmark). Lives in the dispatcher's thread.
@@ -74,8 +83,17 @@ public:
     virtual void abortAll() = 0;
     virtual int inFlight() const = 0;
 
+    // A publisher with several destinations (RoutingPublisher): the routes
+    // its next claim tests, which destinations may take events now, and how
+    // each one is doing. Empty for a publisher with one destination.
+    virtual QList<store::ClaimRoute> claimRoutes() const { return {}; }
+    virtual QList<DestinationStats> destinationStats() { return {}; }
+
 Q_SIGNALS:
     void finished(const outbox::dispatch::PublishOutcome &outcome);
+    // What claimRoutes() returns changed (a circuit opened or closed, a
+    // destination has room again): claim again soon.
+    void claimRoutesChanged();
 };
 
 // Makes the dispatcher's publisher, in the dispatcher's thread, on start().

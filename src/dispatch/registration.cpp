@@ -3,6 +3,8 @@
 #include "core/displaytext.h"
 #include "core/logline.h"
 #include "dispatch/logging.h"
+#include "dispatch/routingreport.h"
+#include "store/destinationstore.h"
 #include "store/historystore.h"
 #include "store/queuegauges.h"
 
@@ -107,7 +109,9 @@ bool Registration::registerNow() {
     r.version = QStringLiteral(OUTBOX_VERSION);
     r.application = m_application;
     r.nameSpace = m_config.nameSpace;
-    r.runnerUrl = publicUrl(m_config.runnerUrl);
+    // A routing dispatcher's destinations are reported on every beat.
+    r.runnerUrl = m_config.routes ? QStringLiteral("routes ") + m_config.routesFile
+                                  : publicUrl(m_config.runnerUrl);
     r.concurrency = m_config.concurrency;
     r.heartbeatInterval = m_interval;
     r.startedAt = m_startedAt;
@@ -157,7 +161,19 @@ void Registration::beat() {
         registerNow(); // the row was removed meanwhile
         return;
     }
+    reportDestinations();
     recordHistory();
+}
+
+void Registration::reportDestinations() {
+    if (m_stats.destinations.isEmpty())
+        return;
+    // Logged like a failed heartbeat, and tried again at the next beat.
+    if (auto reported = store::DestinationStore(m_session).report(
+            m_workerId, m_token, destinationsJson(m_stats.destinations));
+        !reported)
+        qCWarning(lcDispatch)
+            << core::LogLine("destinations_report_failed").add("error", reported.errorMessage());
 }
 
 void Registration::recordHistory() {

@@ -49,6 +49,7 @@ private:
     bool ensureOpen();
     bool registerNow();
     store::DispatcherHeartbeat nextHeartbeat();
+    void reportDestinations(); // a routing dispatcher's, on its registry row
     void recordHistory();
     core::Result<void> writeHistory();
 

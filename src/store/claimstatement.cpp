@@ -3,6 +3,10 @@
 #include "store/aggregateorder.h"
 #include "store/pausestore.h"
 
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+
 namespace outbox::store {
 
 namespace {
@@ -34,7 +38,7 @@ const QString kBytes = QStringLiteral(" coalesce(payload_bytes, pg_column_size(p
 // them meets.
 QString pickingSql(bool ordered, const QString &filters) {
     if (!ordered)
-        return QStringLiteral("WITH c AS MATERIALIZED ("
+        return QStringLiteral("c AS MATERIALIZED ("
                               " SELECT id, created_at,") +
                kBytes +
                QStringLiteral(" FROM outbox_events"
@@ -46,7 +50,7 @@ QString pickingSql(bool ordered, const QString &filters) {
     // Only processing rows hold a lease (sql/004): l reads the lease index,
     // c the pending events spelled as outbox_events_ordered_claim_idx spells
     // them (sql/aggregate_order.sql), which no other partial index matches.
-    return QStringLiteral("WITH l AS MATERIALIZED ("
+    return QStringLiteral("l AS MATERIALIZED ("
                           " SELECT id, created_at,") +
            kBytes + QStringLiteral(" FROM outbox_events WHERE locked_until < now()") + filters +
            QStringLiteral(" ORDER BY locked_until LIMIT ?::integer FOR UPDATE SKIP LOCKED),"
@@ -62,6 +66,47 @@ QString pickingSql(bool ordered, const QString &filters) {
 }
 
 } // namespace
+
+// Routing: the routes once per statement (CTE dr: each route's LIKE
+// patterns and whether its destination may be claimed, the destination
+// pauses applied), then for each row the first route it matches, as a CASE
+// whose values are InitPlans (read once per statement): a plain filter on
+// the rows the claim index hands out, so the walk in index order stays
+// (tests/store/tst_claimplans) and a row costs a few LIKEs.
+QString routesCte() {
+    return QStringLiteral(
+        "dr AS MATERIALIZED ("
+        " SELECT x.ns, x.tp, x.n, x.claimable AND NOT EXISTS (SELECT FROM outbox_destination_pauses"
+        "                                                     dp WHERE dp.destination = x.d) AS "
+        "open"
+        " FROM jsonb_to_recordset(?::jsonb) AS x(ns text, tp text, d text, claimable boolean,"
+        "                                         n integer))");
+}
+
+QString routedCondition(const QString &table, int routes) {
+    QString sql = QStringLiteral(" AND coalesce(CASE");
+    for (int n = 0; n < routes; ++n) {
+        const QString route = QStringLiteral(" FROM dr WHERE dr.n = %1)").arg(n);
+        sql += QStringLiteral(" WHEN ") + table + QStringLiteral(".namespace LIKE (SELECT dr.ns") +
+               route + QStringLiteral(" AND ") + table +
+               QStringLiteral(".topic LIKE (SELECT dr.tp") + route +
+               QStringLiteral(" THEN (SELECT dr.open") + route;
+    }
+    return sql + QStringLiteral(" END, false)");
+}
+
+QString routesJson(const QList<ClaimRoute> &routes) {
+    QJsonArray rows;
+    for (qsizetype i = 0; i < routes.size(); ++i) {
+        const ClaimRoute &route = routes.at(i);
+        rows.append(QJsonObject{{QStringLiteral("ns"), route.namespaceLike},
+                                {QStringLiteral("tp"), route.topicLike},
+                                {QStringLiteral("d"), route.destination},
+                                {QStringLiteral("claimable"), route.claimable},
+                                {QStringLiteral("n"), int(i)}});
+    }
+    return QString::fromUtf8(QJsonDocument(rows).toJson(QJsonDocument::Compact));
+}
 
 // Claim: the materialized CTE picks and locks the rows, the UPDATE takes
 // exactly those (a LIMIT inside `WHERE id IN (...)` could be re-evaluated and
@@ -79,15 +124,19 @@ QString pickingSql(bool ordered, const QString &filters) {
 // whose lease expired come first, from the lease index (CTE l).
 // Every statement of the dispatcher writes updated_at = statement_timestamp():
 // the database refuses any other time from a dispatcher (sql/012_hardening.sql).
-QString claimStatement(bool byNamespace, core::Ordering ordering) {
+QString claimStatement(bool byNamespace, core::Ordering ordering, int routes) {
+    const bool routed = routes > 0;
     const bool ordered = ordering == core::Ordering::Aggregate;
     // An event's own limit of attempts, else the dispatcher's (sql/014).
-    const QString filters = QStringLiteral(" AND attempts < coalesce(max_attempts, ?::integer)"
-                                           " AND created_at >= ?::timestamptz") +
-                            notPausedCondition(QStringLiteral("outbox_events")) +
-                            (byNamespace ? QStringLiteral(" AND namespace = ?::text") : QString()) +
-                            (ordered ? aggregateHeadSql() : QString());
-    return pickingSql(ordered, filters) +
+    const QString filters =
+        QStringLiteral(" AND attempts < coalesce(max_attempts, ?::integer)"
+                       " AND created_at >= ?::timestamptz") +
+        notPausedCondition(QStringLiteral("outbox_events")) +
+        (byNamespace ? QStringLiteral(" AND namespace = ?::text") : QString()) +
+        (routed ? routedCondition(QStringLiteral("outbox_events"), routes) : QString()) +
+        (ordered ? aggregateHeadSql() : QString());
+    return QStringLiteral("WITH ") + (routed ? routesCte() + QStringLiteral(",") : QString()) +
+           pickingSql(ordered, filters) +
            // The byte budget: the picked rows whose predecessors' payloads
            // stay below it, so at least the first (sql/012_hardening.sql).
            QStringLiteral(" b AS ("
@@ -109,6 +158,27 @@ QString claimStatement(bool byNamespace, core::Ordering ordering) {
                "           e.aggregate_id, e.payload::text AS payload, e.attempts, e.created_at,"
                "           e.locked_until, e.traceparent, e.tracestate)"
                " SELECT * FROM u ORDER BY created_at, id");
+}
+
+QString claimFloorStatement(bool byNamespace, int routes) {
+    if (routes <= 0) {
+        return QStringLiteral(
+                   "SELECT (min(created_at) - ?::bigint * interval '1 millisecond')::text"
+                   " FROM outbox_events WHERE status IN ('pending', 'processing')"
+                   " AND NOT held") +
+               (byNamespace ? QStringLiteral(" AND namespace = ?::text") : QString());
+    }
+    // A routing dispatcher's: from a lower bound (the previous floor), and
+    // with nothing to claim now, now: a backlog behind an open circuit stays
+    // below the floor either way.
+    return QStringLiteral("WITH ") + routesCte() +
+           QStringLiteral(" SELECT (coalesce(min(created_at), now())"
+                          "         - ?::bigint * interval '1 millisecond')::text"
+                          " FROM outbox_events WHERE status IN ('pending', 'processing')"
+                          " AND NOT held") +
+           (byNamespace ? QStringLiteral(" AND namespace = ?::text") : QString()) +
+           QStringLiteral(" AND created_at >= ?::timestamptz") +
+           routedCondition(QStringLiteral("outbox_events"), routes);
 }
 
 } // namespace outbox::store

@@ -19,6 +19,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
 
 namespace outbox::store {
 
@@ -153,13 +154,6 @@ QString sweepSql(bool byNamespace, SweepScope scope) {
            (byNamespace ? QStringLiteral(" AND namespace = ?::text") : QString());
 }
 
-QString floorSql(bool byNamespace) {
-    return QStringLiteral("SELECT (min(created_at) - ?::bigint * interval '1 millisecond')::text"
-                          " FROM outbox_events WHERE status IN ('pending', 'processing')"
-                          " AND NOT held") +
-           (byNamespace ? QStringLiteral(" AND namespace = ?::text") : QString());
-}
-
 // The due time of the next event a claim in `ordering` can take: the head of
 // one range of the due index per kind (sql/011): never the held (paused)
 // events, and in aggregate order not those blocked behind a dead event
@@ -227,13 +221,15 @@ struct OutboxStore::Prepared {
         QSqlQuery query;
         bool ready = false;
     };
-    Slot claim[2][2]; // [by namespace][in aggregate order]
+    Slot claim[2][2];                      // [by namespace][in aggregate order]
+    std::map<int, Slot> routedClaim[2][2]; // by number of routes
     Slot ack;
     Slot nack;
     Slot release;
-    Slot sweep[2][2];   // [by namespace][expired leases only]
-    Slot nextDue[2][2]; // [by namespace][in aggregate order]
-    Slot floor[2];      // [by namespace]
+    Slot sweep[2][2];                   // [by namespace][expired leases only]
+    Slot nextDue[2][2];                 // [by namespace][in aggregate order]
+    Slot floor[2];                      // [by namespace]
+    std::map<int, Slot> routedFloor[2]; // [by namespace], by number of routes
     Slot pauseWork;
 };
 
@@ -397,8 +393,14 @@ core::Result<QList<ClaimedEvent>> OutboxStore::claimBatch(const QUuid &workerId,
     const bool ordered = options.ordering == core::Ordering::Aggregate;
     QVariantList values = ordered ? pick + pick : pick; // ordered: CTE l, then CTE c
     values << core::uuidText(workerId) << qint64(options.lease.count());
-    auto query = run(m_db, m_prepared->claim[byNamespace][ordered],
-                     claimStatement(byNamespace, options.ordering), values,
+    const int routes = int(options.routes.size());
+    if (routes > 0) {
+        values.prepend(routesJson(options.routes));
+    }
+    auto query = run(m_db,
+                     routes > 0 ? m_prepared->routedClaim[byNamespace][ordered][routes]
+                                : m_prepared->claim[byNamespace][ordered],
+                     claimStatement(byNamespace, options.ordering, routes), values,
                      QStringLiteral("claiming events"));
     if (!query.ok()) {
         return query.error();
@@ -493,7 +495,7 @@ QString OutboxStore::statement(Statement which, bool byNamespace, core::Ordering
     case Statement::Release:
         return kReleaseSql;
     case Statement::Floor:
-        return floorSql(byNamespace);
+        return claimFloorStatement(byNamespace);
     case Statement::NextDue:
         return nextDueSql(byNamespace, ordering);
     }
@@ -556,11 +558,20 @@ core::Result<std::optional<core::Millis>> OutboxStore::timeUntilNextDue(const QS
     return std::optional(core::Millis(std::max<qint64>(value->toLongLong(), 0)));
 }
 
-core::Result<QString> OutboxStore::claimFloor(const QString &nameSpace, core::Millis margin) {
+core::Result<QString> OutboxStore::claimFloor(const QString &nameSpace, core::Millis margin,
+                                              const QList<ClaimRoute> &routes,
+                                              const QString &from) {
     const bool byNamespace = !nameSpace.isEmpty();
-    auto value = runScalar(m_db, m_prepared->floor[byNamespace], floorSql(byNamespace),
-                           withNamespace({qint64(std::max<qint64>(margin.count(), 0))}, nameSpace),
-                           QStringLiteral("finding the claim floor"));
+    QVariantList values = withNamespace({qint64(std::max<qint64>(margin.count(), 0))}, nameSpace);
+    const int count = int(routes.size());
+    if (count > 0) {
+        values.prepend(routesJson(routes));
+        values.append(from.isEmpty() ? QStringLiteral("-infinity") : from);
+    }
+    auto value = runScalar(
+        m_db,
+        count > 0 ? m_prepared->routedFloor[byNamespace][count] : m_prepared->floor[byNamespace],
+        claimFloorStatement(byNamespace, count), values, QStringLiteral("finding the claim floor"));
     if (!value.ok()) {
         return value.error();
     }

@@ -4,6 +4,7 @@
 #include "core/duration.h"
 #include "core/event.h"
 #include "core/result.h"
+#include "store/claimstatement.h"
 
 #include <QByteArray>
 #include <QList>
@@ -53,6 +54,9 @@ struct ClaimOptions {
     // so the claim does not walk the index entries of rows delivered since the
     // last vacuum; empty = no lower bound.
     QString createdFrom;
+    // A routing dispatcher's routes (store/claimstatement.h): only events
+    // whose first matching route may be claimed; empty = every event.
+    QList<ClaimRoute> routes;
 };
 
 // A claimed row: everything the publisher needs, plus the fencing token.
@@ -177,9 +181,15 @@ public:
     timeUntilNextDue(const QString &nameSpace = {}, core::Ordering ordering = core::Ordering::None);
     // A lower bound for ClaimOptions::createdFrom: the oldest created_at of the
     // pending (not held) and processing rows, less `margin` (for transactions that
-    // commit late with an older created_at); empty when there are none.
+    // commit late with an older created_at); empty when there are none. With
+    // `routes`, of the rows they may claim now, at or after `from` (a floor
+    // found before with the same routes), and now less `margin` when there
+    // is none: a destination's backlog behind an open circuit is then below
+    // the floor, walked neither by every claim nor by every floor.
     core::Result<QString> claimFloor(const QString &nameSpace = {},
-                                     core::Millis margin = core::Millis(1000));
+                                     core::Millis margin = core::Millis(1000),
+                                     const QList<ClaimRoute> &routes = {},
+                                     const QString &from = {});
 
 private:
     QSqlDatabase m_db;

@@ -6,6 +6,7 @@
 #include "console/widgets/dispatcherpanel.h"
 #include "console/widgets/logview.h"
 #include "console/widgets/throughputchart.h"
+#include "core/routes.h"
 #include "devtools/devrunner.h"
 #include "store/database.h"
 #include "store/outboxstore.h"
@@ -94,6 +95,7 @@ private Q_SLOTS:
     void settingsPersistWithoutSecret();
     void runnerUrlCredentialsAreNotSaved();
     void batchDeliverySetting();
+    void routesFileSetting();
     void readyToCloseWhenIdle();
     void logIsBounded();
     void chartKeepsWindow();
@@ -307,6 +309,38 @@ void TestDispatcherPanel::batchDeliverySetting() {
     QCOMPARE(config.batchMaxEvents, 250);
     QCOMPARE(config.batchMaxBytes, 200000);
     QVERIFY(child<QSpinBox>(&panel, "batchMaxEvents")->isEnabled());
+}
+
+// A routes file instead of the runner URL: its problems with their lines
+// under the form, and a good one makes the dispatcher route.
+void TestDispatcherPanel::routesFileSetting() {
+    QTemporaryDir dir;
+    const auto write = [&dir](const char *name, const char *text) {
+        QFile file(dir.filePath(QLatin1String(name)));
+        if (file.open(QIODevice::WriteOnly))
+            file.write(text);
+        return file.fileName();
+    };
+    const QString bad = write("bad.routes", "[destination a]\nkind = http\nurl = http://x/e\n"
+                                            "[route]\ndestination = b\n");
+    const QString good = write("good.routes", "[destination a]\nkind = http\nurl = http://x/e\n"
+                                              "[route]\ndestination = a\n");
+    DispatcherPanel panel;
+    panel.setConnInfo(core::ConnInfo::parse(m_pg->connInfo()).value());
+    panel.setConfig(validConfig(), false);
+    auto *routes = child<QLineEdit>(&panel, "routesFile");
+    QVERIFY(routes);
+    routes->setText(bad);
+    QVERIFY2(panel.validationError().contains(bad + QStringLiteral(":4: the route's destination "
+                                                                   "'b' is not defined")),
+             qPrintable(panel.validationError()));
+    QVERIFY(!child<QPushButton>(&panel, "dispatcherStart")->isEnabled());
+    routes->setText(good);
+    QVERIFY2(panel.validationError().isEmpty(), qPrintable(panel.validationError()));
+    const core::DispatcherConfig config = panel.config();
+    QVERIFY(config.routes);
+    QCOMPARE(config.routes->destinations.first().name, QStringLiteral("a"));
+    QCOMPARE(config.routesFile, good);
 }
 
 void TestDispatcherPanel::readyToCloseWhenIdle() {

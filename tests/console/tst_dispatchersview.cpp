@@ -5,6 +5,7 @@
 
 #include "console/model/eventexplanation.h"
 #include "console/model/statusnavmodel.h"
+#include "console/widgets/alertnotifier.h"
 #include "console/widgets/dispatchersview.h"
 #include "windowtestbase.h"
 
@@ -134,6 +135,62 @@ private Q_SLOTS:
                  QStringLiteral("pause:outbox-console,resume:outbox-console"));
     }
 
+    // A routing dispatcher's destinations (its registry report): listed with
+    // their circuit; an open circuit is an alert; a destination is paused
+    // from the table's menu, audited.
+    void destinationsListedAlertedAndPaused() {
+        const QString worker = QStringLiteral("0190a5f4-7c2e-7b3a-9d4e-123456789abc");
+        QVERIFY(sqlExec(m_db,
+                        QStringLiteral("SELECT outbox_dispatcher_register(?::uuid, repeat('s', 64),"
+                                       " 'worker-host', 4242, '1.0', 'outboxctl', '',"
+                                       " 'routes /etc/outbox/x.routes', 8, 60000, now())"),
+                        {worker}));
+        QVERIFY(sqlExec(
+            m_db,
+            QStringLiteral(
+                "SELECT outbox_dispatcher_destinations(?::uuid, repeat('s', 64), ?::jsonb)"),
+            {worker,
+             QStringLiteral(R"([{"name": "billing-hooks", "kind": "http", "target": "https://b/x",)"
+                            R"( "circuit": "open", "reason": "5 failed attempts in a row",)"
+                            R"( "in_flight": 0, "limit": 8, "last_error": "HTTP 503"},)"
+                            R"( {"name": "rest", "kind": "http", "target": "http://r/e",)"
+                            R"( "circuit": "closed", "in_flight": 3, "limit": 64,)"
+                            R"( "delivered_per_s": 120.5}])")}));
+        openWindow();
+        part<QDockWidget>(QStringLiteral("dispatchersDock"))->show();
+        auto *table = part<QTableWidget>(QStringLiteral("destinationsTable"));
+        QVERIFY(table);
+        QTRY_COMPARE_WITH_TIMEOUT(table->rowCount(), 2, kWindowTimeout);
+        QCOMPARE(table->item(0, 0)->text(), QStringLiteral("billing-hooks"));
+        QVERIFY2(table->item(0, 4)->text().contains(QLatin1String("open: 5 failed attempts")),
+                 qPrintable(table->item(0, 4)->text()));
+        QCOMPARE(table->item(0, 7)->text(), QStringLiteral("HTTP 503"));
+        QCOMPARE(table->item(1, 5)->text(), QStringLiteral("120.5"));
+        auto *alerts = part<console::AlertNotifier>();
+        QVERIFY(alerts);
+        QTRY_VERIFY_WITH_TIMEOUT(alerts->monitor()->isActive(console::AlertKind::CircuitOpen),
+                                 kWindowTimeout);
+
+        answerNext<QInputDialog>([](QInputDialog *dialog) {
+            dialog->setTextValue(QStringLiteral("INC-42"));
+            dialog->accept();
+        });
+        chooseFromMenu(table, table->visualItemRect(table->item(0, 0)).center(),
+                       QStringLiteral("pauseDestinationAction"));
+        QTRY_COMPARE_WITH_TIMEOUT(scalar(QStringLiteral("SELECT reason FROM"
+                                                        " outbox_destination_pauses"
+                                                        " WHERE destination = 'billing-hooks'")),
+                                  QStringLiteral("INC-42"), kWindowTimeout);
+        QTRY_VERIFY_WITH_TIMEOUT(table->item(0, 4)->text().startsWith(QLatin1String("paused")),
+                                 kWindowTimeout);
+        // Paused is not failing: the alert clears.
+        QTRY_VERIFY_WITH_TIMEOUT(!alerts->monitor()->isActive(console::AlertKind::CircuitOpen),
+                                 kWindowTimeout);
+        QCOMPARE(scalar(QStringLiteral("SELECT string_agg(action || ':' || filter, ','"
+                                       " ORDER BY id) FROM outbox_audit")),
+                 QStringLiteral("pause:destination=billing-hooks reason=INC-42"));
+    }
+
     // View > Dispatchers brings its pane to the front, also when it shares
     // a tab group with the Jobs pane that is on show.
     void viewMenuBringsThePaneToTheFront() {
@@ -154,9 +211,9 @@ private Q_SLOTS:
     }
 
 private:
-    // Opens the navigator's context menu at `at` and triggers the action
-    // named `name` in it.
-    void chooseFromMenu(QTreeView *navigator, const QPoint &at, const QString &name) {
+    // Opens the view's context menu at `at` and triggers the action named
+    // `name` in it.
+    void chooseFromMenu(QAbstractItemView *navigator, const QPoint &at, const QString &name) {
         QTimer::singleShot(50, navigator, [name] {
             auto *menu = qobject_cast<QMenu *>(QApplication::activePopupWidget());
             if (!menu)

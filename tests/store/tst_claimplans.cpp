@@ -4,9 +4,11 @@
 // on one that arrived after an ANALYZE taken while nothing was pending.
 
 #include "core/uuidv7.h"
+#include "store/claimstatement.h"
 #include "store/outboxstore.h"
 #include "support/pgtestcase.h"
 
+#include <QRegularExpression>
 #include <QSqlError>
 #include <QSqlQuery>
 #include <QtTest>
@@ -235,6 +237,92 @@ private Q_SLOTS:
         const QString paused = run();
         QVERIFY2(paused.contains(QLatin1String("Update on outbox_events e (actual rows=0 ")),
                  qPrintable(paused));
+    }
+
+    // A routing dispatcher's claim (store::ClaimRoute) still walks the claim
+    // index in order, testing each row against its routes; it takes only the
+    // events whose first matching route's destination may be claimed and is
+    // not paused (outbox_destination_pauses).
+    void routedClaimKeepsTheClaimIndex() {
+        QVERIFY(insertBacklog(m_db, 0));
+        QVERIFY(sqlExec(m_db, store::OutboxStore::sessionSettings()));
+        const auto args = [](const QList<store::ClaimRoute> &routes) {
+            return QStringLiteral("('%1', 10, '-infinity', 100, '%2', 30000)")
+                .arg(store::routesJson(routes), kWorker);
+        };
+        const store::ClaimRoute ns{QStringLiteral("n%"), QStringLiteral("%"), QStringLiteral("a")};
+        const QString plan =
+            explain(m_db, store::claimStatement(false, core::Ordering::None, 1), args({ns}));
+        const QString picking = pickingPart(plan);
+        QVERIFY2(picking.contains(QLatin1String("Index Scan using outbox_events_claim_idx")),
+                 qPrintable(plan));
+        for (const char *bad : {"Sort", "Bitmap", "Seq Scan"})
+            QVERIFY2(!picking.contains(QLatin1String(bad)), qPrintable(plan));
+
+        const auto claimed = [&](const QList<store::ClaimRoute> &routes) {
+            sqlExec(m_db, QStringLiteral("BEGIN"));
+            const QString analyzed = explain(
+                m_db, store::claimStatement(false, core::Ordering::None, int(routes.size())),
+                args(routes), QStringLiteral("(ANALYZE, COSTS OFF, TIMING OFF)"));
+            sqlExec(m_db, QStringLiteral("ROLLBACK"));
+            static const QRegularExpression rows(
+                QStringLiteral("Update on outbox_events e \\(actual rows=(\\d+) "));
+            const auto match = rows.match(analyzed);
+            return match.hasMatch() ? match.captured(1).toInt() : -1;
+        };
+        QCOMPARE(claimed({ns}), 100);
+        // No route matches: not claimed.
+        QCOMPARE(claimed({{QStringLiteral("billing"), QStringLiteral("%"), QStringLiteral("a")}}),
+                 0);
+        // The first match decides: its destination's circuit is open.
+        store::ClaimRoute open = ns;
+        open.claimable = false;
+        QCOMPARE(claimed({open, {QStringLiteral("%"), QStringLiteral("%"), QStringLiteral("b")}}),
+                 0);
+        QCOMPARE(claimed({{QStringLiteral("x%"), QStringLiteral("%"), QStringLiteral("a")},
+                          {QStringLiteral("%"), QStringLiteral("t"), QStringLiteral("b")}}),
+                 100);
+        // A paused destination's events stay where they are.
+        QVERIFY(sqlExec(m_db, QStringLiteral("SELECT outbox_destination_pause('a', 'test')")));
+        QCOMPARE(claimed({ns}), 0);
+        QCOMPARE(claimed({{QStringLiteral("n%"), QStringLiteral("%"), QStringLiteral("b")}}), 100);
+    }
+
+    // A routing dispatcher's floor leaves out what its routes may not claim
+    // now (the backlog behind an open circuit), from a lower bound, and is
+    // now (less the margin) when nothing may be claimed.
+    void routedFloorSkipsWhatIsNotClaimable() {
+        QVERIFY(sqlExec(m_db, QStringLiteral("INSERT INTO outbox_events (id, namespace, topic,"
+                                             " payload, created_at) SELECT outbox_uuid_v7(),"
+                                             " 'a', 't', '{}', now() - interval '1 hour'"
+                                             " FROM generate_series(1, 100)")));
+        QVERIFY(sqlExec(m_db, QStringLiteral("INSERT INTO outbox_events (id, namespace, topic,"
+                                             " payload, created_at) VALUES (outbox_uuid_v7(),"
+                                             " 'b', 't', '{}', now() - interval '10 minutes')")));
+        QVERIFY(sqlExec(m_db, store::OutboxStore::sessionSettings()));
+        store::OutboxStore outbox(m_db);
+        const store::ClaimRoute a{QStringLiteral("a"), QStringLiteral("%"), QStringLiteral("a")};
+        const store::ClaimRoute b{QStringLiteral("b"), QStringLiteral("%"), QStringLiteral("b")};
+        const auto ageOf = [&](const QString &floor) {
+            return sqlScalar(m_db,
+                             QStringLiteral("SELECT round(extract(epoch FROM now() -"
+                                            " ?::timestamptz) / 60)"),
+                             {floor});
+        };
+        auto floor = outbox.claimFloor({}, core::Millis(0), {a, b});
+        QVERIFY2(floor.ok(), qPrintable(floor.errorMessage()));
+        QCOMPARE(ageOf(floor.value()), QStringLiteral("60"));
+        store::ClaimRoute open = a;
+        open.claimable = false;
+        floor = outbox.claimFloor({}, core::Millis(0), {open, b});
+        QVERIFY2(floor.ok(), qPrintable(floor.errorMessage()));
+        QCOMPARE(ageOf(floor.value()), QStringLiteral("10"));
+        // From a lower bound past b's event: nothing to claim there.
+        floor = outbox.claimFloor({}, core::Millis(0), {open, b},
+                                  sqlScalar(m_db, QStringLiteral("SELECT (now() - interval"
+                                                                 " '5 minutes')::text")));
+        QVERIFY2(floor.ok(), qPrintable(floor.errorMessage()));
+        QCOMPARE(ageOf(floor.value()), QStringLiteral("0"));
     }
 
     // Whether JIT compiles is decided by the estimated cost, which a generic

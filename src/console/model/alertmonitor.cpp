@@ -160,4 +160,16 @@ void AlertMonitor::setConnectionState(ConnectionState state, const QString &mess
                  std::nullopt});
 }
 
+void AlertMonitor::setOpenCircuits(const QStringList &circuits) {
+    if (circuits.isEmpty())
+        return update(AlertKind::CircuitOpen, std::nullopt);
+    update(AlertKind::CircuitOpen,
+           Alert{AlertKind::CircuitOpen,
+                 circuits.size() == 1 ? tr("A destination is failing")
+                                      : tr("%1 destinations are failing").arg(circuits.size()),
+                 tr("Circuit open on %1 (its events wait, their attempts kept): %2")
+                     .arg(m_target, circuits.join(QStringLiteral("; "))),
+                 std::nullopt});
+}
+
 } // namespace outbox::console

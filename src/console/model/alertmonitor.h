@@ -15,7 +15,7 @@
 
 namespace outbox::console {
 
-enum class AlertKind { OldestDue, DeathRate, Unclaimed, ConnectionLost };
+enum class AlertKind { OldestDue, DeathRate, Unclaimed, ConnectionLost, CircuitOpen };
 
 struct Alert {
     AlertKind kind = AlertKind::OldestDue;
@@ -35,7 +35,9 @@ struct Alert {
 //   - more events died in the last minute than a threshold;
 //   - due events wait and nothing was claimed, delivered or failed for a
 //     while;
-//   - the connection to the database was lost.
+//   - the connection to the database was lost;
+//   - a destination of a routing dispatcher has its circuit open (its
+//     events wait: the registry says so, setOpenCircuits()).
 // Edge-triggered: raised() once when a condition starts to hold, cleared()
 // when it stops, and only then may it be raised again. Times are the
 // server's (StatusCounts::serverTime), so a wrong local clock changes
@@ -54,6 +56,9 @@ public:
 
     void addCounts(const store::StatusCounts &counts);
     void setConnectionState(ConnectionState state, const QString &message = {});
+    // The destinations whose circuit is open now, one "name: reason" each
+    // (DispatchersView::openCircuitsChanged); empty clears the alert.
+    void setOpenCircuits(const QStringList &circuits);
     // Another database: forget the history and every active alert (without
     // signals).
     void reset();

@@ -69,6 +69,29 @@ public:
         refresh();
     }
 
+    void pauseDestination(const QString &destination, const QString &reason) {
+        if (!ensureOpen())
+            return Q_EMIT actionFinished(false, m_lastError);
+        auto paused = store::DestinationStore(*m_session).pause(destination, reason, actor());
+        Q_EMIT actionFinished(paused.ok(), paused.ok()
+                                               ? tr("Paused destination %1.").arg(destination)
+                                               : paused.errorMessage());
+        refresh();
+    }
+
+    void resumeDestination(const QString &destination) {
+        if (!ensureOpen())
+            return Q_EMIT actionFinished(false, m_lastError);
+        auto resumed = store::DestinationStore(*m_session).resume(destination, actor());
+        if (!resumed)
+            Q_EMIT actionFinished(false, resumed.errorMessage());
+        else if (!resumed.value())
+            Q_EMIT actionFinished(false, tr("Destination %1 is not paused.").arg(destination));
+        else
+            Q_EMIT actionFinished(true, tr("Resumed destination %1.").arg(destination));
+        refresh();
+    }
+
 Q_SIGNALS:
     void snapshotReady(const outbox::console::RegistrySnapshot &snapshot);
     void failed(const QString &message);
@@ -87,6 +110,12 @@ private:
         if (!paused)
             return paused.error();
         snapshot.pauses = paused.value();
+        // Destinations came with version 15; an older schema has none.
+        store::DestinationStore destinations(*m_session);
+        if (auto reports = destinations.reports())
+            snapshot.destinations = reports.value();
+        if (auto pausedDestinations = destinations.pauses())
+            snapshot.destinationPauses = pausedDestinations.value();
         return snapshot;
     }
     static QString scope(const QString &nameSpace, const std::optional<QString> &topic) {
@@ -170,6 +199,19 @@ void RegistryWatcher::pause(const QString &nameSpace, const std::optional<QStrin
 void RegistryWatcher::resume(const QString &nameSpace, const std::optional<QString> &topic) {
     QMetaObject::invokeMethod(
         m_worker, [worker = m_worker, nameSpace, topic] { worker->resume(nameSpace, topic); },
+        Qt::QueuedConnection);
+}
+
+void RegistryWatcher::pauseDestination(const QString &destination, const QString &reason) {
+    QMetaObject::invokeMethod(
+        m_worker,
+        [worker = m_worker, destination, reason] { worker->pauseDestination(destination, reason); },
+        Qt::QueuedConnection);
+}
+
+void RegistryWatcher::resumeDestination(const QString &destination) {
+    QMetaObject::invokeMethod(
+        m_worker, [worker = m_worker, destination] { worker->resumeDestination(destination); },
         Qt::QueuedConnection);
 }
 

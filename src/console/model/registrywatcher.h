@@ -1,6 +1,7 @@
 #pragma once
 
 #include "core/conninfo.h"
+#include "store/destinationstore.h"
 #include "store/pausestore.h"
 #include "store/registrystore.h"
 
@@ -17,6 +18,11 @@ namespace outbox::console {
 struct RegistrySnapshot {
     store::DispatcherList dispatchers;
     QList<store::Pause> pauses;
+    // Routing dispatchers' destinations (a JSON report per worker id,
+    // dispatch/routingreport.h) and the paused destinations; empty on a
+    // schema before version 15.
+    QHash<QUuid, QString> destinations;
+    QList<store::DestinationPause> destinationPauses;
     // The pause that holds events of this namespace and topic, if any.
     std::optional<store::Pause> pauseOf(const QString &nameSpace, const QString &topic) const;
 };
@@ -42,6 +48,9 @@ public:
     void pause(const QString &nameSpace, const std::optional<QString> &topic,
                const QString &reason);
     void resume(const QString &nameSpace, const std::optional<QString> &topic);
+    // A destination of the routing dispatchers; answered the same way.
+    void pauseDestination(const QString &destination, const QString &reason);
+    void resumeDestination(const QString &destination);
 
 Q_SIGNALS:
     void snapshotReady(const outbox::console::RegistrySnapshot &snapshot);

@@ -2,6 +2,8 @@
 
 #include "core/displaytext.h"
 #include "core/duration.h"
+#include "core/routes.h"
+#include "dispatch/routingdestinations.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -76,7 +78,14 @@ DispatcherSettingsForm::DispatcherSettingsForm(QSettings *settings, QWidget *par
            "order they were created; an event waits while an earlier one of its aggregate is "
            "pending, processing or dead (outboxctl dispatch --ordering aggregate). The "
            "database needs it turned on once: outboxctl migrate --aggregate-order."));
+    m_routesFile = new QLineEdit;
+    m_routesFile->setObjectName(QStringLiteral("routesFile"));
+    m_routesFile->setPlaceholderText(tr("none: every event to the runner URL"));
+    m_routesFile->setToolTip(tr("A routes file (README, \"Routing\"; check it with outboxctl "
+                                "routes check FILE): events go to several destinations by "
+                                "namespace and topic, instead of the runner URL."));
     m_fields = {
+        {Field::RoutesFile, m_routesFile},
         {Field::RunnerUrl, m_runnerUrl},
         {Field::Secret, m_secret},
         {Field::Concurrency, m_concurrency},
@@ -109,6 +118,7 @@ DispatcherSettingsForm::DispatcherSettingsForm(QSettings *settings, QWidget *par
     form->addRow(tr("Batch max events"), m_batchMaxEvents);
     form->addRow(tr("Batch max bytes"), m_batchMaxBytes);
     form->addRow(tr("Ordering"), m_aggregateOrder);
+    form->addRow(tr("Routes file"), m_routesFile);
 
     m_validation = new QLabel;
     m_validation->setObjectName(QStringLiteral("validationMessage"));
@@ -125,7 +135,8 @@ DispatcherSettingsForm::DispatcherSettingsForm(QSettings *settings, QWidget *par
         Q_EMIT edited();
     };
     connect(m_runnerUrl, &QLineEdit::textChanged, this, [this] { m_urlEdited = !m_loading; });
-    for (QLineEdit *edit : {m_runnerUrl, m_secret, lease, poll, base, maxDelay, timeout})
+    for (QLineEdit *edit :
+         {m_runnerUrl, m_secret, lease, poll, base, maxDelay, timeout, m_routesFile})
         connect(edit, &QLineEdit::textChanged, this, [this, onEdit] {
             if (!m_loading)
                 onEdit();
@@ -187,6 +198,8 @@ void DispatcherSettingsForm::setConfig(const core::DispatcherConfig &config, boo
     durationField(Field::MaxDelay)->setText(core::formatDuration(config.maxDelay));
     durationField(Field::RequestTimeout)->setText(core::formatDuration(config.requestTimeout));
     m_aggregateOrder->setChecked(config.ordering == core::Ordering::Aggregate);
+    m_routesFile->setText(config.routesFile);
+    m_hidden.routes.reset(); // read again from the file by config()
     m_loading = wasLoading;
     validate();
 }
@@ -213,7 +226,30 @@ core::DispatcherConfig DispatcherSettingsForm::config() const {
     config.requestTimeout = duration(Field::RequestTimeout, config.requestTimeout);
     config.ordering =
         m_aggregateOrder->isChecked() ? core::Ordering::Aggregate : core::Ordering::None;
+    config.routes.reset();
+    config.routesFile.clear();
+    if (const QString routes = m_routesFile->text().trimmed(); !routes.isEmpty()) {
+        // A file that does not load leaves the routes out: validate() says why.
+        if (auto loaded = core::Routes::load(routes))
+            (void)core::applyRoutes(config, loaded.value(), routes);
+    }
     return config;
+}
+
+QString DispatcherSettingsForm::routesError() const {
+    const QString path = m_routesFile->text().trimmed();
+    if (path.isEmpty())
+        return {};
+    auto loaded = core::Routes::load(path);
+    if (!loaded)
+        return loaded.errorMessage();
+    core::DispatcherConfig config = m_hidden;
+    const QList<core::RoutesError> errors = dispatch::checkDestinations(loaded.value(), config);
+    if (!errors.isEmpty())
+        return core::routesErrorText(path, errors);
+    if (auto applied = core::applyRoutes(config, loaded.value(), path); !applied)
+        return applied.errorMessage();
+    return {};
 }
 
 QString DispatcherSettingsForm::validationError() const {
@@ -255,6 +291,12 @@ void DispatcherSettingsForm::validate() {
             message = name->label + QStringLiteral(": ") + parsed.errorMessage();
             culprit = field;
             break;
+        }
+    }
+    if (message.isEmpty()) {
+        if (const QString routes = routesError(); !routes.isEmpty()) {
+            message = tr("Routes file: ") + routes;
+            culprit = Field::RoutesFile;
         }
     }
     if (message.isEmpty()) {
@@ -322,6 +364,7 @@ void DispatcherSettingsForm::load() {
     config.batchMaxBytes = count(QStringLiteral("batchMaxBytes"), int(config.batchMaxBytes));
     config.ordering = core::orderingNamed(m_settings->value(QStringLiteral("ordering")).toString())
                           .value_or(config.ordering);
+    config.routesFile = m_settings->value(QStringLiteral("routesFile")).toString();
     m_settings->endGroup();
     setConfig(config, true);
 }
@@ -349,6 +392,7 @@ void DispatcherSettingsForm::save() {
     m_settings->setValue(QStringLiteral("batchMaxEvents"), c.batchMaxEvents);
     m_settings->setValue(QStringLiteral("batchMaxBytes"), c.batchMaxBytes);
     m_settings->setValue(QStringLiteral("ordering"), core::orderingName(c.ordering));
+    m_settings->setValue(QStringLiteral("routesFile"), m_routesFile->text().trimmed());
     m_settings->endGroup();
 }
 

@@ -16,8 +16,9 @@ namespace outbox::console {
 
 // The dispatcher panel's settings form: runner URL, secret (masked, memory
 // only), concurrency, batch size, lease, poll interval, backoff base/max,
-// max attempts, request timeout, and the delivery (per event, or in batches
-// with their bounds). Every edit is validated with
+// max attempts, request timeout, the delivery (per event, or in batches
+// with their bounds), and a routes file (README, "Routing") that delivers
+// to several destinations instead of the runner URL. Every edit is validated with
 // core::DispatcherConfig::validate(); the message names the form's field
 // (not the command-line flag), is shown in red under the form, and the field
 // gets a red border. Valid values are written to QSettings (group
@@ -58,10 +59,12 @@ private:
         Delivery,
         BatchMaxEvents,
         BatchMaxBytes,
+        RoutesFile,
     };
 
     QLineEdit *durationField(Field field) const;
-    void enableBatchBounds(); // the bounds only matter for batch delivery
+    QString routesError() const; // the routes file's problems, with their lines
+    void enableBatchBounds();    // the bounds only matter for batch delivery
     void validate();
     void load();
     void save();
@@ -81,6 +84,7 @@ private:
     QSpinBox *m_batchMaxEvents = nullptr;
     QSpinBox *m_batchMaxBytes = nullptr;
     QCheckBox *m_aggregateOrder = nullptr;
+    QLineEdit *m_routesFile = nullptr; // a routes file: several destinations instead of the URL
     QLabel *m_validation = nullptr;
 };
 

@@ -2,6 +2,7 @@
 
 #include "console/model/consoletypes.h"
 #include "console/model/statusnavmodel.h"
+#include "console/widgets/destinationstable.h"
 #include "console/widgets/detailpane.h"
 
 #include <QAbstractItemView>
@@ -37,6 +38,7 @@ DispatchersView::DispatchersView(QMainWindow *window, QAbstractItemView *navigat
     , m_activity(activity)
     , m_detail(detail)
     , m_table(new QTableWidget(0, 10))
+    , m_destinations(new DestinationsTable)
     , m_summary(new QLabel)
     , m_pauses(new QLabel) {
     setObjectName(QStringLiteral("dispatchersView"));
@@ -55,6 +57,7 @@ DispatchersView::DispatchersView(QMainWindow *window, QAbstractItemView *navigat
     auto *layout = new QVBoxLayout(this);
     layout->addWidget(m_summary);
     layout->addWidget(m_table, 1);
+    layout->addWidget(m_destinations, 1);
     layout->addWidget(m_pauses);
 
     auto *dock = new QDockWidget(tr("Dispatchers"), window);
@@ -83,6 +86,12 @@ DispatchersView::DispatchersView(QMainWindow *window, QAbstractItemView *navigat
     connect(&m_watcher, &RegistryWatcher::failed, this, [this](const QString &message) {
         m_summary->setText(tr("Registry not available: %1").arg(message));
     });
+    connect(m_destinations, &DestinationsTable::pauseRequested, this, [this](const QString &name) {
+        if (const auto reason = askReason(tr("destination %1").arg(name)))
+            m_watcher.pauseDestination(name, *reason);
+    });
+    connect(m_destinations, &DestinationsTable::resumeRequested, &m_watcher,
+            &RegistryWatcher::resumeDestination);
     connect(&m_watcher, &RegistryWatcher::actionFinished, this,
             [this](bool, const QString &message) {
                 m_window->statusBar()->showMessage(message, 15000);
@@ -134,6 +143,11 @@ void DispatchersView::showSnapshot(const RegistrySnapshot &snapshot) {
         pauses << tr("Paused: %1 by %2, %3: %4")
                       .arg(scopeText(pause.nameSpace, pause.topic), pause.pausedBy,
                            formatRelativeTime(pause.pausedAt, list.serverTime), pause.reason);
+    for (const store::DestinationPause &pause : snapshot.destinationPauses)
+        pauses << tr("Paused: destination %1 by %2, %3: %4")
+                      .arg(pause.destination, pause.pausedBy,
+                           formatRelativeTime(pause.pausedAt, list.serverTime), pause.reason);
+    Q_EMIT openCircuitsChanged(m_destinations->showSnapshot(snapshot));
     m_pauses->setText(pauses.join(QLatin1Char('\n')));
     m_pauses->setVisible(!pauses.isEmpty());
     m_activity->registry = snapshot;
@@ -170,22 +184,27 @@ void DispatchersView::showNavigatorMenu(const QPoint &pos) {
 }
 
 void DispatchersView::askPause(const QString &nameSpace, const std::optional<QString> &topic) {
+    if (const auto reason = askReason(scopeText(nameSpace, topic)))
+        m_watcher.pause(nameSpace, topic, *reason);
+}
+
+std::optional<QString> DispatchersView::askReason(const QString &what) {
     bool ok = false;
     const QString reason =
         QInputDialog::getText(m_window, tr("Pause delivery"),
                               tr("Dispatchers stop claiming events of %1 within a poll "
                                  "interval; they stay pending until resumed.\nWhy? (shown to "
                                  "everybody and audited)")
-                                  .arg(scopeText(nameSpace, topic)),
+                                  .arg(what),
                               QLineEdit::Normal, QString(), &ok)
             .trimmed();
     if (!ok)
-        return;
+        return std::nullopt;
     if (reason.isEmpty()) {
         m_window->statusBar()->showMessage(tr("Not paused: a reason is required."), 15000);
-        return;
+        return std::nullopt;
     }
-    m_watcher.pause(nameSpace, topic, reason);
+    return reason;
 }
 
 } // namespace outbox::console

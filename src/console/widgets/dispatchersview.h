@@ -13,6 +13,7 @@ class QTableWidget;
 
 namespace outbox::console {
 
+class DestinationsTable;
 class DetailPane;
 
 // Who is delivering and what is paused: the "Dispatchers" dock (a table of
@@ -32,10 +33,18 @@ public:
 
     void setConnInfo(const core::ConnInfo &info);
 
+Q_SIGNALS:
+    // The routing dispatchers' destinations whose circuit is open, "name:
+    // reason" each, on every registry read (AlertMonitor::setOpenCircuits).
+    void openCircuitsChanged(const QStringList &circuits);
+
 private:
     void showSnapshot(const RegistrySnapshot &snapshot);
     void showNavigatorMenu(const QPoint &pos);
     void askPause(const QString &nameSpace, const std::optional<QString> &topic);
+    // Why, asked of the operator for pausing `what`; none when cancelled or
+    // empty (said in the status bar).
+    std::optional<QString> askReason(const QString &what);
 
     QMainWindow *m_window;
     QAbstractItemView *m_navigator;
@@ -43,6 +52,7 @@ private:
     DetailPane *m_detail;
     RegistryWatcher m_watcher;
     QTableWidget *m_table;
+    DestinationsTable *m_destinations;
     QLabel *m_summary;
     QLabel *m_pauses;
     std::optional<RegistrySnapshot> m_snapshot;

@@ -1,0 +1,36 @@
+#pragma once
+
+#include "bench/benchmark.h"
+#include "bench/dispatch.h"
+
+#include <QJsonObject>
+#include <QList>
+#include <QString>
+
+#include <functional>
+#include <utility>
+
+namespace outbox::bench {
+
+// Isolation between destinations (`--only isolation`): a routing dispatcher
+// (core/routes.h) with destination A (an in-process development runner) and
+// destination B (the benchmark's runner). B's delivery rate over `o.events`
+// events alone, then while A answers 503 to everything, then while A's port
+// is closed, A's `o.events` events (its backlog, older than B's) pending in
+// the last two; each run in a table that holds only its events.
+// `httpPlan(target)` is the run's dispatcher posting to the runner. JSON:
+// events, alone_events_per_s, a_503_events_per_s, a_closed_events_per_s,
+// a_503_ratio, a_closed_ratio (over alone): the medians of `o.repeat`
+// rounds (each also as <key>_rounds); a_failed_attempts (A's, over the
+// runs: the circuit keeps them few), a_returned (A's events handed back
+// unattempted) and dead.
+core::Result<QJsonObject> measureIsolation(BenchCluster &database, const BenchOptions &o,
+                                           const std::function<DispatchPlan(qint64)> &httpPlan,
+                                           const Progress &progress);
+
+// Its targets (B's rate beside a failing A at least 90% of B alone) and its
+// rows of the printed report.
+QList<Check> isolationChecks(const QJsonObject &isolation);
+QList<std::pair<QString, QString>> isolationFigures(const QJsonObject &isolation);
+
+} // namespace outbox::bench
