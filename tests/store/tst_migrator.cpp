@@ -506,7 +506,8 @@ private Q_SLOTS:
                                  << QStringList{QStringLiteral(
                                                     "cannot connect to PostgreSQL at 127.0.0.1:1"),
                                                 QStringLiteral("is the server running"),
-                                                QStringLiteral("OUTBOX_DB")};
+                                                QStringLiteral("host and port of the connection "
+                                                               "string")};
         QTest::newRow("no database")
             << QStringLiteral("database") << int(core::ErrorKind::Invalid)
             << QStringList{QStringLiteral("no_such_db_x"), QStringLiteral("does not exist"),
