@@ -18,7 +18,11 @@ CREATE TABLE outbox_destination_pauses (
     host        text,
     paused_at   timestamptz NOT NULL DEFAULT now(),
     CONSTRAINT outbox_destination_pauses_destination_check CHECK (btrim(destination) <> ''),
-    CONSTRAINT outbox_destination_pauses_reason_check CHECK (btrim(reason) <> '')
+    CONSTRAINT outbox_destination_pauses_reason_check CHECK (btrim(reason) <> ''),
+    -- Plain text, bounded, as the namespace pauses (sql/012_hardening.sql).
+    CONSTRAINT outbox_destination_pauses_text_check
+        CHECK (outbox_plain_text(destination, 200) AND outbox_plain_text(reason, 1000)
+               AND outbox_plain_text(os_user, 128) AND outbox_plain_text(host, 255))
 );
 
 -- What each dispatcher delivers to, as it reports it (name, kind, target
@@ -100,7 +104,9 @@ BEGIN
         'outbox_destination_resume(text, text, text, text)',
         'outbox_dispatcher_destinations(uuid, text, jsonb)']
     LOOP
-        EXECUTE format('ALTER FUNCTION %s SET search_path = %I, pg_temp', f, current_schema());
+        -- pg_catalog first, as every definer function (sql/012_hardening.sql).
+        EXECUTE format('ALTER FUNCTION %s SET search_path = pg_catalog, %I, pg_temp', f,
+                       current_schema());
         EXECUTE format('REVOKE ALL ON FUNCTION %s FROM PUBLIC', f);
     END LOOP;
 END

@@ -122,6 +122,15 @@ private Q_SLOTS:
                          QStringLiteral("hooks"), QStringLiteral("--db"), conn});
         CTL_VERIFY_EXIT(result, 1);
         QVERIFY(result.err.contains(QLatin1String("hooks is not paused")));
+
+        // The database refuses a reason that would rewrite an operator's
+        // terminal, whoever calls it, and audits nothing.
+        QVERIFY(!sqlExec(db, QStringLiteral("SELECT outbox_destination_pause('hooks',"
+                                            " E'INC-1\\x1b]0;pwned\\x07')")));
+        QCOMPARE(sqlScalar(db, QStringLiteral("SELECT count(*) FROM outbox_destination_pauses")),
+                 QStringLiteral("0"));
+        QCOMPARE(sqlScalar(db, QStringLiteral("SELECT count(*) FROM outbox_audit")),
+                 QStringLiteral("2"));
     }
 };
 
