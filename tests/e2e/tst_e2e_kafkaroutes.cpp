@@ -92,6 +92,12 @@ class TestE2eKafkaRoutes final : public outbox::testing::PgTestSuite {
     Q_OBJECT
 
 private:
+    // The topic on the cluster, and the runner listening.
+    static void prepare(KafkaMockCluster &cluster, RunnerProcess &runner) {
+        QVERIFY2(cluster.isRunning(), qPrintable(cluster.error()));
+        QVERIFY(cluster.createTopic(kTopic, 2));
+        QVERIFY(runner.start(0));
+    }
     // Every id the topic holds, with how many records each.
     static QHash<QString, int> idsInKafka(const KafkaMockCluster &cluster) {
         QString error;
@@ -129,10 +135,10 @@ private Q_SLOTS:
         constexpr int billing = 150;
         constexpr int shipping = 120;
         KafkaMockCluster cluster;
-        QVERIFY2(cluster.isRunning(), qPrintable(cluster.error()));
-        QVERIFY(cluster.createTopic(kTopic, 2));
         RunnerProcess runner;
-        QVERIFY(runner.start(0));
+        prepare(cluster, runner);
+        if (QTest::currentTestFailed())
+            return;
         const TextFile routes(routesText(cluster, runner.url()));
         QVERIFY(insertEvents(m_db, billing, QStringLiteral("billing")));
         QVERIFY(insertEvents(m_db, shipping, QStringLiteral("shipping")));
@@ -162,10 +168,10 @@ private Q_SLOTS:
                   "OUTBOX_E2E_KAFKA_OUTAGE=1 to run this test");
         constexpr int batch = 40; // events per namespace and step
         KafkaMockCluster cluster;
-        QVERIFY2(cluster.isRunning(), qPrintable(cluster.error()));
-        QVERIFY(cluster.createTopic(kTopic, 2));
         RunnerProcess runner;
-        QVERIFY(runner.start(0));
+        prepare(cluster, runner);
+        if (QTest::currentTestFailed())
+            return;
         const TextFile routes(routesText(cluster, runner.url()));
         const QString connInfo = m_pg->connInfo(m_dbName);
 
