@@ -5,7 +5,9 @@
 // panel and the screenshots are in tst_consoleviews.
 
 #include "console/demo/demoenvironment.h"
+#include "console/demo/demopanel.h"
 #include "console/demo/demoproducer.h"
+#include "devtools/kafkamock.h"
 #include "dispatch/dispatcherhost.h"
 #include "store/database.h"
 #include "support/pgfixture.h"
@@ -14,6 +16,7 @@
 #include <QFileInfo>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QLabel>
 #include <QSet>
 #include <QSignalSpy>
 #include <QTemporaryDir>
@@ -158,6 +161,35 @@ void TestDemoEnvironment::flowDeliverRetryDieStop() {
         QSignalSpy hostStopped(&host, &dispatch::DispatcherHost::stopped);
         host.start();
         QTRY_VERIFY_WITH_TIMEOUT(db.count(QStringLiteral("status = 'delivered'")) > 50, 60000);
+        // The Kafka namespace goes to the mock cluster through the routes:
+        // its delivered rows are there, and nothing of another namespace.
+        const QString kafkaRows = QStringLiteral("status = 'delivered' AND namespace = '") +
+                                  QLatin1String(DemoEnvironment::KafkaNamespace) +
+                                  QLatin1Char('\'');
+        QTRY_VERIFY_WITH_TIMEOUT(db.count(kafkaRows) > 0, 60000);
+        const QStringList deliveredToKafka = testing::sqlColumn(
+            db.db(), QStringLiteral("SELECT id FROM outbox_events WHERE ") + kafkaRows);
+        QVERIFY(demo.kafkaCluster());
+        QString kafkaError;
+        QSet<QString> inKafka;
+        for (const auto &record : demo.kafkaCluster()->readAll(
+                 QLatin1String(DemoEnvironment::KafkaTopic), &kafkaError)) {
+            QCOMPARE(record.header("outbox-namespace"),
+                     QByteArray(DemoEnvironment::KafkaNamespace));
+            inKafka.insert(QString::fromLatin1(record.header("outbox-id")));
+        }
+        QVERIFY2(kafkaError.isEmpty(), qPrintable(kafkaError));
+        for (const QString &id : deliveredToKafka)
+            QVERIFY2(inKafka.contains(id), qPrintable(id + QStringLiteral(" is not in Kafka")));
+        // The panel says where each namespace goes.
+        const console::DemoPanel panel(&demo);
+        const auto *routes = panel.findChild<QLabel *>(QStringLiteral("demoRoutes"));
+        QVERIFY(routes);
+        QVERIFY2(
+            routes->text().contains(QStringLiteral("users → users-log (Kafka topic demo.users")),
+            qPrintable(routes->text()));
+        QVERIFY2(routes->text().contains(QStringLiteral("everything else → webhooks")),
+                 qPrintable(routes->text()));
         // The runner fails ~10% with 503: retried, recorded in outbox_attempts.
         QTRY_VERIFY_WITH_TIMEOUT(
             testing::sqlScalar(db.db(), QStringLiteral("SELECT count(*) FROM outbox_attempts "

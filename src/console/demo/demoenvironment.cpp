@@ -1,10 +1,11 @@
 #include "console/demo/demoenvironment.h"
 
 #include "console/demo/demoproducer.h"
-#include "console/demo/demopublisher.h"
 #include "console/model/consoletypes.h"
+#include "core/routes.h"
 #include "devtools/embeddedpostgres.h"
-#include "dispatch/threadedpublisher.h"
+#include "devtools/kafkamock.h"
+#include "dispatch/routingpublisher.h"
 #include "store/migrator.h"
 #include "store/session.h"
 
@@ -247,6 +248,14 @@ void DemoEnvironment::onRunnersReady(quint64 generation, const RunnerResult &res
     }
     m_runnerUrl = result.runnerUrl;
     m_rejectUrl = result.rejectUrl;
+    Q_EMIT progress(tr("Starting a Kafka mock cluster…"));
+    m_kafka = std::make_unique<devtools::KafkaMockCluster>();
+    if (!m_kafka->isRunning() || !m_kafka->createTopic(QLatin1String(KafkaTopic), 2)) {
+        const QString error = m_kafka->error();
+        m_kafka.reset();
+        fail(tr("The Kafka mock cluster did not start: %1").arg(error));
+        return;
+    }
     Q_EMIT progress(tr("Starting the producer…"));
     startProducer();
     setState(State::Ready);
@@ -287,17 +296,72 @@ core::DispatcherConfig DemoEnvironment::dispatcherConfig() const {
     config.maxDelay = core::Millis(10'000);
     config.requestTimeout = core::Millis(5000);
     config.shutdownGrace = core::Millis(5000);
+    // Secrets stay in memory: the http destinations sign with config.secrets.
+    if (auto applied = core::applyRoutes(config, routes(), QStringLiteral("(demo routes)"));
+        !applied)
+        qCWarning(lcConsole).noquote() << "demo: routes:" << applied.errorMessage();
     return config;
 }
 
 dispatch::PublisherFactory DemoEnvironment::publisherFactory() const {
-    const QUrl rejectUrl = m_rejectUrl;
-    return dispatch::ThreadedPublisher::inOwnThread(
-        [rejectUrl]() -> std::unique_ptr<dispatch::Publisher> {
-            return std::make_unique<DemoPublisher>(rejectUrl, QLatin1String(PoisonNamespace),
-                                                   QLatin1String(PoisonTopic));
-        },
-        QStringLiteral("outbox-http"));
+    return []() -> std::unique_ptr<dispatch::Publisher> {
+        return std::make_unique<dispatch::RoutingPublisher>();
+    };
+}
+
+core::Routes DemoEnvironment::routes() const {
+    core::Routes routes;
+    const auto destination = [&routes](const QString &name, const QString &kind,
+                                       QList<QPair<QString, QString>> properties) {
+        core::Destination entry;
+        entry.name = name;
+        entry.kind = kind;
+        entry.properties = std::move(properties);
+        routes.destinations.append(entry);
+    };
+    destination(QStringLiteral("legacy-export"), core::Routes::kindHttp(),
+                {{QStringLiteral("url"), m_rejectUrl.toString()}});
+    // The rejecting runner is there to show rows dead-lettered: its circuit
+    // must not hold them back (an open circuit's events keep their attempts).
+    routes.destinations.last().circuitFailures = 1'000'000;
+    destination(QStringLiteral("users-log"), core::Routes::kindKafka(),
+                {{QStringLiteral("brokers"), m_kafka ? m_kafka->bootstrapServers() : QString()},
+                 {QStringLiteral("topic"), QLatin1String(KafkaTopic)}});
+    destination(QStringLiteral("webhooks"), core::Routes::kindHttp(),
+                {{QStringLiteral("url"), m_runnerUrl.toString()}});
+    const auto route = [&routes](const QString &nameSpace, const QString &topic,
+                                 const QString &to) {
+        core::Route entry;
+        entry.nameSpace = nameSpace;
+        entry.topic = topic;
+        entry.destination = to;
+        routes.routes.append(entry);
+    };
+    route(QLatin1String(PoisonNamespace), QLatin1String(PoisonTopic),
+          QStringLiteral("legacy-export"));
+    route(QLatin1String(KafkaNamespace), QStringLiteral("*"), QStringLiteral("users-log"));
+    route(QStringLiteral("*"), QStringLiteral("*"), QStringLiteral("webhooks"));
+    return routes;
+}
+
+QStringList DemoEnvironment::routeDescriptions() const {
+    QStringList lines;
+    const core::Routes table = routes();
+    for (const core::Route &route : table.routes) {
+        const core::Destination *to = table.destination(route.destination);
+        const QString where = to->kind == core::Routes::kindKafka()
+                                  ? tr("Kafka topic %1 on the mock cluster")
+                                        .arg(to->property(QStringLiteral("topic")))
+                              : to->property(QStringLiteral("url")) == m_rejectUrl.toString()
+                                  ? tr("HTTP, a runner answering 422")
+                                  : tr("HTTP, the development runner");
+        const QString what = route.isCatchAll() ? tr("everything else")
+                             : route.topic == QLatin1String("*")
+                                 ? route.nameSpace
+                                 : route.nameSpace + QLatin1Char('/') + route.topic;
+        lines.append(tr("%1 → %2 (%3)").arg(what, to->name, where));
+    }
+    return lines;
 }
 
 void DemoEnvironment::setRunnerFailRate(double rate) {
@@ -435,6 +499,7 @@ void DemoEnvironment::stopStepDone() {
     m_postgresPid = 0;
     m_runnerUrl.clear();
     m_rejectUrl.clear();
+    m_kafka.reset(); // the dispatcher stopped before the demo (see the header)
     setState(finalState);
     if (finalState == State::Stopped) {
         qCInfo(lcConsole) << "demo: stopped; cluster directory removed";

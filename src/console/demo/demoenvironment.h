@@ -3,11 +3,13 @@
 #include "core/conninfo.h"
 #include "core/dispatcherconfig.h"
 #include "core/duration.h"
+#include "core/routes.h"
 #include "devtools/devrunner.h"
 #include "dispatch/publisher.h"
 
 #include <QObject>
 #include <QString>
+#include <QStringList>
 #include <QThread>
 #include <QUrl>
 
@@ -15,7 +17,8 @@
 
 namespace outbox::devtools {
 class EmbeddedPostgres;
-}
+class KafkaMockCluster;
+} // namespace outbox::devtools
 
 namespace outbox::console {
 
@@ -32,6 +35,12 @@ class DemoProducer;
 // (PoisonNamespace/PoisonTopic, a few percent of the mix) goes to a second
 // runner that always answers 422; with maxAttempts 5 and short backoff those
 // rows are retried a few times and then dead-lettered.
+//
+// So that a newcomer sees a log beside webhooks, KafkaNamespace goes to
+// KafkaTopic on librdkafka's mock cluster (in this process, loopback ports).
+// The three destinations are a routes configuration (core/routes.h) and the
+// dispatcher delivers through dispatch::RoutingPublisher, as
+// `outboxctl dispatch --routes` does.
 //
 // Threading: lives in the GUI thread and never blocks it. initdb/start/
 // migrate and the cluster's shutdown run on a setup thread, the runners on a
@@ -54,6 +63,8 @@ public:
 
     static constexpr const char *PoisonNamespace = "billing";
     static constexpr const char *PoisonTopic = "invoice.legacy_export";
+    static constexpr const char *KafkaNamespace = "users";
+    static constexpr const char *KafkaTopic = "demo.users";
 
     explicit DemoEnvironment(QObject *parent = nullptr);
     explicit DemoEnvironment(const Settings &initial, QObject *parent = nullptr);
@@ -72,11 +83,16 @@ public:
     // Valid after ready().
     core::ConnInfo connInfo() const { return m_connInfo; }
     // runner URL = the dev runner, a demo secret (memory only), concurrency
-    // 16, max attempts 5, backoff 500 ms .. 10 s.
+    // 16, max attempts 5, backoff 500 ms .. 10 s; routes: PoisonTopic to the
+    // rejecting runner, KafkaNamespace to the mock cluster, the rest to the
+    // runner. Valid after ready().
     core::DispatcherConfig dispatcherConfig() const;
-    // Routes PoisonTopic to the rejecting runner, everything else over HTTP
-    // to config.runnerUrl. Valid after ready().
+    // The routing publisher the routes need.
     dispatch::PublisherFactory publisherFactory() const;
+    // "namespace -> destination" lines for the panel.
+    QStringList routeDescriptions() const;
+    // The mock cluster (null when not ready): its records can be read back.
+    const devtools::KafkaMockCluster *kafkaCluster() const { return m_kafka.get(); }
     QUrl runnerUrl() const { return m_runnerUrl; }
     // The cluster's temporary directory (empty before the first start; kept
     // after stop so a caller can check that it is gone).
@@ -119,6 +135,7 @@ private:
         QUrl rejectUrl;
     };
 
+    core::Routes routes() const;
     void setState(State state);
     void postProgress(quint64 generation, const QString &step); // from any thread
     void onClusterReady(quint64 generation, const SetupResult &result);
@@ -153,6 +170,7 @@ private:
     // Used only on the setup thread while a job runs; the GUI thread keeps a
     // reference so that the destructor can stop it as a last resort.
     std::shared_ptr<devtools::EmbeddedPostgres> m_cluster;
+    std::unique_ptr<devtools::KafkaMockCluster> m_kafka; // GUI thread; its own threads
     QThread m_setupThread;
     QThread m_runnerThread;
     QThread m_producerThread;

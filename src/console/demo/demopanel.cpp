@@ -55,6 +55,9 @@ DemoPanel::DemoPanel(DemoEnvironment *demo, QWidget *parent)
                                      QLatin1String(DemoEnvironment::PoisonTopic)));
     note->setWordWrap(true);
     note->setTextFormat(Qt::RichText);
+    m_routes = new QLabel;
+    m_routes->setObjectName(QStringLiteral("demoRoutes"));
+    m_routes->setWordWrap(true);
 
     // The fleet: the demo's database beside two more with troubles of
     // their own (demofleet.h), made when first asked for.
@@ -79,6 +82,7 @@ DemoPanel::DemoPanel(DemoEnvironment *demo, QWidget *parent)
     auto *layout = new QVBoxLayout(this);
     layout->addLayout(form);
     layout->addWidget(note);
+    layout->addWidget(m_routes);
     layout->addWidget(m_status);
     layout->addWidget(m_fleetButton);
     layout->addStretch();
@@ -158,6 +162,7 @@ void DemoPanel::updateStatus() {
     case DemoEnvironment::State::Starting:
         break; // progress() says what happens
     case DemoEnvironment::State::Ready:
+        m_routes->setText(tr("Routes:\n") + m_demo->routeDescriptions().join(QLatin1Char('\n')));
         m_status->setText(tr("Demo running: %n event(s) produced.", nullptr,
                              int(std::min<qint64>(m_demo->producedCount(), INT_MAX))));
         break;
@@ -168,6 +173,7 @@ void DemoPanel::updateStatus() {
         break;
     case DemoEnvironment::State::Stopped:
         m_status->setText(tr("Demo stopped; its database was removed."));
+        m_routes->clear();
         break;
     case DemoEnvironment::State::Failed:
         break; // failed() shows the reason

@@ -16,7 +16,8 @@ class DemoEnvironment;
 
 // Controls for demo mode (a small dock or a box above the dispatcher panel):
 // runner failure rate (%) and latency (ms), producer rate (events/s) and a
-// pause switch, plus the demo's state and how many events were produced.
+// pause switch, plus the demo's state, how many events were produced and
+// where each namespace goes (the demo's routes).
 // Changes go straight to the DemoEnvironment (they are thread-safe there).
 class DemoPanel final : public QWidget {
     Q_OBJECT
@@ -37,6 +38,7 @@ private:
     QDoubleSpinBox *m_rate = nullptr;
     QCheckBox *m_paused = nullptr;
     QLabel *m_status = nullptr;
+    QLabel *m_routes = nullptr; // where each namespace goes
     QPushButton *m_fleetButton = nullptr;
     QPointer<QWidget> m_fleet; // the demo's fleet window, while open
     bool m_fleetShown = false;
