@@ -45,12 +45,21 @@ template <typename Parse, typename Make> DestinationKind settingsKind(Parse pars
             errors.append({destination.line, settings.errorMessage()});
         return errors;
     };
-    kind.make = [parse, make](const core::Destination &destination, const core::DispatcherConfig &,
+    kind.make = [parse, make](const core::Destination &destination,
+                              const core::DispatcherConfig &base,
                               QObject *parent) -> core::Result<std::unique_ptr<Publisher>> {
         auto settings = parse(destination.properties);
         if (!settings)
             return settings.error();
-        return make(settings.value(), parent);
+        auto publisher = make(settings.value(), parent);
+        if (!publisher)
+            return publisher.error();
+        // Configured as the dispatcher's own publisher is before its first
+        // event: its request timeout bounds a produce, and its timers (the
+        // deadline of a report that never comes) start here.
+        if (auto configured = publisher.value()->configure(base); !configured)
+            return configured.error();
+        return publisher;
     };
     kind.target = [](const core::Destination &destination) {
         return destination.property(QStringLiteral("brokers"));

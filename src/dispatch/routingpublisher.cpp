@@ -121,6 +121,8 @@ core::Result<void> RoutingPublisher::configure(const core::DispatcherConfig &con
                     return laneConfig.error();
                 if (auto configured = lane.publisher->configure(laneConfig.value()); !configured)
                     return configured;
+            } else if (auto configured = lane.publisher->configure(config); !configured) {
+                return configured;
             }
             lane.apply(destination, config);
             lane.stats.rateLimit = destination.rate;
