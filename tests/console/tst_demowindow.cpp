@@ -8,6 +8,7 @@
 #include "console/model/databasesettings.h"
 #include "console/model/storeclient.h"
 #include "console/widgets/actions.h"
+#include "console/widgets/dispatcherpanel.h"
 #include "console/widgets/mainwindow.h"
 
 #include <QAction>
@@ -55,6 +56,11 @@ private Q_SLOTS:
         // runs (the alert monitor reads them for that key).
         QTRY_VERIFY_WITH_TIMEOUT(connectedClient, 120000);
         console::StoreClient *client = connectedClient;
+        // The embedded dispatcher runs with the demo's routes (given in
+        // code, not a file: it once refused to start over that).
+        auto *panel = window->findChild<console::DispatcherPanel *>();
+        QVERIFY(panel);
+        QTRY_VERIFY_WITH_TIMEOUT(panel->isRunning(), 60000);
         const QString key = console::DatabaseSettings::keyFor(client->connInfo());
         console::AlertThresholds thresholds;
         thresholds.deathsPerMinute = 3;

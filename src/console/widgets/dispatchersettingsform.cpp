@@ -199,7 +199,12 @@ void DispatcherSettingsForm::setConfig(const core::DispatcherConfig &config, boo
     durationField(Field::RequestTimeout)->setText(core::formatDuration(config.requestTimeout));
     m_aggregateOrder->setChecked(config.ordering == core::Ordering::Aggregate);
     m_routesFile->setText(config.routesFile);
-    m_hidden.routes.reset(); // read again from the file by config()
+    // Routes made in code (the demo's) are kept as they are, and shown by
+    // their name; a file's are read again from it by config().
+    const bool given = config.routes != nullptr;
+    m_routesFile->setReadOnly(given);
+    if (!given)
+        m_hidden.routes.reset();
     m_loading = wasLoading;
     validate();
 }
@@ -226,6 +231,8 @@ core::DispatcherConfig DispatcherSettingsForm::config() const {
     config.requestTimeout = duration(Field::RequestTimeout, config.requestTimeout);
     config.ordering =
         m_aggregateOrder->isChecked() ? core::Ordering::Aggregate : core::Ordering::None;
+    if (m_routesFile->isReadOnly() && config.routes)
+        return config; // routes given in code, kept with their name
     config.routes.reset();
     config.routesFile.clear();
     if (const QString routes = m_routesFile->text().trimmed(); !routes.isEmpty()) {
@@ -238,7 +245,7 @@ core::DispatcherConfig DispatcherSettingsForm::config() const {
 
 QString DispatcherSettingsForm::routesError() const {
     const QString path = m_routesFile->text().trimmed();
-    if (path.isEmpty())
+    if (path.isEmpty() || (m_routesFile->isReadOnly() && m_hidden.routes))
         return {};
     auto loaded = core::Routes::load(path);
     if (!loaded)
