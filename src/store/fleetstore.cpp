@@ -30,10 +30,7 @@ QString indexEstimate(const char *index) {
 }
 
 FleetCount capped(qint64 counted, qint64 cap, qint64 estimate) {
-    if (counted <= cap) {
-        return {counted, false};
-    }
-    return {std::max(counted, estimate), true};
+    return {cappedValue(counted, cap, estimate), counted > cap};
 }
 
 } // namespace

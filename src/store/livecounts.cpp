@@ -111,15 +111,15 @@ qint64 readStatusColumns(const QSqlQuery &row, qint64 cap, StatusCounts &counts)
     counts.processing = row.value(2).toLongLong();
     counts.expiredLeases = row.value(3).toLongLong();
     const qint64 deliveredCapped = row.value(5).toLongLong();
-    if (deliveredCapped > cap) {
-        // reltuples of the partial index is what the last VACUUM/ANALYZE
-        // saw (-1 when never analysed); it is never below what we counted.
-        counts.delivered = std::max(deliveredCapped, row.value(6).toLongLong());
-        counts.deliveredEstimated = true;
-    } else {
-        counts.delivered = deliveredCapped;
-    }
+    // reltuples of the partial index is what the last VACUUM/ANALYZE saw
+    // (-1 when never analysed).
+    counts.delivered = cappedValue(deliveredCapped, cap, row.value(6).toLongLong());
+    counts.deliveredEstimated = deliveredCapped > cap;
     return deliveredCapped;
+}
+
+qint64 cappedValue(qint64 counted, qint64 cap, qint64 estimate) {
+    return counted > cap ? std::max(counted, estimate) : counted;
 }
 
 bool dutyCycleAllows(const QElapsedTimer &since, qint64 tookMs, double dutyCycle) {
@@ -240,12 +240,8 @@ void LiveCounts::applyBreakdown(const Marker &marker, qint64 deadCapped,
     counts.topicsAt = m_breakdown->at;
     counts.topicsEstimated = stale;
     counts.blocked = m_breakdown->blocked;
-    if (deadCapped > cap) {
-        counts.dead = std::max(deadCapped, m_breakdown->dead);
-        counts.deadEstimated = stale;
-    } else {
-        counts.dead = deadCapped;
-    }
+    counts.dead = cappedValue(deadCapped, cap, m_breakdown->dead);
+    counts.deadEstimated = deadCapped > cap && stale;
 }
 
 } // namespace outbox::store

@@ -44,6 +44,11 @@ bool dutyCycleAllows(const QElapsedTimer &since, qint64 tookMs, double dutyCycle
 // planner's estimate. Column five (dead) is each caller's own.
 QString liveCountsSql();
 QString cappedDeliveredSql();
+// A count that stopped after `cap` + 1 rows: exact within the cap, else
+// `estimate` (the planner's, or an older full count), never below what was
+// counted. The caller marks it estimated when `counted > cap`. The one rule
+// of LiveCounts' delivered and dead and of the fleet's counts.
+qint64 cappedValue(qint64 counted, qint64 cap, qint64 estimate);
 // Reads those columns of `row` into `counts`; delivered beyond `cap` is the
 // estimate, marked deliveredEstimated. Returns the capped delivered count.
 qint64 readStatusColumns(const QSqlQuery &row, qint64 cap, StatusCounts &counts);
