@@ -22,6 +22,14 @@ enum class DispatcherState {
 QString stateName(DispatcherState state); // "stopped", "starting", ...
 
 // One destination of a routing dispatcher (core/routes.h) as it is now.
+// A route that sends events to a destination: its globs and its place among
+// the routes (the first match wins).
+struct DestinationRoute {
+    int order = 0;
+    QString nameSpace;
+    QString topic;
+};
+
 struct DestinationStats {
     QString name;
     QString kind;    // "http", "kafka"
@@ -39,6 +47,7 @@ struct DestinationStats {
     qint64 returned = 0; // handed back unattempted (circuit open), attempt not counted
     QString lastError;
     QDateTime lastErrorAt;
+    QList<DestinationRoute> routes; // the routes that lead here
 };
 
 // A value snapshot of a dispatcher, emitted periodically (and on request).

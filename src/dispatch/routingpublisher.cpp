@@ -129,6 +129,14 @@ core::Result<void> RoutingPublisher::configure(const core::DispatcherConfig &con
         }
     }
     m_routes = config.routes;
+    for (const auto &lane : m_lanes) {
+        lane->stats.routes.clear();
+        for (qsizetype n = 0; n < m_routes->routes.size(); ++n) {
+            const core::Route &route = m_routes->routes.at(n);
+            if (route.destination == lane->destination.name)
+                lane->stats.routes.append({int(n), route.nameSpace, route.topic});
+        }
+    }
     return {};
 }
 

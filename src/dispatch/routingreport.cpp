@@ -1,5 +1,6 @@
 #include "dispatch/routingreport.h"
 
+#include "core/routes.h"
 #include "core/uuidtext.h"
 
 #include <QJsonArray>
@@ -18,7 +19,12 @@ QString isoOrEmpty(const QDateTime &time) {
 
 QString destinationsJson(const QList<DestinationStats> &destinations) {
     QJsonArray all;
-    for (const DestinationStats &d : destinations)
+    for (const DestinationStats &d : destinations) {
+        QJsonArray routes;
+        for (const DestinationRoute &route : d.routes)
+            routes.append(QJsonObject{{QStringLiteral("n"), route.order},
+                                      {QStringLiteral("namespace"), route.nameSpace},
+                                      {QStringLiteral("topic"), route.topic}});
         all.append(QJsonObject{
             {QStringLiteral("name"), d.name},
             {QStringLiteral("kind"), d.kind},
@@ -36,7 +42,9 @@ QString destinationsJson(const QList<DestinationStats> &destinations) {
             {QStringLiteral("returned"), d.returned},
             {QStringLiteral("last_error"), d.lastError},
             {QStringLiteral("last_error_at"), isoOrEmpty(d.lastErrorAt)},
+            {QStringLiteral("routes"), routes},
         });
+    }
     return QString::fromUtf8(QJsonDocument(all).toJson(QJsonDocument::Compact));
 }
 
@@ -64,9 +72,32 @@ QList<DestinationStats> destinationsFromJson(const QString &json) {
         d.lastError = o.value(QStringLiteral("last_error")).toString();
         d.lastErrorAt = QDateTime::fromString(o.value(QStringLiteral("last_error_at")).toString(),
                                               Qt::ISODateWithMs);
+        for (const QJsonValue &route : o.value(QStringLiteral("routes")).toArray()) {
+            const QJsonObject r = route.toObject();
+            d.routes.append({r.value(QStringLiteral("n")).toInt(),
+                             r.value(QStringLiteral("namespace")).toString(),
+                             r.value(QStringLiteral("topic")).toString()});
+        }
         all.append(d);
     }
     return all;
+}
+
+std::optional<DestinationStats> destinationFor(const QList<DestinationStats> &destinations,
+                                               const QString &nameSpace, const QString &topic) {
+    std::optional<DestinationStats> first;
+    int firstOrder = 0;
+    for (const DestinationStats &d : destinations) {
+        for (const DestinationRoute &route : d.routes) {
+            if ((!first || route.order < firstOrder) &&
+                core::globMatches(route.nameSpace, nameSpace) &&
+                core::globMatches(route.topic, topic)) {
+                first = d;
+                firstOrder = route.order;
+            }
+        }
+    }
+    return first;
 }
 
 QByteArray destinationsPrometheus(const DispatcherStats &stats) {

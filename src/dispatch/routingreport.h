@@ -5,16 +5,25 @@
 #include <QList>
 #include <QString>
 
+#include <optional>
+
 namespace outbox::dispatch {
 
 // A routing dispatcher's destinations as its registry row keeps them
 // (outbox_dispatchers.destinations, sql/015): a JSON array of objects with
 // name, kind, target, circuit, reason, circuit_since, in_flight, queued,
 // limit, rate_limit, delivered_per_s, delivered, failed, returned,
-// last_error, last_error_at. Never a secret (the target has no user info or
+// last_error, last_error_at, and routes (n: the route's place, namespace and
+// topic globs). Never a secret (the target has no user info or
 // query).
 QString destinationsJson(const QList<DestinationStats> &destinations);
 QList<DestinationStats> destinationsFromJson(const QString &json);
+
+// The destination a dispatcher with these destinations sends an event of
+// this namespace and topic to (its first matching route), or none: such a
+// dispatcher does not claim it.
+std::optional<DestinationStats> destinationFor(const QList<DestinationStats> &destinations,
+                                               const QString &nameSpace, const QString &topic);
 
 // The destinations' Prometheus series (outbox_dispatch_destination_*, labels
 // worker_id and destination); empty without destinations.

@@ -7,6 +7,7 @@
 #include "console/model/statusnavmodel.h"
 #include "console/widgets/alertnotifier.h"
 #include "console/widgets/dispatchersview.h"
+#include "dispatch/routingreport.h"
 #include "windowtestbase.h"
 
 #include <QDockWidget>
@@ -84,6 +85,85 @@ private Q_SLOTS:
         QVERIFY2(why.text.contains(QStringLiteral("paused by alice")) &&
                      why.text.contains(QStringLiteral("runner down")),
                  qPrintable(why.text));
+    }
+
+    // A routing dispatcher's registry report names the destination an event
+    // goes to: its open circuit or its pause is why the event waits; no
+    // route at all means nobody claims it.
+    void explanationNamesTheDestination() {
+        const QDateTime now = QDateTime::currentDateTimeUtc();
+        core::OutboxEvent event;
+        event.status = core::Status::Pending;
+        event.nameSpace = QStringLiteral("billing");
+        event.topic = QStringLiteral("invoice.paid");
+        event.createdAt = now.addSecs(-120);
+        event.nextAttemptAt = event.createdAt;
+        dispatch::DestinationStats hooks;
+        hooks.name = QStringLiteral("billing-hooks");
+        hooks.kind = QStringLiteral("kafka");
+        hooks.target = QStringLiteral("broker:9092");
+        hooks.circuit = QStringLiteral("open");
+        hooks.reason = QStringLiteral("5 failed attempts in a row");
+        hooks.circuitSince = now.addSecs(-30);
+        hooks.routes = {{1, QStringLiteral("bill*"), QStringLiteral("*")}};
+        dispatch::DestinationStats rest;
+        rest.name = QStringLiteral("rest");
+        rest.kind = QStringLiteral("http");
+        rest.target = QStringLiteral("http://runner/events");
+        rest.circuit = QStringLiteral("closed");
+        // The first route that matches wins: route 0 sends invoices to rest.
+        rest.routes = {{0, QStringLiteral("*"), QStringLiteral("invoice.*")},
+                       {2, QStringLiteral("*"), QStringLiteral("*")}};
+        console::DispatchActivity activity;
+        activity.registry = console::RegistrySnapshot{};
+        activity.registry->dispatchers.serverTime = now;
+        store::DispatcherEntry routing = entry(QString(), true, now);
+        routing.workerId = QUuid::createUuid();
+        activity.registry->dispatchers.entries = {routing};
+        activity.registry->destinations.insert(routing.workerId,
+                                               dispatch::destinationsJson({hooks, rest}));
+
+        auto why = console::explainEvent(event, now, activity);
+        QCOMPARE(why.tone, console::Explanation::Tone::Waiting);
+        QVERIFY2(why.text.contains(QStringLiteral("goes to destination rest (http")),
+                 qPrintable(why.text));
+
+        event.topic = QStringLiteral("refund.done");
+        why = console::explainEvent(event, now, activity);
+        QCOMPARE(why.tone, console::Explanation::Tone::Warning);
+        QVERIFY2(why.text.contains(QStringLiteral("destination billing-hooks")) &&
+                     why.text.contains(QStringLiteral("circuit is open")) &&
+                     why.text.contains(QStringLiteral("5 failed attempts in a row")),
+                 qPrintable(why.text));
+
+        store::DestinationPause pause;
+        pause.destination = QStringLiteral("billing-hooks");
+        pause.reason = QStringLiteral("INC-42");
+        pause.pausedBy = QStringLiteral("alice");
+        pause.pausedAt = now.addSecs(-60);
+        activity.registry->destinationPauses = {pause};
+        why = console::explainEvent(event, now, activity);
+        QVERIFY2(why.text.contains(QStringLiteral("destination billing-hooks, paused by alice")) &&
+                     why.text.contains(QStringLiteral("INC-42")),
+                 qPrintable(why.text));
+
+        // Without the catch-all, nothing takes shipping's events.
+        rest.routes.removeLast();
+        activity.registry->destinations.insert(routing.workerId,
+                                               dispatch::destinationsJson({hooks, rest}));
+        event.nameSpace = QStringLiteral("shipping");
+        why = console::explainEvent(event, now, activity);
+        QCOMPARE(why.tone, console::Explanation::Tone::Error);
+        QVERIFY2(why.text.contains(QStringLiteral("No route of the running dispatchers matches "
+                                                  "namespace shipping")),
+                 qPrintable(why.text));
+
+        // A dispatcher that takes every event: no destination to blame.
+        store::DispatcherEntry plain = entry(QString(), true, now);
+        plain.workerId = QUuid::createUuid();
+        activity.registry->dispatchers.entries.append(plain);
+        why = console::explainEvent(event, now, activity);
+        QCOMPARE(why.tone, console::Explanation::Tone::Waiting);
     }
 
     // The dock lists what the database holds; the navigator pauses and

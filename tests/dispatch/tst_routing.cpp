@@ -170,6 +170,14 @@ void TestRouting::openCircuitKeepsAttemptsAndProbeCloses() {
                                        " jsonb_array_elements(destinations) d"
                                        " WHERE d->>'name' = 'a'")),
         QStringLiteral("open"), 20000);
+    // ... and which events go where, by the place of each route.
+    QCOMPARE(sqlScalar(m_db, QStringLiteral("SELECT string_agg((d->>'name') || ':' || (r->>'n')"
+                                            " || ' ' || (r->>'namespace') || '/' ||"
+                                            " (r->>'topic'), ',' ORDER BY r->>'n')"
+                                            " FROM outbox_dispatchers,"
+                                            " jsonb_array_elements(destinations) d,"
+                                            " jsonb_array_elements(d->'routes') r")),
+             QStringLiteral("a:0 a/*,b:1 */*"));
     // The metrics say so (a gauge per state).
     const QByteArray openGauge =
         QByteArray("outbox_dispatch_destination_circuit{worker_id=\"") +

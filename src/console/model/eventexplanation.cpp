@@ -2,6 +2,7 @@
 
 #include "console/model/consoletypes.h"
 #include "core/uuidtext.h"
+#include "dispatch/routingreport.h"
 
 #include <QCoreApplication>
 
@@ -121,11 +122,74 @@ std::optional<Explanation> fromRegistry(const core::OutboxEvent &e, const QDateT
     return std::nullopt;
 }
 
+// Where the running dispatchers send the event, when every one serving its
+// namespace routes by namespace and topic (dispatch/routingreport.h): the
+// destination it goes to, or no destination at all.
+struct RouteOfEvent {
+    bool routed = false; // every live dispatcher serving the namespace routes
+    std::optional<dispatch::DestinationStats> destination;
+};
+
+RouteOfEvent routeOf(const core::OutboxEvent &e, const RegistrySnapshot &r) {
+    RouteOfEvent route;
+    for (const store::DispatcherEntry &entry : r.dispatchers.entries) {
+        if (!entry.alive || !entry.serves(e.nameSpace))
+            continue;
+        const QString json = r.destinations.value(entry.workerId);
+        if (json.isEmpty())
+            return {}; // a dispatcher that takes every event it serves
+        route.routed = true;
+        if (!route.destination)
+            route.destination = dispatch::destinationFor(dispatch::destinationsFromJson(json),
+                                                         e.nameSpace, e.topic);
+    }
+    return route;
+}
+
+// A due event's destination, when that is why it waits: no route matches,
+// the destination is paused, or its circuit is open.
+std::optional<Explanation> fromDestination(const core::OutboxEvent &e, const QDateTime &now,
+                                           const RouteOfEvent &route, const RegistrySnapshot &r) {
+    if (!route.routed)
+        return std::nullopt;
+    if (!route.destination)
+        return Explanation{Explanation::Tone::Error,
+                           tr("No route of the running dispatchers matches namespace %1, topic "
+                              "%2, so none claims it. Add a route for it (outboxctl routes check "
+                              "FILE --namespace %1 --topic %2 shows where an event goes).")
+                               .arg(e.nameSpace, e.topic)};
+    const dispatch::DestinationStats &d = *route.destination;
+    for (const store::DestinationPause &pause : r.destinationPauses) {
+        if (pause.destination != d.name)
+            continue;
+        return Explanation{
+            Explanation::Tone::Warning,
+            tr("Paused: it goes to destination %1, paused by %2 at %3: "
+               "\u201c%4\u201d. Its events stay pending until it is resumed "
+               "(Dispatchers pane, or outboxctl destination resume %1).")
+                .arg(d.name, pause.pausedBy, when(pause.pausedAt, now), pause.reason)};
+    }
+    if (d.circuit == QLatin1String("open") || d.circuit == QLatin1String("half-open"))
+        return Explanation{
+            Explanation::Tone::Warning,
+            tr("It goes to destination %1 (%2, %3), whose circuit is %4 since %5: %6. Its "
+               "events wait without using attempts; a probe closes the circuit when the "
+               "destination answers again.")
+                .arg(d.name, d.kind, d.target, d.circuit,
+                     d.circuitSince.isValid() ? when(d.circuitSince, now) : tr("a while"),
+                     d.reason.isEmpty() ? tr("no reason given") : d.reason)};
+    return std::nullopt;
+}
+
 Explanation pending(const core::OutboxEvent &e, const QDateTime &now,
                     const DispatchActivity &activity) {
     const QDateTime dueFrom = e.nextAttemptAt.isValid() ? e.nextAttemptAt : e.createdAt;
+    RouteOfEvent route;
     if (activity.registry) {
         if (auto known = fromRegistry(e, now, dueFrom, *activity.registry))
+            return *known;
+        route = routeOf(e, *activity.registry);
+        if (auto known = fromDestination(e, now, route, *activity.registry))
             return *known;
     }
     if (e.nextAttemptAt.isValid() && e.nextAttemptAt > now) {
@@ -148,6 +212,10 @@ Explanation pending(const core::OutboxEvent &e, const QDateTime &now,
     }
     QString text = tr("Due since %1; waiting for a dispatcher to claim it (oldest first).")
                        .arg(formatRelativeTime(dueSince, now));
+    if (route.destination)
+        text +=
+            tr(" It goes to destination %1 (%2, %3).")
+                .arg(route.destination->name, route.destination->kind, route.destination->target);
     if (activity.processing > 0) {
         text += tr(" %1 events are being delivered now.").arg(formatCount(activity.processing));
     }
