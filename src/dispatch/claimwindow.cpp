@@ -9,12 +9,12 @@ namespace outbox::dispatch {
 
 void ClaimWindow::clear() {
     m_flights.clear();
-    m_floor.clear(); // a floor from an earlier run could hide requeued rows
+    m_floors.clear(); // a floor from an earlier run could hide requeued rows
     m_backlog = false;
 }
 
 int ClaimWindow::freeSlots(const core::DispatcherConfig &config) const {
-    return config.eventsInFlightLimit() - inFlight();
+    return limit(config) - inFlight();
 }
 
 bool ClaimWindow::worthRefilling(const core::DispatcherConfig &config) const {
@@ -22,7 +22,7 @@ bool ClaimWindow::worthRefilling(const core::DispatcherConfig &config) const {
     // until half of the window is free (or everything finished). Larger
     // claims and ack statements cost less per event (docs/DECISIONS.md).
     const int minimumClaim =
-        std::max(1, std::min(config.batchSize, config.eventsInFlightLimit()) / 2);
+        std::max(1, std::min(config.batchSize, limit(config)) / 2);
     return freeSlots(config) >= minimumClaim || isEmpty();
 }
 
@@ -30,8 +30,8 @@ core::Result<ClaimWindow::Claimed> ClaimWindow::claim(store::OutboxStore &store,
                                                       const QUuid &workerId,
                                                       const core::DispatcherConfig &config,
                                                       const QList<store::ClaimRoute> &routes,
-                                                      DispatcherStats &stats) {
-    const int wanted = std::min(freeSlots(config), config.batchSize);
+                                                      DispatcherStats &stats, int limit) {
+    const int wanted = std::min({freeSlots(config), config.batchSize, limit});
     m_backlog = false;
     store::ClaimOptions options;
     options.batchSize = wanted;
@@ -39,7 +39,7 @@ core::Result<ClaimWindow::Claimed> ClaimWindow::claim(store::OutboxStore &store,
     options.maxAttempts = config.maxAttempts;
     options.nameSpace = config.nameSpace;
     options.ordering = config.ordering;
-    options.createdFrom = m_floor;
+    options.createdFrom = floorFor(store, config.nameSpace, routes);
     options.routes = routes;
     auto claimed = store.claimBatch(workerId, options);
     ++stats.claims;
@@ -76,21 +76,70 @@ QList<store::Release> ClaimWindow::abandonAll() {
     return releases;
 }
 
+namespace {
+
+// The key of a set of floors: the destinations the routes may claim for.
+QString floorKey(const QList<store::ClaimRoute> &routes) {
+    QStringList destinations;
+    for (const store::ClaimRoute &route : routes) {
+        if (route.claimable && !destinations.contains(route.destination))
+            destinations.append(route.destination);
+    }
+    destinations.sort();
+    return destinations.join(QLatin1Char(','));
+}
+
+// `routes` claiming for the destinations of `key` (whatever their state now:
+// a floor is a lower bound, and a lower one only walks a little more).
+QList<store::ClaimRoute> routesOfKey(QList<store::ClaimRoute> routes, const QString &key) {
+    const QStringList destinations = key.split(QLatin1Char(','));
+    for (store::ClaimRoute &route : routes)
+        route.claimable = destinations.contains(route.destination);
+    return routes;
+}
+
+} // namespace
+
+QString ClaimWindow::floorFor(store::OutboxStore &store, const QString &nameSpace,
+                              const QList<store::ClaimRoute> &routes) {
+    const QString key = floorKey(routes);
+    auto it = m_floors.find(key);
+    if (it == m_floors.end()) {
+        if (routes.isEmpty())
+            return {}; // refreshed every poll interval
+        it = m_floors.insert(key, Floor{});
+        refreshOne(store, nameSpace, routes, *it);
+    }
+    return it->from;
+}
+
 void ClaimWindow::refreshFloor(store::OutboxStore &store, const QString &nameSpace,
                                const QList<store::ClaimRoute> &routes) {
+    if (routes.isEmpty()) {
+        refreshOne(store, nameSpace, routes, m_floors[QString()]);
+        return;
+    }
+    m_floors.insert(floorKey(routes), m_floors.value(floorKey(routes)));
+    for (auto it = m_floors.begin(); it != m_floors.end(); ++it)
+        refreshOne(store, nameSpace, routesOfKey(routes, it.key()), *it);
+}
+
+void ClaimWindow::refreshOne(store::OutboxStore &store, const QString &nameSpace,
+                             const QList<store::ClaimRoute> &routes, Floor &floor) {
     // With routes, from the floor found before, and in full every
     // kFullFloorEvery refreshes (a destination resumed by an operator, a
     // producer transaction that committed late).
-    const bool full = routes.isEmpty() || ++m_floorRefreshes % kFullFloorEvery == 0;
-    auto floor =
-        store.claimFloor(nameSpace, core::Millis(1000), routes, full ? QString() : m_floor);
-    if (!floor) {
+    const bool full =
+        routes.isEmpty() || floor.from.isEmpty() || ++floor.refreshes % kFullFloorEvery == 0;
+    auto found =
+        store.claimFloor(nameSpace, core::Millis(1000), routes, full ? QString() : floor.from);
+    if (!found) {
         // Not worth a reconnect of its own: the claim right after notices a
         // lost connection; meanwhile claim without a bound.
-        m_floor.clear();
+        floor.from.clear();
         return;
     }
-    m_floor = floor.value();
+    floor.from = found.value();
 }
 
 } // namespace outbox::dispatch

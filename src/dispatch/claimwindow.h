@@ -12,6 +12,7 @@
 #include <QString>
 #include <QUuid>
 
+#include <limits>
 #include <optional>
 
 namespace outbox::dispatch {
@@ -32,6 +33,12 @@ public:
     void clear();
 
     int inFlight() const { return int(m_flights.size()); }
+    // The most rows in flight: the publisher's (Publisher::eventsInFlightLimit)
+    // when it is above 0, else the configuration's.
+    void setLimit(int limit) { m_limit = limit; }
+    int limit(const core::DispatcherConfig &config) const {
+        return m_limit > 0 ? m_limit : config.eventsInFlightLimit();
+    }
     bool isEmpty() const { return m_flights.isEmpty(); }
     int freeSlots(const core::DispatcherConfig &config) const;
     // True when a claim now is worth its statement: half of the window is
@@ -47,11 +54,13 @@ public:
         QList<store::ClaimedEvent> rows; // in flight from now on
         bool full = false;               // as many rows as there were free slots
     };
-    // Claims up to the free slots (at most batch_size), counting into `stats`.
-    // `routes`: a routing publisher's (Publisher::claimRoutes()).
+    // Claims up to the free slots (at most batch_size and `limit`), counting
+    // into `stats`. `routes`: a routing publisher's (Publisher::claimRoutes()),
+    // or some of them.
     core::Result<Claimed> claim(store::OutboxStore &store, const QUuid &workerId,
                                 const core::DispatcherConfig &config,
-                                const QList<store::ClaimRoute> &routes, DispatcherStats &stats);
+                                const QList<store::ClaimRoute> &routes, DispatcherStats &stats,
+                                int limit = std::numeric_limits<int>::max());
 
     // Takes the flight an outcome completes out of the window; nullopt for a
     // row abandoned at shutdown or an outcome of an earlier attempt.
@@ -62,16 +71,30 @@ public:
 
     // ClaimOptions::createdFrom, refreshed every poll interval so that claims
     // start past the index entries of rows delivered since the last vacuum.
-    // Cleared (no bound) on a new connection or namespace, and when a
-    // routing publisher's claimable destinations change.
+    // A routing dispatcher keeps one for each set of destinations it claims
+    // for (all that may take events, or one with little room): the floor of
+    // {b} lies past the older backlog of a destination a that is open or
+    // full, which the floor of {a, b} does not. Cleared (no bound) on a new
+    // connection or namespace, and when a circuit opens or closes.
     void refreshFloor(store::OutboxStore &store, const QString &nameSpace,
                       const QList<store::ClaimRoute> &routes = {});
-    void clearFloor() { m_floor.clear(); }
+    void clearFloor() { m_floors.clear(); }
 
 private:
+    struct Floor {
+        QString from; // empty: no bound
+        int refreshes = 0;
+    };
+    // The floor of the destinations `routes` may claim for, found now when
+    // there is none yet.
+    QString floorFor(store::OutboxStore &store, const QString &nameSpace,
+                     const QList<store::ClaimRoute> &routes);
+    void refreshOne(store::OutboxStore &store, const QString &nameSpace,
+                    const QList<store::ClaimRoute> &routes, Floor &floor);
+
     QHash<QUuid, Flight> m_flights;
-    QString m_floor;
-    int m_floorRefreshes = 0;
+    int m_limit = 0;
+    QHash<QString, Floor> m_floors; // by the claimable destinations, joined
     static constexpr int kFullFloorEvery = 5;
     bool m_backlog = false;
 };

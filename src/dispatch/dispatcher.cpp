@@ -9,7 +9,10 @@
 #include "dispatch/threadpriority.h"
 #include "store/outboxstore.h"
 
+#include <QMap>
+
 #include <algorithm>
+#include <limits>
 
 namespace outbox::dispatch {
 
@@ -77,7 +80,7 @@ void Dispatcher::start() {
     }
     m_stats = DispatcherStats();
     m_stats.startedAt = QDateTime::currentDateTimeUtc();
-    m_stats.concurrency = m_config.eventsInFlightLimit(); // events, as inFlight
+    m_stats.concurrency = m_window.limit(m_config); // events, as inFlight
     m_window.clear();
     m_buffer.clear();
     m_releases.clear();
@@ -112,6 +115,8 @@ void Dispatcher::start() {
         fail(configured.errorMessage());
         return;
     }
+    m_window.setLimit(m_publisher->eventsInFlightLimit());
+    m_stats.concurrency = m_window.limit(m_config);
     connect(m_publisher.get(), &Publisher::finished, this, &Dispatcher::onPublished);
     // What the claims may take changed: so did their floor.
     connect(m_publisher.get(), &Publisher::claimRoutesChanged, this, [this] {
@@ -322,18 +327,34 @@ void Dispatcher::claim() {
         m_window.noteBacklog();
         return;
     }
+    // `full`: more is probably waiting for room in the window; `waiting`:
+    // or for room at a destination (the outcome that makes it claims again).
+    bool full = false, waiting = false;
     const QList<store::ClaimRoute> routes = m_publisher->claimRoutes();
+    for (const auto &[claimRoutes, limit] : claimsFor(routes)) {
+        const int wanted = std::min(m_window.freeSlots(m_config), m_config.batchSize);
+        if (wanted <= 0)
+            break;
+        auto claimed = m_window.claim(*m_connection.store(), m_stats.workerId, m_config,
+                                      claimRoutes, m_stats, limit);
+        if (!claimed) {
+            handleStoreError(claimed.error(), QStringLiteral("claim"));
+            return;
+        }
+        m_publisher->publishBatch(claimed->rows);
+        waiting = waiting || claimed->full;
+        full = full || (claimed->full && limit >= wanted);
+    }
+    if (waiting)
+        m_window.noteBacklog();
     if (!routes.isEmpty() && std::none_of(routes.cbegin(), routes.cend(),
-                                          [](const auto &route) { return route.claimable; }))
-        return; // every destination is full or open: claimRoutesChanged() wakes us
-    auto claimed =
-        m_window.claim(*m_connection.store(), m_stats.workerId, m_config, routes, m_stats);
-    if (!claimed) {
-        handleStoreError(claimed.error(), QStringLiteral("claim"));
+                                          [](const auto &route) { return route.claimable; })) {
+        // Every destination is full or open: an outcome (room again) or
+        // claimRoutesChanged() (a circuit) wakes us.
+        m_window.noteBacklog();
         return;
     }
-    m_publisher->publishBatch(claimed->rows);
-    if (claimed->full) {
+    if (full) {
         // Probably more waiting: claim again as soon as there is room.
         if (m_window.freeSlots(m_config) > 0)
             scheduleClaim(core::Millis(0));
@@ -348,6 +369,34 @@ void Dispatcher::claim() {
     }
     if (due.value() && *due.value() < m_config.pollInterval)
         scheduleClaim(*due.value() + core::Millis(1));
+}
+
+QList<std::pair<QList<store::ClaimRoute>, int>>
+Dispatcher::claimsFor(const QList<store::ClaimRoute> &routes) const {
+    constexpr int kNoLimit = std::numeric_limits<int>::max();
+    if (routes.isEmpty())
+        return {{routes, kNoLimit}};
+    const int wanted = std::min(m_window.freeSlots(m_config), m_config.batchSize);
+    QMap<QString, int> room; // of the destinations that may take events now
+    for (const store::ClaimRoute &route : routes) {
+        if (route.claimable)
+            room.insert(route.destination, route.room);
+    }
+    // One claim for all while each destination can take a whole claim;
+    // else one per destination, each up to its room, so that the oldest
+    // events of a slow or rate-limited destination do not fill the window
+    // (docs/DECISIONS.md, "Isolation between destinations").
+    if (std::all_of(room.cbegin(), room.cend(), [wanted](int free) { return free >= wanted; }))
+        return room.isEmpty() ? QList<std::pair<QList<store::ClaimRoute>, int>>()
+                              : QList{std::pair{routes, kNoLimit}};
+    QList<std::pair<QList<store::ClaimRoute>, int>> claims;
+    for (auto it = room.cbegin(); it != room.cend(); ++it) {
+        QList<store::ClaimRoute> mine = routes;
+        for (store::ClaimRoute &route : mine)
+            route.claimable = route.claimable && route.destination == it.key();
+        claims.append({mine, it.value()});
+    }
+    return claims;
 }
 
 void Dispatcher::refreshClaimFloor() {
@@ -451,7 +500,7 @@ void Dispatcher::emitStats() {
     m_stats.inFlight = m_window.inFlight();
     m_stats.pendingAcks = m_buffer.ackCount();
     m_stats.pendingNacks = m_buffer.nackCount();
-    m_stats.concurrency = m_config.eventsInFlightLimit(); // events, as inFlight
+    m_stats.concurrency = m_window.limit(m_config); // events, as inFlight
     if (m_publisher)                                      // after a stop: the last ones known
         m_stats.destinations = m_publisher->destinationStats();
     Q_EMIT statsSnapshot(m_stats);
@@ -483,6 +532,7 @@ void Dispatcher::setConfig(const core::DispatcherConfig &config) {
                 Q_EMIT configRejected(configured.errorMessage());
                 return;
             }
+            m_window.setLimit(m_publisher->eventsInFlightLimit());
         }
     }
     // A lower limit can leave pending rows at or over it, which no claim
@@ -494,7 +544,7 @@ void Dispatcher::setConfig(const core::DispatcherConfig &config) {
         m_window.clearFloor();
     m_config = std::move(next);
     m_retry = core::RetryPolicy{m_config.baseDelay, m_config.maxDelay};
-    m_stats.concurrency = m_config.eventsInFlightLimit(); // events, as inFlight
+    m_stats.concurrency = m_window.limit(m_config); // events, as inFlight
     if (m_watchdogTimer.isActive())
         m_watchdogTimer.start(m_config.pollInterval);
     qCInfo(lcDispatch) << core::LogLine("config_applied").add(m_config.logFields());

@@ -133,6 +133,10 @@ private:
     void claimSoon(); // there is probably work: claim as soon as a slot is free
     void claim();
     void refreshClaimFloor();
+    // The claims one round makes with a routing publisher's `routes`, each
+    // with its most rows: one for all, or one per destination with room.
+    QList<std::pair<QList<store::ClaimRoute>, int>>
+    claimsFor(const QList<store::ClaimRoute> &routes) const;
     void onPublished(const PublishOutcome &outcome);
     void scheduleFlush();
     bool flush(); // false when a statement failed (the buffers are kept)

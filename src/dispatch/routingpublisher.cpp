@@ -324,16 +324,30 @@ int RoutingPublisher::inFlight() const {
     return total;
 }
 
-bool RoutingPublisher::claimable(const Lane &lane) const {
+int RoutingPublisher::room(const Lane &lane) const {
     switch (lane.breaker.state()) {
-    case CircuitBreaker::State::Closed:
-        return true;
-    case CircuitBreaker::State::HalfOpen:
-        return !lane.probe;
-    case CircuitBreaker::State::Open:
-        return false;
+    case CircuitBreaker::State::Closed: {
+        // What waits for the rate limit counts: a slow or rate-limited
+        // destination holds no more of the dispatcher's window than its
+        // limit, and a rate-limited one no more than a second's worth.
+        int most = lane.limit;
+        if (const double rate = lane.destination.rate; rate > 0)
+            most = std::min(most, std::max(1, int(std::ceil(rate))));
+        return std::max(most - lane.sent - int(lane.queue.size()), 0);
     }
-    return false;
+    case CircuitBreaker::State::HalfOpen:
+        return lane.probe ? 0 : 1;
+    case CircuitBreaker::State::Open:
+        return 0;
+    }
+    return 0;
+}
+
+int RoutingPublisher::eventsInFlightLimit() const {
+    int total = 0;
+    for (const auto &lane : m_lanes)
+        total += lane->limit;
+    return total;
 }
 
 QList<store::ClaimRoute> RoutingPublisher::claimRoutes() const {
@@ -345,9 +359,10 @@ QList<store::ClaimRoute> RoutingPublisher::claimRoutes() const {
             std::find_if(m_lanes.cbegin(), m_lanes.cend(), [&route](const auto &candidate) {
                 return candidate->destination.name == route.destination;
             });
+        const int free = lane != m_lanes.cend() ? room(**lane) : 0;
         routes.append(store::ClaimRoute{core::globToLike(route.nameSpace),
-                                        core::globToLike(route.topic), route.destination,
-                                        lane != m_lanes.cend() && claimable(**lane)});
+                                        core::globToLike(route.topic), route.destination, free > 0,
+                                        free});
     }
     return routes;
 }

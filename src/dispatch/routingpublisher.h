@@ -43,6 +43,7 @@ public:
     int inFlight() const override;
     QList<store::ClaimRoute> claimRoutes() const override;
     QList<DestinationStats> destinationStats() override;
+    int eventsInFlightLimit() const override;
 
 private:
     struct Lane;
@@ -55,7 +56,9 @@ private:
     void returnLater(const store::ClaimedEvent &event, const QString &reason);
     void returnQueued(Lane &lane, const QString &reason);
     void deliverReturns();
-    bool claimable(const Lane &lane) const;
+    // Events the lane may take now: none while its circuit is open or its
+    // probe is out, one probe when half-open, else what its limit leaves.
+    int room(const Lane &lane) const;
 
     std::shared_ptr<const core::Routes> m_routes;
     std::vector<std::unique_ptr<Lane>> m_lanes;

@@ -5,6 +5,8 @@
 #include <QList>
 #include <QString>
 
+#include <limits>
+
 namespace outbox::store {
 
 // The claim as OutboxStore prepares it ('?' placeholders: with `routes` > 0
@@ -24,6 +26,9 @@ struct ClaimRoute {
     QString topicLike;
     QString destination;
     bool claimable = true;
+    // How many events its destination may take now (a limit below the
+    // dispatcher's window: the claim takes no more than that).
+    int room = std::numeric_limits<int>::max();
 };
 QString routesJson(const QList<ClaimRoute> &routes);
 // The CTE "dr" of the routes (one '?': routesJson()), and the condition

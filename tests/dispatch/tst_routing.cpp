@@ -86,11 +86,58 @@ QString circuitOf(const DispatcherHost &host, const QString &name) {
 class TestRouting : public DispatchTestSuite {
     Q_OBJECT
 
+    void othersGoOutBeside(const QString &settingsOfA, core::Millis latencyOfA);
+
 private Q_SLOTS:
     void firstMatchingRouteWinsAndUnmatchedIsNotClaimed();
     void openCircuitKeepsAttemptsAndProbeCloses();
     void pausedDestinationWaitsUntilResumed();
+    void slowDestinationLeavesRoomForTheOthers();
+    void rateLimitedDestinationLeavesRoomForTheOthers();
 };
+
+// A's backlog, older than B's events, at a destination that takes a while
+// (`settingsOfA`, A's latency): B's events go out at once beside it, while
+// A has delivered only a few of its own.
+void TestRouting::othersGoOutBeside(const QString &settingsOfA, core::Millis latencyOfA) {
+    DevRunner a;
+    DevRunner b;
+    QVERIFY(a.listen().ok());
+    QVERIFY(b.listen().ok());
+    a.setLatency(latencyOfA);
+    const auto config = routedConfig(a, settingsOfA, b, kAToARestToB);
+    QVERIFY(config.routes);
+    QVERIFY(enqueue(m_db, QStringLiteral("a"), QStringLiteral("t"), 60));
+    QTest::qWait(1200); // older than the claim floor's margin
+    QVERIFY(enqueue(m_db, QStringLiteral("b"), QStringLiteral("t"), 20));
+    auto host = makeHost(config);
+    QVERIFY(startHost(*host));
+    QTRY_COMPARE_WITH_TIMEOUT(b.stats().uniqueIds, qint64(20), 60000);
+    // A goes at 2 events a second: all of B before a quarter of A. (It was
+    // the other way round: A's oldest events filled the dispatcher's window
+    // and waited there for A.)
+    const qint64 ofA = a.stats().uniqueIds;
+    QVERIFY2(ofA < 15, qPrintable(QString::number(ofA)));
+    // A is not starved either, and holds no more than its limit.
+    QTRY_VERIFY_WITH_TIMEOUT(a.stats().uniqueIds >= ofA + 2, 20000);
+    const auto stats = destination(*host, QStringLiteral("a"));
+    QVERIFY(stats);
+    QVERIFY2(stats->inFlight + stats->queued <= 2,
+             qPrintable(QStringLiteral("%1 + %2").arg(stats->inFlight).arg(stats->queued)));
+    QVERIFY(stopHost(*host));
+}
+
+// A slow destination (1 s an answer, 2 at a time) holds two of the
+// dispatcher's slots, not the window.
+void TestRouting::slowDestinationLeavesRoomForTheOthers() {
+    othersGoOutBeside(QStringLiteral("concurrency = 2\n"), core::Millis(1000));
+}
+
+// A rate-limited destination (2 a second, its concurrency the default) holds
+// a second's worth.
+void TestRouting::rateLimitedDestinationLeavesRoomForTheOthers() {
+    othersGoOutBeside(QStringLiteral("rate = 2\n"), core::Millis(0));
+}
 
 void TestRouting::firstMatchingRouteWinsAndUnmatchedIsNotClaimed() {
     DevRunner a;
