@@ -2,7 +2,10 @@
 #include "cli/output.h"
 #include "core/displaytext.h"
 #include "core/uuidtext.h"
+#include "dispatch/routingreport.h"
+#include "store/destinationstore.h"
 #include "store/queries.h"
+#include "store/registrystore.h"
 
 #include <QJsonArray>
 
@@ -135,7 +138,64 @@ QJsonValue waitsForJson(const store::AggregateBlocker &blocker) {
     };
 }
 
-void printDetail(QTextStream &out, const store::EventDetail &detail) {
+// Where a pending event goes when the running dispatchers route by namespace
+// and topic (dispatch/routingreport.h): the destination and what holds it
+// up, or that none claims it. Null when no routing decides (or the registry
+// cannot be read: this line is a help, not the answer).
+struct DestinationOfEvent {
+    QString line;
+    QJsonValue json;
+};
+
+DestinationOfEvent destinationOf(Connection &connection, const core::OutboxEvent &e,
+                                 const QDateTime &now) {
+    if (e.status != core::Status::Pending)
+        return {};
+    store::RegistryStore registry(connection);
+    store::DestinationStore destinations(connection);
+    const auto list = registry.list();
+    if (!list)
+        return {};
+    const auto reports = destinations.reports();
+    if (!reports)
+        return {};
+    const auto pauses = destinations.pauses();
+    if (!pauses)
+        return {};
+    const dispatch::EventRoute route =
+        dispatch::routeOfEvent(list->entries, reports.value(), e.nameSpace, e.topic);
+    if (!route.routed)
+        return {};
+    if (!route.destination)
+        return {QStringLiteral("none: no route of the running dispatchers matches namespace %1, "
+                               "topic %2, so none claims it; add one ('outboxctl routes check "
+                               "FILE --namespace %1 --topic %2' shows where an event goes)")
+                    .arg(e.nameSpace, e.topic),
+                QJsonObject{{QStringLiteral("name"), QJsonValue()}}};
+    const dispatch::DestinationStats &d = *route.destination;
+    QString line = QStringLiteral("%1 (%2, %3)").arg(d.name, d.kind, d.target);
+    QJsonObject json{{QStringLiteral("name"), d.name},
+                     {QStringLiteral("kind"), d.kind},
+                     {QStringLiteral("target"), d.target},
+                     {QStringLiteral("circuit"), d.circuit},
+                     {QStringLiteral("reason"), d.reason}};
+    for (const store::DestinationPause &pause : pauses.value()) {
+        if (pause.destination != d.name)
+            continue;
+        line += QStringLiteral("; paused by %1 at %2: %3 ('outboxctl destination resume %4')")
+                    .arg(pause.pausedBy, at(pause.pausedAt, now), pause.reason, d.name);
+        json.insert(QStringLiteral("paused_by"), pause.pausedBy);
+        json.insert(QStringLiteral("pause_reason"), pause.reason);
+    }
+    if (d.circuit == QLatin1String("open") || d.circuit == QLatin1String("half-open"))
+        line += QStringLiteral("; circuit %1 since %2: %3 (its events wait without using "
+                               "attempts)")
+                    .arg(d.circuit, at(d.circuitSince, now), d.reason);
+    return {line, json};
+}
+
+void printDetail(QTextStream &out, const store::EventDetail &detail,
+                 const DestinationOfEvent &destination) {
     const core::OutboxEvent &e = detail.event;
     const QDateTime now =
         detail.serverTime.isValid() ? detail.serverTime : QDateTime::currentDateTimeUtc();
@@ -145,6 +205,8 @@ void printDetail(QTextStream &out, const store::EventDetail &detail) {
         {QStringLiteral("Namespace"), e.nameSpace},
         {QStringLiteral("Topic"), e.topic},
     };
+    if (!destination.line.isEmpty())
+        fields.insert(2, {QStringLiteral("Destination"), destination.line});
     if (e.aggregateType || e.aggregateId)
         fields.append({QStringLiteral("Aggregate"), e.aggregateType.value_or(QString()) +
                                                         QLatin1Char(' ') +
@@ -241,7 +303,9 @@ int runShow(CommandContext &context) {
     parser.addPositional(QStringLiteral("id"), QStringLiteral("The event id (a UUID)."),
                          QStringLiteral("<id>"));
     const auto json = option("json", "Print one JSON object: event, why, attempts, "
-                                     "audit, replays, server_time, waits_for.");
+                                     "audit, replays, server_time, waits_for, destination "
+                                     "(where routing dispatchers send a pending event: name, "
+                                     "kind, target, circuit, reason; name null: none).");
     parser.addOption(json);
     if (auto exit = parser.parse())
         return *exit;
@@ -269,9 +333,11 @@ int runShow(CommandContext &context) {
                         QStringLiteral("no event with id %1").arg(core::uuidText(*id))});
     const store::EventDetail &d = *detail.value();
 
+    const QDateTime now = d.serverTime.isValid() ? d.serverTime : QDateTime::currentDateTimeUtc();
+    const DestinationOfEvent destination = destinationOf(*connection, d.event, now);
     auto &out = context.console.out();
     if (!parser.isSet(json)) {
-        printDetail(out, d);
+        printDetail(out, d, destination);
         return ExitOk;
     }
     QJsonArray attempts;
@@ -283,7 +349,6 @@ int runShow(CommandContext &context) {
     QJsonArray replays;
     for (const QUuid &replay : d.replays)
         replays.append(core::uuidText(replay));
-    const QDateTime now = d.serverTime.isValid() ? d.serverTime : QDateTime::currentDateTimeUtc();
     const QString marker = QStringLiteral("outbox-event-") + core::uuidText(QUuid::createUuid());
     QByteArray text = jsonText(QJsonObject{
         {QStringLiteral("event"), marker},
@@ -293,6 +358,7 @@ int runShow(CommandContext &context) {
         {QStringLiteral("replays"), replays},
         {QStringLiteral("server_time"), jsonTime(d.serverTime)},
         {QStringLiteral("waits_for"), d.blockedBy ? waitsForJson(*d.blockedBy) : QJsonValue()},
+        {QStringLiteral("destination"), destination.json},
     });
     // The event goes in as text so its payload keeps its exact numbers.
     text.replace(QByteArray('"' + marker.toUtf8() + '"'), eventJson(d.event));

@@ -100,6 +100,23 @@ std::optional<DestinationStats> destinationFor(const QList<DestinationStats> &de
     return first;
 }
 
+EventRoute routeOfEvent(const QList<store::DispatcherEntry> &dispatchers,
+                        const QHash<QUuid, QString> &reports, const QString &nameSpace,
+                        const QString &topic) {
+    EventRoute route;
+    for (const store::DispatcherEntry &entry : dispatchers) {
+        if (!entry.alive || !entry.serves(nameSpace))
+            continue;
+        const QString json = reports.value(entry.workerId);
+        if (json.isEmpty())
+            return {}; // a dispatcher that takes every event it serves
+        route.routed = true;
+        if (!route.destination)
+            route.destination = destinationFor(destinationsFromJson(json), nameSpace, topic);
+    }
+    return route;
+}
+
 QByteArray destinationsPrometheus(const DispatcherStats &stats) {
     if (stats.destinations.isEmpty())
         return {};

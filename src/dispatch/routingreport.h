@@ -1,9 +1,12 @@
 #pragma once
 
 #include "dispatch/dispatcherstats.h"
+#include "store/registrystore.h"
 
+#include <QHash>
 #include <QList>
 #include <QString>
+#include <QUuid>
 
 #include <optional>
 
@@ -24,6 +27,19 @@ QList<DestinationStats> destinationsFromJson(const QString &json);
 // dispatcher does not claim it.
 std::optional<DestinationStats> destinationFor(const QList<DestinationStats> &destinations,
                                                const QString &nameSpace, const QString &topic);
+
+// Where the live dispatchers serving an event's namespace send it, from the
+// registry (`reports`: store::DestinationStore::reports()): `routed` when
+// every one of them routes by namespace and topic, and then the destination
+// of the first that has a route for it, or none (no live dispatcher claims
+// it). Not routed: some dispatcher takes every event it serves.
+struct EventRoute {
+    bool routed = false;
+    std::optional<DestinationStats> destination;
+};
+EventRoute routeOfEvent(const QList<store::DispatcherEntry> &dispatchers,
+                        const QHash<QUuid, QString> &reports, const QString &nameSpace,
+                        const QString &topic);
 
 // The destinations' Prometheus series (outbox_dispatch_destination_*, labels
 // worker_id and destination); empty without destinations.

@@ -4,6 +4,8 @@
 
 #include "ctl.h"
 
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -85,6 +87,63 @@ private Q_SLOTS:
                          QStringLiteral("--topic"), QStringLiteral("x")});
         CTL_VERIFY_EXIT(result, 0);
         QVERIFY2(result.out.contains(QLatin1String("goes to rest (the route on line 11)")),
+                 qPrintable(result.out));
+    }
+
+    // "Why is this event not delivered?" from the command line names the
+    // destination a routing dispatcher sends it to, and what holds it up.
+    void showNamesTheDestination() {
+        const QString name = m_pg->freshMigratedDatabase();
+        QVERIFY(!name.isEmpty());
+        QSqlDatabase db = m_pg->open(name);
+        const QString conn = m_pg->connInfo(name);
+        const QString worker = QStringLiteral("0190a5f4-7c2e-7b3a-9d4e-123456789abc");
+        QVERIFY(sqlExec(db,
+                        QStringLiteral("SELECT outbox_dispatcher_register(?::uuid,"
+                                       " repeat('s', 64), 'worker-host', 4242, '1.0',"
+                                       " 'outboxctl', '', 'routes x.routes', 8, 60000, now())"),
+                        {worker}));
+        QVERIFY(sqlExec(
+            db,
+            QStringLiteral(
+                "SELECT outbox_dispatcher_destinations(?::uuid, repeat('s', 64), ?::jsonb)"),
+            {worker,
+             QStringLiteral(R"([{"name": "hooks", "kind": "http", "target": "https://h/x",)"
+                            R"( "circuit": "open", "reason": "5 failed attempts in a row",)"
+                            R"( "circuit_since": "2026-01-01T00:00:00.000Z",)"
+                            R"( "routes": [{"n": 0, "namespace": "billing", "topic": "*"}]}])")}));
+        const QString billing = sqlScalar(
+            db, QStringLiteral("SELECT (outbox_enqueue('billing', 'refund.done', '{}')).id"));
+        const QString shipping =
+            sqlScalar(db, QStringLiteral("SELECT (outbox_enqueue('shipping', 'sent', '{}')).id"));
+        QVERIFY(!billing.isEmpty() && !shipping.isEmpty());
+
+        CtlResult result = runCtl({QStringLiteral("show"), billing, QStringLiteral("--db"), conn});
+        CTL_VERIFY_EXIT(result, 0);
+        QVERIFY2(result.out.contains(QLatin1String("Destination")) &&
+                     result.out.contains(QLatin1String("hooks (http, https://h/x); circuit open "
+                                                       "since 2026-01-01")) &&
+                     result.out.contains(QLatin1String("5 failed attempts in a row")),
+                 qPrintable(result.out));
+        result = runCtl({QStringLiteral("destination"), QStringLiteral("pause"),
+                         QStringLiteral("hooks"), QStringLiteral("--reason"),
+                         QStringLiteral("INC-7"), QStringLiteral("--db"), conn});
+        CTL_VERIFY_EXIT(result, 0);
+        result = runCtl({QStringLiteral("show"), billing, QStringLiteral("--json"),
+                         QStringLiteral("--db"), conn});
+        CTL_VERIFY_EXIT(result, 0);
+        const QJsonObject destination = QJsonDocument::fromJson(result.out.toUtf8())
+                                            .object()
+                                            .value(QLatin1String("destination"))
+                                            .toObject();
+        QCOMPARE(destination.value(QLatin1String("name")).toString(), QStringLiteral("hooks"));
+        QCOMPARE(destination.value(QLatin1String("pause_reason")).toString(),
+                 QStringLiteral("INC-7"));
+
+        result = runCtl({QStringLiteral("show"), shipping, QStringLiteral("--db"), conn});
+        CTL_VERIFY_EXIT(result, 0);
+        QVERIFY2(result.out.contains(QLatin1String("none: no route of the running dispatchers "
+                                                   "matches namespace shipping")),
                  qPrintable(result.out));
     }
 

@@ -122,34 +122,11 @@ std::optional<Explanation> fromRegistry(const core::OutboxEvent &e, const QDateT
     return std::nullopt;
 }
 
-// Where the running dispatchers send the event, when every one serving its
-// namespace routes by namespace and topic (dispatch/routingreport.h): the
-// destination it goes to, or no destination at all.
-struct RouteOfEvent {
-    bool routed = false; // every live dispatcher serving the namespace routes
-    std::optional<dispatch::DestinationStats> destination;
-};
-
-RouteOfEvent routeOf(const core::OutboxEvent &e, const RegistrySnapshot &r) {
-    RouteOfEvent route;
-    for (const store::DispatcherEntry &entry : r.dispatchers.entries) {
-        if (!entry.alive || !entry.serves(e.nameSpace))
-            continue;
-        const QString json = r.destinations.value(entry.workerId);
-        if (json.isEmpty())
-            return {}; // a dispatcher that takes every event it serves
-        route.routed = true;
-        if (!route.destination)
-            route.destination = dispatch::destinationFor(dispatch::destinationsFromJson(json),
-                                                         e.nameSpace, e.topic);
-    }
-    return route;
-}
-
 // A due event's destination, when that is why it waits: no route matches,
 // the destination is paused, or its circuit is open.
 std::optional<Explanation> fromDestination(const core::OutboxEvent &e, const QDateTime &now,
-                                           const RouteOfEvent &route, const RegistrySnapshot &r) {
+                                           const dispatch::EventRoute &route,
+                                           const RegistrySnapshot &r) {
     if (!route.routed)
         return std::nullopt;
     if (!route.destination)
@@ -184,11 +161,12 @@ std::optional<Explanation> fromDestination(const core::OutboxEvent &e, const QDa
 Explanation pending(const core::OutboxEvent &e, const QDateTime &now,
                     const DispatchActivity &activity) {
     const QDateTime dueFrom = e.nextAttemptAt.isValid() ? e.nextAttemptAt : e.createdAt;
-    RouteOfEvent route;
+    dispatch::EventRoute route;
     if (activity.registry) {
         if (auto known = fromRegistry(e, now, dueFrom, *activity.registry))
             return *known;
-        route = routeOf(e, *activity.registry);
+        route = dispatch::routeOfEvent(activity.registry->dispatchers.entries,
+                                       activity.registry->destinations, e.nameSpace, e.topic);
         if (auto known = fromDestination(e, now, route, *activity.registry))
             return *known;
     }
