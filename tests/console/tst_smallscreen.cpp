@@ -1,12 +1,15 @@
 // The window on a laptop's screen (1366x768, window frames on): it opens
 // within the screen's available geometry and stays there whatever it shows,
-// every pane and the charts included; the panes shrink instead.
+// every pane and the charts included; the panes shrink instead. The
+// Dispatchers pane, tabbed beside Jobs, shows every column in full.
 
 #include "windowtestbase.h"
 
 #include <QDockWidget>
 #include <QFile>
+#include <QHeaderView>
 #include <QScreen>
+#include <QTableWidget>
 #include <QtTest>
 
 using namespace outbox;
@@ -17,6 +20,7 @@ class TestSmallScreen final : public WindowTestBase {
 
 private Q_SLOTS:
     void theWindowStaysOnTheScreen();
+    void dispatchersColumnsAreReadable();
 
 private:
     // The window, frame included, within what the screen offers.
@@ -107,6 +111,46 @@ void TestSmallScreen::theWindowStaysOnTheScreen() {
     }
     showLoaded(core::Status::Dead, 3);
     checkOnScreen(QStringLiteral("the dead page"));
+}
+
+void TestSmallScreen::dispatchersColumnsAreReadable() {
+    QVERIFY(sqlExec(m_db, QStringLiteral("SELECT outbox_dispatcher_register(outbox_uuid_v7(),"
+                                         " repeat('s', 64), 'worker-7.eu-west.internal', 424242,"
+                                         " '1.12.3', 'outboxctl', 'billing', 'http://runner', 64,"
+                                         " 60000, now())")));
+    openWindow();
+    auto *jobs = part<QDockWidget>(QStringLiteral("jobsDock"));
+    auto *dispatchers = part<QDockWidget>(QStringLiteral("dispatchersDock"));
+    QVERIFY(jobs && dispatchers);
+    jobs->toggleViewAction()->trigger();
+    dispatchers->toggleViewAction()->trigger();
+    QVERIFY(m_window->tabifiedDockWidgets(dispatchers).contains(jobs));
+    auto *table = part<QTableWidget>(QStringLiteral("dispatchersTable"));
+    QVERIFY(table);
+    QTRY_COMPARE_WITH_TIMEOUT(table->rowCount(), 1, kWindowTimeout);
+    checkOnScreen(QStringLiteral("the dispatchers beside the jobs"));
+    QVERIFY(table->isVisible());
+    // Every column in view without scrolling, its header and its text whole.
+    const QHeaderView *header = table->horizontalHeader();
+    const QRect viewport = table->viewport()->rect();
+    for (int column = 0; column < table->columnCount(); ++column) {
+        const QString title = table->horizontalHeaderItem(column)->text();
+        const QRect cell = table->visualItemRect(table->item(0, column));
+        // The text and the cell's margins (3 px a side in every style here).
+        const int textNeeds =
+            table->fontMetrics().horizontalAdvance(table->item(0, column)->text()) + 6;
+        const int titleNeeds = header->fontMetrics().horizontalAdvance(title);
+        QVERIFY2(viewport.contains(cell) && cell.width() >= textNeeds &&
+                     header->sectionSize(column) > titleNeeds,
+                 qPrintable(QStringLiteral("%1 (\"%2\") at %3..%4, needs %5 (title %6), in a "
+                                           "viewport %7 wide")
+                                .arg(title, table->item(0, column)->text())
+                                .arg(cell.left())
+                                .arg(cell.right())
+                                .arg(textNeeds)
+                                .arg(titleNeeds)
+                                .arg(viewport.width())));
+    }
 }
 
 int main(int argc, char **argv) {
