@@ -3,10 +3,10 @@
 // every pane and the charts included; the panes shrink instead. The
 // Dispatchers pane, tabbed beside Jobs, shows every column in full.
 
+#include "laptopscreen.h"
 #include "windowtestbase.h"
 
 #include <QDockWidget>
-#include <QFile>
 #include <QHeaderView>
 #include <QScreen>
 #include <QTableWidget>
@@ -154,17 +154,9 @@ void TestSmallScreen::dispatchersColumnsAreReadable() {
 }
 
 int main(int argc, char **argv) {
-    // A screen of 1366x768 with window frames, as on a laptop.
     QTemporaryDir dir;
-    const QString config = dir.filePath(QStringLiteral("screen.json"));
-    QFile file(config);
-    if (!file.open(QIODevice::WriteOnly) ||
-        file.write(R"({"windowFrameMargins": true, "screens": [{"name": "laptop",)"
-                   R"( "x": 0, "y": 0, "width": 1366, "height": 768, "logicalDpi": 96,)"
-                   R"( "logicalBaseDpi": 96, "dpr": 1}]})") < 0)
+    if (!testing::useLaptopScreen(dir))
         return 1;
-    file.close();
-    qputenv("QT_QPA_PLATFORM", "offscreen:configfile=" + config.toLocal8Bit());
     QApplication app(argc, argv);
     TestSmallScreen test;
     QTEST_SET_MAIN_SOURCE_PATH

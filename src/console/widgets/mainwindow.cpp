@@ -464,8 +464,10 @@ DemoStart MainWindow::startDemo() {
                                                            : DemoStart::Failed;
     }
     m_demo = m_options.demo(this);
+    // Beside the dispatcher it drives (tabbed with it where the screen is
+    // narrow), so that the event's detail keeps the right column's height.
     m_demoDock = m_layout->addDock(tr("Demo"), QStringLiteral("demoDock"), m_demo->createPanel(),
-                                   Qt::RightDockWidgetArea);
+                                   Qt::BottomDockWidgetArea);
     m_viewMenu->addAction(m_demoDock->toggleViewAction());
     if (auto *dispatcherDock = findChild<QDockWidget *>(QStringLiteral("dispatcherDock"))) {
         m_layout->setShownByDefault(dispatcherDock, true);

@@ -160,8 +160,19 @@ bool WindowLayout::tabifyCrowdedAreas() {
     // widest demand), then the sides; the window is fitted again in between.
     for (const Qt::DockWidgetArea area : {Qt::BottomDockWidgetArea, Qt::RightDockWidgetArea,
                                           Qt::LeftDockWidgetArea, Qt::TopDockWidgetArea}) {
-        QList<QDockWidget *> docks;
+        // The window's own panes first, in the order they were added (the
+        // first one stays in front), then the panes others added.
+        QList<QDockWidget *> all;
+        for (const Dock &d : std::as_const(m_docks)) {
+            all.append(d.dock);
+        }
         for (QDockWidget *dock : m_window->findChildren<QDockWidget *>()) {
+            if (!all.contains(dock)) {
+                all.append(dock);
+            }
+        }
+        QList<QDockWidget *> docks;
+        for (QDockWidget *dock : std::as_const(all)) {
             if (dock->isVisible() && !dock->isFloating() &&
                 m_window->dockWidgetArea(dock) == area &&
                 !m_window->tabifiedDockWidgets(dock).contains(docks.value(0))) {
@@ -174,6 +185,7 @@ bool WindowLayout::tabifyCrowdedAreas() {
         for (qsizetype i = 1; i < docks.size(); ++i) {
             m_window->tabifyDockWidget(docks.constFirst(), docks.at(i));
         }
+        docks.constFirst()->raise();
         return true;
     }
     return false;
