@@ -9,7 +9,9 @@
 #include <QDockWidget>
 #include <QHeaderView>
 #include <QScreen>
+#include <QStatusBar>
 #include <QTableWidget>
+#include <QToolBar>
 #include <QtTest>
 
 using namespace outbox;
@@ -21,6 +23,7 @@ class TestSmallScreen final : public WindowTestBase {
 private Q_SLOTS:
     void theWindowStaysOnTheScreen();
     void dispatchersColumnsAreReadable();
+    void maximisedNothingOverlapsOrIsCut();
 
 private:
     // The window, frame included, within what the screen offers.
@@ -151,6 +154,77 @@ void TestSmallScreen::dispatchersColumnsAreReadable() {
                                 .arg(titleNeeds)
                                 .arg(viewport.width())));
     }
+}
+
+void TestSmallScreen::maximisedNothingOverlapsOrIsCut() {
+    insertDead(3, QStringLiteral("billing"), QStringLiteral("HTTP 503"));
+    openWindow();
+    m_window->showMaximized();
+    QTRY_VERIFY_WITH_TIMEOUT(m_window->isMaximized(), kWindowTimeout);
+    const QRect room = m_window->screen()->availableGeometry();
+    // Maximised: the frame fills what the screen offers.
+    QTRY_COMPARE_WITH_TIMEOUT(m_window->frameGeometry(), room, kWindowTimeout);
+    const auto check = [this](const QString &after) {
+        checkOnScreen(after);
+        if (QTest::currentTestFailed())
+            return;
+        // The bars and the panes on show: inside the window, whole (at least
+        // their least size) and none over another.
+        QList<QWidget *> parts{m_window->menuWidget(), m_window->statusBar(),
+                               m_window->centralWidget()};
+        for (QToolBar *bar : m_window->findChildren<QToolBar *>()) {
+            if (bar->isVisible())
+                parts << bar;
+        }
+        for (QDockWidget *dock : m_window->findChildren<QDockWidget *>()) {
+            if (dock->isVisible() && !dock->visibleRegion().isEmpty())
+                parts << dock;
+        }
+        QStringList seen;
+        QList<QRect> rects;
+        for (const QWidget *part : std::as_const(parts)) {
+            const QRect at(part->mapTo(m_window.get(), QPoint(0, 0)), part->size());
+            rects << at;
+            seen << QStringLiteral("%1 %2,%3 %4x%5 (least %6x%7)")
+                        .arg(part->objectName().isEmpty()
+                                 ? QLatin1String(part->metaObject()->className())
+                                 : part->objectName())
+                        .arg(at.x())
+                        .arg(at.y())
+                        .arg(at.width())
+                        .arg(at.height())
+                        .arg(part->minimumSizeHint().width())
+                        .arg(part->minimumSizeHint().height());
+        }
+        const QString all = seen.join(QStringLiteral("; "));
+        for (int i = 0; i < parts.size(); ++i) {
+            const QSize least = parts[i]->minimumSizeHint();
+            QVERIFY2(
+                m_window->rect().contains(rects[i]) && rects[i].width() >= least.width() &&
+                    rects[i].height() >= least.height(),
+                qPrintable(QStringLiteral("after %1: %2 is cut: %3").arg(after, seen[i], all)));
+            for (int j = i + 1; j < parts.size(); ++j) {
+                QVERIFY2(!rects[i].intersects(rects[j]),
+                         qPrintable(QStringLiteral("after %1: %2 and %3 overlap: %4")
+                                        .arg(after, seen[i], seen[j], all)));
+            }
+        }
+    };
+    check(QStringLiteral("maximising"));
+    if (QTest::currentTestFailed())
+        return;
+    // Every pane of the View menu shown, then the dead page.
+    for (QDockWidget *dock : m_window->findChildren<QDockWidget *>()) {
+        if (dock->isVisible())
+            continue;
+        dock->toggleViewAction()->trigger();
+        check(dock->windowTitle());
+        if (QTest::currentTestFailed())
+            return;
+    }
+    showLoaded(core::Status::Dead, 3);
+    check(QStringLiteral("the dead page"));
+    QVERIFY(m_window->isMaximized());
 }
 
 int main(int argc, char **argv) {

@@ -2,6 +2,7 @@
 
 #include "console/model/consolesettings.h"
 
+#include <QChildEvent>
 #include <QDockWidget>
 #include <QEvent>
 #include <QMainWindow>
@@ -121,7 +122,11 @@ void WindowLayout::restoreGeometry() {
 
 void WindowLayout::fitToScreen() {
     const QScreen *screen = m_window->screen();
-    if (!screen || m_fitting || m_window->isMaximized() || m_window->isFullScreen()) {
+    if (!screen || m_fitting) {
+        return;
+    }
+    if (m_window->isMaximized() || m_window->isFullScreen()) {
+        fitMaximised(*screen);
         return;
     }
     m_fitting = true;
@@ -151,6 +156,32 @@ void WindowLayout::fitToScreen() {
     at.setY(std::max(room.top(), std::min(at.y(), room.bottom() + 1 - m_window->height())));
     if (m_window->isVisible() && at != m_window->geometry().topLeft()) {
         m_window->move(at - QPoint(margins.left(), margins.top()));
+    }
+    m_fitting = false;
+}
+
+void WindowLayout::fitMaximised(const QScreen &screen) {
+    // The window manager gives the size: the panes on show must fit in it,
+    // or they would be cut (or the window pushed past the screen where
+    // nothing holds it), so those that share an area become tabs.
+    const QSize room =
+        m_window->isFullScreen() ? screen.geometry().size() : screen.availableGeometry().size();
+    const QSize frame = m_window->frameGeometry().size() - m_window->size();
+    const QSize least = m_window->minimumSizeHint() + frame;
+    const bool crowded = least.width() > room.width() || least.height() > room.height() ||
+                         m_window->frameGeometry().width() > room.width() ||
+                         m_window->frameGeometry().height() > room.height();
+    if (!crowded) {
+        return;
+    }
+    m_fitting = true;
+    if (tabifyCrowdedAreas()) {
+        // Back to the size the screen gives, maximised again.
+        const Qt::WindowStates state = m_window->windowState();
+        m_window->setWindowState(state & ~(Qt::WindowMaximized | Qt::WindowFullScreen));
+        m_window->resize(room - frame);
+        m_window->setWindowState(state);
+        QTimer::singleShot(0, this, &WindowLayout::fitToScreen);
     }
     m_fitting = false;
 }
@@ -242,6 +273,17 @@ bool WindowLayout::eventFilter(QObject *watched, QEvent *event) {
     if (watched == m_window && event->type() == QEvent::Show && m_checkPending) {
         // The sizes are known once the shown window has laid itself out.
         QTimer::singleShot(0, this, &WindowLayout::fallBackIfUnusable);
+    }
+    // A pane shown grows a maximised window without a resize event (the
+    // window manager holds its size): each pane's showing fits it again.
+    if (watched == m_window && event->type() == QEvent::ChildAdded) {
+        if (auto *dock = qobject_cast<QDockWidget *>(static_cast<QChildEvent *>(event)->child())) {
+            connect(dock, &QDockWidget::visibilityChanged, this, [this](bool visible) {
+                if (visible && (m_window->isMaximized() || m_window->isFullScreen())) {
+                    QTimer::singleShot(0, this, &WindowLayout::fitToScreen);
+                }
+            });
+        }
     }
     // Whatever grows it (a pane shown, a layout asking for more), the window
     // stays on its screen; the panes shrink instead.

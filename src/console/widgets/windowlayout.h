@@ -7,6 +7,7 @@
 
 class QDockWidget;
 class QMainWindow;
+class QScreen;
 class QWidget;
 
 namespace outbox::console {
@@ -73,6 +74,8 @@ private:
         bool shownByDefault;
     };
     void checkWhenShown();
+    // fitToScreen() for a maximised or full-screen window.
+    void fitMaximised(const QScreen &screen);
     // Makes the docks on show in one area that has several side by side
     // tabs of one dock; false when no area has.
     bool tabifyCrowdedAreas();
