@@ -14,6 +14,8 @@
 #include <QToolBar>
 #include <QtTest>
 
+#include <functional>
+
 using namespace outbox;
 using namespace outbox::testing;
 
@@ -53,6 +55,24 @@ private:
                                 .arg(room.height())
                                 .arg(panes.join(QStringLiteral(", ")))));
         checkFilterBar(after);
+    }
+
+    // `check` after `first`, after showing each pane of the View menu in
+    // turn (until all are on show) and on the dead page (3 dead events).
+    void walkThePanes(const QString &first, const std::function<void(const QString &)> &check) {
+        check(first);
+        if (QTest::currentTestFailed())
+            return;
+        for (QDockWidget *dock : m_window->findChildren<QDockWidget *>()) {
+            if (dock->isVisible())
+                continue;
+            dock->toggleViewAction()->trigger();
+            check(dock->windowTitle());
+            if (QTest::currentTestFailed())
+                return;
+        }
+        showLoaded(core::Status::Dead, 3);
+        check(QStringLiteral("the dead page"));
     }
 
     // The filter bar's fields side by side, none drawn over another and none
@@ -100,20 +120,7 @@ void TestSmallScreen::theWindowStaysOnTheScreen() {
     insertDead(3, QStringLiteral("billing"), QStringLiteral("HTTP 503"));
     openWindow();
     QCOMPARE(m_window->screen()->availableGeometry().size(), QSize(1366, 768));
-    checkOnScreen(QStringLiteral("opening"));
-    if (QTest::currentTestFailed())
-        return;
-    // Every pane of the View menu, one after the other, then all at once.
-    for (QDockWidget *dock : m_window->findChildren<QDockWidget *>()) {
-        if (dock->isVisible())
-            continue;
-        dock->toggleViewAction()->trigger();
-        checkOnScreen(dock->windowTitle());
-        if (QTest::currentTestFailed())
-            return;
-    }
-    showLoaded(core::Status::Dead, 3);
-    checkOnScreen(QStringLiteral("the dead page"));
+    walkThePanes(QStringLiteral("opening"), [this](const QString &after) { checkOnScreen(after); });
 }
 
 void TestSmallScreen::dispatchersColumnsAreReadable() {
@@ -210,20 +217,7 @@ void TestSmallScreen::maximisedNothingOverlapsOrIsCut() {
             }
         }
     };
-    check(QStringLiteral("maximising"));
-    if (QTest::currentTestFailed())
-        return;
-    // Every pane of the View menu shown, then the dead page.
-    for (QDockWidget *dock : m_window->findChildren<QDockWidget *>()) {
-        if (dock->isVisible())
-            continue;
-        dock->toggleViewAction()->trigger();
-        check(dock->windowTitle());
-        if (QTest::currentTestFailed())
-            return;
-    }
-    showLoaded(core::Status::Dead, 3);
-    check(QStringLiteral("the dead page"));
+    walkThePanes(QStringLiteral("maximising"), check);
     QVERIFY(m_window->isMaximized());
 }
 
