@@ -65,6 +65,14 @@ void WindowLayout::setShownByDefault(QDockWidget *dock, bool shown) {
     }
 }
 
+void WindowLayout::setTabbedBehind(QDockWidget *dock, QDockWidget *front) {
+    for (Dock &d : m_docks) {
+        if (d.dock == dock) {
+            d.behind = front;
+        }
+    }
+}
+
 void WindowLayout::applyDefaults() {
     QList<QDockWidget *> left;
     QList<QDockWidget *> right;
@@ -75,6 +83,11 @@ void WindowLayout::applyDefaults() {
         d.dock->setVisible(d.shownByDefault);
         if (!d.shownByDefault) {
             continue;
+        }
+        if (d.behind) {
+            m_window->tabifyDockWidget(d.behind, d.dock);
+            d.behind->raise();
+            continue; // sized with its front pane
         }
         (d.area == Qt::LeftDockWidgetArea    ? left
          : d.area == Qt::RightDockWidgetArea ? right
