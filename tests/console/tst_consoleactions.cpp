@@ -124,6 +124,7 @@ void TestConsoleActions::requeueSelectedDeadRows() {
     QVERIFY(requeue->isEnabled());
     // Retry applies to pending events only; none is selected.
     QVERIFY(!action(ActionController::RetrySelected)->isEnabled());
+    QSignalSpy said(actions(), &ActionController::message);
     requeue->trigger(); // the question opens without a nested event loop
     QTRY_VERIFY2_WITH_TIMEOUT(asked.contains(QLatin1String("3 events")), qPrintable(asked),
                               kWindowTimeout);
@@ -139,6 +140,10 @@ void TestConsoleActions::requeueSelectedDeadRows() {
     QCOMPARE(scalar(QStringLiteral("SELECT action || ':' || affected || ':' || skipped "
                                    "FROM outbox_audit")),
              QStringLiteral("requeue:3:0"));
+    // Said as the operator would: what was done, to how many.
+    QTRY_VERIFY_WITH_TIMEOUT(!said.isEmpty() && said.constLast().constFirst().toString() ==
+                                                    QStringLiteral("Requeued 3 events."),
+                             kWindowTimeout);
     QCOMPARE(scalar(QStringLiteral("SELECT count(*) FROM outbox_audit_events "
                                    "WHERE event_id = ANY(?::uuid[])"),
                     {ids}),
@@ -266,7 +271,7 @@ void TestConsoleActions::bulkRequeueByFilterCanBeCancelled() {
                             .toInt();
     QVERIFY2(changed >= 20 && changed < 400, qPrintable(QString::number(changed)));
     const QString summary = jobs->index(0, 0).data(console::JobListModel::SummaryRole).toString();
-    QVERIFY2(summary.contains(QStringLiteral("Stopped: changed %1 of 400 confirmed,").arg(changed)),
+    QVERIFY2(summary.startsWith(QStringLiteral("Stopped: requeued %1 of 400 events").arg(changed)),
              qPrintable(summary));
     QCOMPARE(scalar(QStringLiteral("SELECT count(*) FROM outbox_events "
                                    "WHERE status = 'dead' AND namespace = 'shipping'")),
@@ -386,7 +391,7 @@ void TestConsoleActions::purgeOldDeliveredWithPreview() {
     QVERIFY(jobs->index(0, 0)
                 .data(console::JobListModel::SummaryRole)
                 .toString()
-                .startsWith(QLatin1String("Changed 4 of 4 confirmed,")));
+                .startsWith(QLatin1String("Purged 4 events")));
     QCOMPARE(scalar(QStringLiteral("SELECT count(*) FROM outbox_events")), QStringLiteral("5"));
     QCOMPARE(scalar(QStringLiteral("SELECT count(*) FROM outbox_events WHERE status = 'delivered' "
                                    "AND updated_at < now() - interval '7 days'")),
@@ -443,7 +448,7 @@ void TestConsoleActions::purgeChangesNoMoreThanConfirmed() {
     QTRY_COMPARE_WITH_TIMEOUT(jobs->stateAt(0), console::JobListModel::State::Finished,
                               kWindowTimeout);
     const QString summary = jobs->index(0, 0).data(console::JobListModel::SummaryRole).toString();
-    QVERIFY2(summary.startsWith(QLatin1String("Changed 4 of 4 confirmed, skipped 0")) &&
+    QVERIFY2(summary.startsWith(QLatin1String("Purged 4 events;")) &&
                  summary.contains(QLatin1String("5 newer matching events left")),
              qPrintable(summary));
     QCOMPARE(scalar(QStringLiteral("SELECT count(*) FROM outbox_events")), QStringLiteral("5"));

@@ -392,12 +392,17 @@ void TestConsoleUsability::requeueKeepsTheChosenEvent() {
     activate();
 
     // Replay: the event stays dead; selection and detail stay on it.
+    QSignalSpy said(actions(), &console::ActionController::message);
     answerNext<QMessageBox>([](QMessageBox *box) { box->button(QMessageBox::Yes)->click(); });
     QTest::keyClick(view->table(), Qt::Key_P, Qt::ControlModifier | Qt::ShiftModifier);
     QTRY_COMPARE_WITH_TIMEOUT(
         scalar(QStringLiteral("SELECT count(*) FROM outbox_events WHERE replay_of = ?"),
                {chosen.toString(QUuid::WithoutBraces)}),
         QStringLiteral("1"), kWindowTimeout);
+    // In words, not "Replay: changed 1 of 1".
+    QTRY_VERIFY_WITH_TIMEOUT(!said.isEmpty() && said.constLast().constFirst().toString() ==
+                                                    QStringLiteral("Replayed 1 event."),
+                             kWindowTimeout);
     refresh();
     QTest::qWait(300);
     QCOMPARE(view->selectedEvents().size(), 1);

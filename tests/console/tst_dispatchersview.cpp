@@ -180,8 +180,7 @@ private Q_SLOTS:
         auto *table = part<QTableWidget>(QStringLiteral("dispatchersTable"));
         QVERIFY(table);
         QTRY_COMPARE_WITH_TIMEOUT(table->rowCount(), 1, kWindowTimeout);
-        QCOMPARE(table->item(0, 1)->text(), QStringLiteral("worker-host"));
-        QCOMPARE(table->item(0, 2)->text(), QStringLiteral("4242"));
+        QCOMPARE(table->item(0, 2)->text(), QStringLiteral("worker-host (4242)"));
 
         auto *navigator = part<QTreeView>(QStringLiteral("navigatorView"));
         QVERIFY(navigator);

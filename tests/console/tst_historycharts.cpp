@@ -97,6 +97,17 @@ private:
             line(chartView(QStringLiteral("historyThroughputChart")), QStringLiteral("delivered"));
         QCOMPARE(delivered.first.size(), 4);
         QCOMPARE(delivered.second, 2); // the gap breaks the line
+        // ... and a caption says why, with the missing minutes (7 to 1 ago).
+        auto *gaps = part<QLabel>(QStringLiteral("historyGaps"));
+        QVERIFY(gaps && gaps->isVisible());
+        const auto minutesAgo = [&delivered](int n) {
+            return QDateTime::fromMSecsSinceEpoch(qint64(delivered.first.last().x()) - n * 60000)
+                .toLocalTime()
+                .toString(QStringLiteral("HH:mm"));
+        };
+        QVERIFY2(gaps->text().contains(QLatin1String("no dispatcher was running")) &&
+                     gaps->text().contains(minutesAgo(7) + QStringLiteral("–") + minutesAgo(1)),
+                 qPrintable(gaps->text()));
         double sum = 0;
         for (const QPointF &p : delivered.first)
             sum += p.y();
@@ -135,6 +146,25 @@ private Q_SLOTS:
     void historyWithoutEmbeddedDispatcher() { checkHistoryShown({}); }
     // The viewer role may read the history (sql/006 and roles.sql grant it).
     void historyShownToAViewer() { checkHistoryShown(QStringLiteral("tst_charts_viewer")); }
+
+    // Minutes one after the other: one line each, and no word about gaps.
+    void noGapNoCaption() {
+        QVERIFY(sqlExec(m_db, QStringLiteral("INSERT INTO outbox_throughput_history (minute,"
+                                             " worker_id, delivered, failed, dead) SELECT"
+                                             " date_trunc('minute', now()) - g * interval '1"
+                                             " minute', gen_random_uuid(), 10, 0, 0"
+                                             " FROM generate_series(1, 3) g")));
+        recordAsDispatcher(60, 5, 1);
+        openWindow();
+        QTRY_VERIFY_WITH_TIMEOUT(chartsShown(), kWindowTimeout);
+        const auto delivered =
+            line(chartView(QStringLiteral("historyThroughputChart")), QStringLiteral("delivered"));
+        QCOMPARE(delivered.first.size(), 4);
+        QCOMPARE(delivered.second, 1);
+        auto *gaps = part<QLabel>(QStringLiteral("historyGaps"));
+        QVERIFY(gaps);
+        QVERIFY(!gaps->isVisible());
+    }
 
     void noHistorySaysSo() {
         openWindow();

@@ -1,13 +1,20 @@
 // The window on a laptop's screen (1366x768, window frames on): it opens
 // within the screen's available geometry and stays there whatever it shows,
-// every pane and the charts included; the panes shrink instead.
+// every pane and the charts included; the panes shrink instead. The
+// Dispatchers pane, tabbed beside Jobs, shows every column in full.
 
+#include "laptopscreen.h"
 #include "windowtestbase.h"
 
 #include <QDockWidget>
-#include <QFile>
+#include <QHeaderView>
 #include <QScreen>
+#include <QStatusBar>
+#include <QTableWidget>
+#include <QToolBar>
 #include <QtTest>
+
+#include <functional>
 
 using namespace outbox;
 using namespace outbox::testing;
@@ -17,6 +24,8 @@ class TestSmallScreen final : public WindowTestBase {
 
 private Q_SLOTS:
     void theWindowStaysOnTheScreen();
+    void dispatchersColumnsAreReadable();
+    void maximisedNothingOverlapsOrIsCut();
 
 private:
     // The window, frame included, within what the screen offers.
@@ -46,6 +55,24 @@ private:
                                 .arg(room.height())
                                 .arg(panes.join(QStringLiteral(", ")))));
         checkFilterBar(after);
+    }
+
+    // `check` after `first`, after showing each pane of the View menu in
+    // turn (until all are on show) and on the dead page (3 dead events).
+    void walkThePanes(const QString &first, const std::function<void(const QString &)> &check) {
+        check(first);
+        if (QTest::currentTestFailed())
+            return;
+        for (QDockWidget *dock : m_window->findChildren<QDockWidget *>()) {
+            if (dock->isVisible())
+                continue;
+            dock->toggleViewAction()->trigger();
+            check(dock->windowTitle());
+            if (QTest::currentTestFailed())
+                return;
+        }
+        showLoaded(core::Status::Dead, 3);
+        check(QStringLiteral("the dead page"));
     }
 
     // The filter bar's fields side by side, none drawn over another and none
@@ -93,34 +120,111 @@ void TestSmallScreen::theWindowStaysOnTheScreen() {
     insertDead(3, QStringLiteral("billing"), QStringLiteral("HTTP 503"));
     openWindow();
     QCOMPARE(m_window->screen()->availableGeometry().size(), QSize(1366, 768));
-    checkOnScreen(QStringLiteral("opening"));
-    if (QTest::currentTestFailed())
-        return;
-    // Every pane of the View menu, one after the other, then all at once.
-    for (QDockWidget *dock : m_window->findChildren<QDockWidget *>()) {
-        if (dock->isVisible())
-            continue;
-        dock->toggleViewAction()->trigger();
-        checkOnScreen(dock->windowTitle());
+    walkThePanes(QStringLiteral("opening"), [this](const QString &after) { checkOnScreen(after); });
+}
+
+void TestSmallScreen::dispatchersColumnsAreReadable() {
+    QVERIFY(sqlExec(m_db, QStringLiteral("SELECT outbox_dispatcher_register(outbox_uuid_v7(),"
+                                         " repeat('s', 64), 'worker-7.eu-west.internal', 424242,"
+                                         " '1.12.3', 'outboxctl', 'billing', 'http://runner', 64,"
+                                         " 60000, now())")));
+    openWindow();
+    auto *jobs = part<QDockWidget>(QStringLiteral("jobsDock"));
+    auto *dispatchers = part<QDockWidget>(QStringLiteral("dispatchersDock"));
+    QVERIFY(jobs && dispatchers);
+    jobs->toggleViewAction()->trigger();
+    dispatchers->toggleViewAction()->trigger();
+    QVERIFY(m_window->tabifiedDockWidgets(dispatchers).contains(jobs));
+    auto *table = part<QTableWidget>(QStringLiteral("dispatchersTable"));
+    QVERIFY(table);
+    QTRY_COMPARE_WITH_TIMEOUT(table->rowCount(), 1, kWindowTimeout);
+    checkOnScreen(QStringLiteral("the dispatchers beside the jobs"));
+    QVERIFY(table->isVisible());
+    // Every column in view without scrolling, its header and its text whole.
+    const QHeaderView *header = table->horizontalHeader();
+    const QRect viewport = table->viewport()->rect();
+    for (int column = 0; column < table->columnCount(); ++column) {
+        const QString title = table->horizontalHeaderItem(column)->text();
+        const QRect cell = table->visualItemRect(table->item(0, column));
+        // The text and the cell's margins (3 px a side in every style here).
+        const int textNeeds =
+            table->fontMetrics().horizontalAdvance(table->item(0, column)->text()) + 6;
+        const int titleNeeds = header->fontMetrics().horizontalAdvance(title);
+        QVERIFY2(viewport.contains(cell) && cell.width() >= textNeeds &&
+                     header->sectionSize(column) > titleNeeds,
+                 qPrintable(QStringLiteral("%1 (\"%2\") at %3..%4, needs %5 (title %6), in a "
+                                           "viewport %7 wide")
+                                .arg(title, table->item(0, column)->text())
+                                .arg(cell.left())
+                                .arg(cell.right())
+                                .arg(textNeeds)
+                                .arg(titleNeeds)
+                                .arg(viewport.width())));
+    }
+}
+
+void TestSmallScreen::maximisedNothingOverlapsOrIsCut() {
+    insertDead(3, QStringLiteral("billing"), QStringLiteral("HTTP 503"));
+    openWindow();
+    m_window->showMaximized();
+    QTRY_VERIFY_WITH_TIMEOUT(m_window->isMaximized(), kWindowTimeout);
+    const QRect room = m_window->screen()->availableGeometry();
+    // Maximised: the frame fills what the screen offers.
+    QTRY_COMPARE_WITH_TIMEOUT(m_window->frameGeometry(), room, kWindowTimeout);
+    const auto check = [this](const QString &after) {
+        checkOnScreen(after);
         if (QTest::currentTestFailed())
             return;
-    }
-    showLoaded(core::Status::Dead, 3);
-    checkOnScreen(QStringLiteral("the dead page"));
+        // The bars and the panes on show: inside the window, whole (at least
+        // their least size) and none over another.
+        QList<QWidget *> parts{m_window->menuWidget(), m_window->statusBar(),
+                               m_window->centralWidget()};
+        for (QToolBar *bar : m_window->findChildren<QToolBar *>()) {
+            if (bar->isVisible())
+                parts << bar;
+        }
+        for (QDockWidget *dock : m_window->findChildren<QDockWidget *>()) {
+            if (dock->isVisible() && !dock->visibleRegion().isEmpty())
+                parts << dock;
+        }
+        QStringList seen;
+        QList<QRect> rects;
+        for (const QWidget *part : std::as_const(parts)) {
+            const QRect at(part->mapTo(m_window.get(), QPoint(0, 0)), part->size());
+            rects << at;
+            seen << QStringLiteral("%1 %2,%3 %4x%5 (least %6x%7)")
+                        .arg(part->objectName().isEmpty()
+                                 ? QLatin1String(part->metaObject()->className())
+                                 : part->objectName())
+                        .arg(at.x())
+                        .arg(at.y())
+                        .arg(at.width())
+                        .arg(at.height())
+                        .arg(part->minimumSizeHint().width())
+                        .arg(part->minimumSizeHint().height());
+        }
+        const QString all = seen.join(QStringLiteral("; "));
+        for (int i = 0; i < parts.size(); ++i) {
+            const QSize least = parts[i]->minimumSizeHint();
+            QVERIFY2(
+                m_window->rect().contains(rects[i]) && rects[i].width() >= least.width() &&
+                    rects[i].height() >= least.height(),
+                qPrintable(QStringLiteral("after %1: %2 is cut: %3").arg(after, seen[i], all)));
+            for (int j = i + 1; j < parts.size(); ++j) {
+                QVERIFY2(!rects[i].intersects(rects[j]),
+                         qPrintable(QStringLiteral("after %1: %2 and %3 overlap: %4")
+                                        .arg(after, seen[i], seen[j], all)));
+            }
+        }
+    };
+    walkThePanes(QStringLiteral("maximising"), check);
+    QVERIFY(m_window->isMaximized());
 }
 
 int main(int argc, char **argv) {
-    // A screen of 1366x768 with window frames, as on a laptop.
     QTemporaryDir dir;
-    const QString config = dir.filePath(QStringLiteral("screen.json"));
-    QFile file(config);
-    if (!file.open(QIODevice::WriteOnly) ||
-        file.write(R"({"windowFrameMargins": true, "screens": [{"name": "laptop",)"
-                   R"( "x": 0, "y": 0, "width": 1366, "height": 768, "logicalDpi": 96,)"
-                   R"( "logicalBaseDpi": 96, "dpr": 1}]})") < 0)
+    if (!testing::useLaptopScreen(dir))
         return 1;
-    file.close();
-    qputenv("QT_QPA_PLATFORM", "offscreen:configfile=" + config.toLocal8Bit());
     QApplication app(argc, argv);
     TestSmallScreen test;
     QTEST_SET_MAIN_SOURCE_PATH

@@ -46,4 +46,33 @@ void BulkTask::run() const {
     reportResult(result);
 }
 
+QString actionPastTense(store::Action action) {
+    switch (action) {
+    case store::Action::RetryNow:
+        return BulkJob::tr("retried");
+    case store::Action::Requeue:
+        return BulkJob::tr("requeued");
+    case store::Action::Cancel:
+        return BulkJob::tr("cancelled");
+    case store::Action::Purge:
+        return BulkJob::tr("purged");
+    case store::Action::Replay:
+        return BulkJob::tr("replayed");
+    }
+    return store::actionName(action);
+}
+
+QString actionOutcome(store::Action action, qint64 done, qint64 of, qint64 skipped, bool stopped) {
+    const QString past = actionPastTense(action);
+    const QString events = of == 1 ? BulkJob::tr("event") : BulkJob::tr("events");
+    QString text =
+        done == of && skipped == 0
+            ? BulkJob::tr("%1 %2 %3").arg(past, formatCount(done), events)
+            : BulkJob::tr("%1 %2 of %3 %4").arg(past, formatCount(done), formatCount(of), events);
+    if (skipped > 0) {
+        text += BulkJob::tr("; %1 had changed state meanwhile").arg(formatCount(skipped));
+    }
+    return stopped ? BulkJob::tr("Stopped: %1").arg(text) : text.at(0).toUpper() + text.mid(1);
+}
+
 } // namespace outbox::console

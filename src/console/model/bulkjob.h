@@ -66,4 +66,16 @@ struct BulkTask {
     void run() const;
 };
 
+// The past tense of an action as an operator says it: "retried",
+// "requeued", "cancelled", "purged", "replayed".
+QString actionPastTense(store::Action action);
+
+// What an action did, the one rule for every action's report (a selection's
+// in the status bar, a job's in the jobs pane): "Replayed 1 event",
+// "Requeued 3 of 5 events; 2 had changed state meanwhile", "Stopped:
+// requeued 20 of 400 events". `of` is what was asked (the selection, or the
+// confirmed set); `skipped` those left alone because someone changed them.
+QString actionOutcome(store::Action action, qint64 done, qint64 of, qint64 skipped,
+                      bool stopped = false);
+
 } // namespace outbox::console

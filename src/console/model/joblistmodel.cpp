@@ -71,15 +71,11 @@ int JobListModel::addBulk(BulkJob *job, const QString &title) {
     connect(job, &BulkJob::progress, this,
             [this, id](qint64 done, qint64 total) { setProgress(id, done, total); });
     connect(job, &BulkJob::finished, this, [this, id](const store::BulkResult &r) {
-        // A sealed run says what was confirmed and what it left for the next run.
-        QString summary =
-            r.confirmed > 0
-                ? (r.cancelled ? tr("Stopped: changed %1 of %2 confirmed, skipped %3")
-                               : tr("Changed %1 of %2 confirmed, skipped %3"))
-                      .arg(formatCount(r.changed), formatCount(r.confirmed), formatCount(r.skipped))
-                : (r.cancelled ? tr("Stopped: changed %1, skipped %2")
-                               : tr("Changed %1, skipped %2"))
-                      .arg(formatCount(r.changed), formatCount(r.skipped));
+        // Of the set confirmed in the dialog (a sealed run), else of what it
+        // met; and what it left for the next run.
+        QString summary = actionOutcome(r.action, r.changed,
+                                        r.confirmed > 0 ? r.confirmed : r.changed + r.skipped,
+                                        r.skipped, r.cancelled);
         if (r.newer > 0) {
             summary +=
                 tr("; %1 newer matching events left for the next run").arg(formatCount(r.newer));

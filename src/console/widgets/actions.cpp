@@ -445,13 +445,8 @@ void ActionController::watchFailure(BulkJob *job, store::Action action) {
 
 void ActionController::selectionActionDone(store::Action action, qint64 requested,
                                            const store::BulkResult &result) {
-    QString text =
-        tr("%1: changed %2 of %3")
-            .arg(BulkDialog::verb(action), formatCount(result.changed), formatCount(requested));
-    if (result.skipped > 0) {
-        text += tr(", skipped %1 that changed state meanwhile").arg(formatCount(result.skipped));
-    }
-    Q_EMIT message(text + QLatin1Char('.'));
+    Q_EMIT message(actionOutcome(action, result.changed, requested, result.skipped) +
+                   QLatin1Char('.'));
     Q_EMIT eventsChanged();
 }
 

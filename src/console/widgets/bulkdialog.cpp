@@ -17,23 +17,22 @@ namespace {
 
 // How the dialog speaks of an action, in the order of store::Action.
 struct ActionWords {
-    const char *verb;      // "Requeue"
-    const char *pastTense; // "requeued"
-    const char *effect;    // what happens to each event
+    const char *verb;   // "Requeue"
+    const char *effect; // what happens to each event
 };
 constexpr std::array<ActionWords, 5> kWords{{
-    {QT_TRANSLATE_NOOP("BulkDialog", "Retry now"), QT_TRANSLATE_NOOP("BulkDialog", "retried"),
+    {QT_TRANSLATE_NOOP("BulkDialog", "Retry now"),
      QT_TRANSLATE_NOOP("BulkDialog", "Pending events become due now: their backoff is skipped.")},
-    {QT_TRANSLATE_NOOP("BulkDialog", "Requeue"), QT_TRANSLATE_NOOP("BulkDialog", "requeued"),
+    {QT_TRANSLATE_NOOP("BulkDialog", "Requeue"),
      QT_TRANSLATE_NOOP("BulkDialog", "Dead events become pending again with attempts reset to 0, "
                                      "and are delivered again.")},
-    {QT_TRANSLATE_NOOP("BulkDialog", "Cancel"), QT_TRANSLATE_NOOP("BulkDialog", "cancelled"),
+    {QT_TRANSLATE_NOOP("BulkDialog", "Cancel"),
      QT_TRANSLATE_NOOP("BulkDialog", "Pending and dead events become dead, marked as cancelled by "
                                      "you; they will not be delivered.")},
-    {QT_TRANSLATE_NOOP("BulkDialog", "Purge"), QT_TRANSLATE_NOOP("BulkDialog", "purged"),
+    {QT_TRANSLATE_NOOP("BulkDialog", "Purge"),
      QT_TRANSLATE_NOOP("BulkDialog", "Delivered and dead events are deleted with their failure "
                                      "history. This cannot be undone.")},
-    {QT_TRANSLATE_NOOP("BulkDialog", "Replay"), QT_TRANSLATE_NOOP("BulkDialog", "replayed"),
+    {QT_TRANSLATE_NOOP("BulkDialog", "Replay"),
      QT_TRANSLATE_NOOP("BulkDialog", "Each delivered or dead event is copied to a new pending "
                                      "event, which is delivered again; the original stays as it "
                                      "is.")},
@@ -103,10 +102,6 @@ BulkDialog::~BulkDialog() {
 
 QString BulkDialog::verb(store::Action action) {
     return tr(wordsFor(action).verb);
-}
-
-QString BulkDialog::pastTense(store::Action action) {
-    return tr(wordsFor(action).pastTense);
 }
 
 QString BulkDialog::effect(store::Action action) {

@@ -63,9 +63,8 @@ public:
     qint64 matched() const { return m_matched; }
 
     // Plain-language wording shared with the selection actions.
-    static QString verb(store::Action action);      // "Requeue"
-    static QString pastTense(store::Action action); // "requeued"
-    static QString effect(store::Action action);    // what happens to each event
+    static QString verb(store::Action action);   // "Requeue"
+    static QString effect(store::Action action); // what happens to each event
     static bool hasRateLimit(store::Action action);
 
 Q_SIGNALS:

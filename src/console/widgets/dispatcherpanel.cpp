@@ -4,6 +4,7 @@
 #include "console/widgets/dispatchersettingsform.h"
 #include "console/widgets/logview.h"
 #include "console/widgets/throughputchart.h"
+#include "console/widgets/windowlayout.h"
 #include "core/uuidtext.h"
 #include "dispatch/dispatcherhost.h"
 #include "store/queries.h"
@@ -14,6 +15,7 @@
 #include <QLabel>
 #include <QPushButton>
 #include <QScrollArea>
+#include <QScrollBar>
 #include <QSplitter>
 #include <QTimer>
 #include <QVBoxLayout>
@@ -163,10 +165,24 @@ void DispatcherPanel::buildUi() {
     right->setStretchFactor(1, 3);
     right->setStretchFactor(2, 1);
 
+    // The live side scrolls too in a low pane (a laptop's screen): what it
+    // needs never makes the window taller than the screen.
+    auto *rightScroll = new QScrollArea;
+    rightScroll->setObjectName(QStringLiteral("dispatcherLiveScroll"));
+    rightScroll->setWidget(right);
+    rightScroll->setWidgetResizable(true);
+    rightScroll->setFrameShape(QFrame::NoFrame);
+    rightScroll->setMinimumHeight(WindowLayout::kMinimumBottomHeight);
+    // Across, the figures and both charts keep their width (tabbed with a
+    // neighbour instead, see WindowLayout).
+    rightScroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    rightScroll->setMinimumWidth(right->minimumSizeHint().width() +
+                                 rightScroll->verticalScrollBar()->sizeHint().width());
+
     auto *splitter = new QSplitter(Qt::Horizontal);
     splitter->setChildrenCollapsible(false);
     splitter->addWidget(settingsScroll);
-    splitter->addWidget(right);
+    splitter->addWidget(rightScroll);
     splitter->setStretchFactor(0, 0);
     splitter->setStretchFactor(1, 1);
 

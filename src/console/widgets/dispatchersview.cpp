@@ -12,16 +12,23 @@
 #include <QLabel>
 #include <QMainWindow>
 #include <QMenu>
+#include <QScrollBar>
 #include <QStatusBar>
+#include <QStyle>
 #include <QTableWidget>
 #include <QTimer>
 #include <QVBoxLayout>
+
+#include <algorithm>
 
 namespace outbox::console {
 
 namespace {
 
-enum Column { State, Host, Pid, Namespace, InFlight, Rate, Heartbeat, Started, Version, Worker };
+// What an operator looks for first on the left; the host and its process in
+// one column, the worker id (long, rarely read) in that column's tooltip, so
+// that every column fits a pane of a laptop's bottom area.
+enum Column { State, Heartbeat, Dispatcher, Namespace, InFlight, Rate, Started, Version, Count };
 
 QString scopeText(const QString &nameSpace, const std::optional<QString> &topic) {
     return topic ? QObject::tr("topic %1 of %2").arg(*topic, nameSpace)
@@ -37,19 +44,20 @@ DispatchersView::DispatchersView(QMainWindow *window, QAbstractItemView *navigat
     , m_navigator(navigator)
     , m_activity(activity)
     , m_detail(detail)
-    , m_table(new QTableWidget(0, 10))
+    , m_table(new QTableWidget(0, Count))
     , m_destinations(new DestinationsTable)
     , m_summary(new QLabel)
     , m_pauses(new QLabel) {
     setObjectName(QStringLiteral("dispatchersView"));
     m_table->setObjectName(QStringLiteral("dispatchersTable"));
-    m_table->setHorizontalHeaderLabels({tr("State"), tr("Host"), tr("PID"), tr("Namespace"),
-                                        tr("In flight"), tr("Delivered/s"), tr("Heartbeat"),
-                                        tr("Started"), tr("Version"), tr("Worker")});
+    m_table->setHorizontalHeaderLabels({tr("State"), tr("Heartbeat"), tr("Dispatcher"),
+                                        tr("Namespace"), tr("In flight"), tr("Delivered/s"),
+                                        tr("Started"), tr("Version")});
     m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
     m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
     m_table->verticalHeader()->hide();
-    m_table->horizontalHeader()->setStretchLastSection(true);
+    // Each column as wide as its contents: fitDock() asks for that much room.
+    m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     m_summary->setObjectName(QStringLiteral("dispatchersSummary"));
     m_pauses->setObjectName(QStringLiteral("pausesLabel"));
     m_pauses->setWordWrap(true);
@@ -66,17 +74,14 @@ DispatchersView::DispatchersView(QMainWindow *window, QAbstractItemView *navigat
     window->addDockWidget(Qt::BottomDockWidgetArea, dock);
     dock->hide();
     // Shown lower than a handful of dispatchers (the bottom area is shared
-    // with the jobs panel, sized for a few jobs): grow to fit them.
-    connect(dock, &QDockWidget::visibilityChanged, this, [dock, window, this](bool visible) {
+    // with the jobs panel, sized for a few jobs) or narrower than its
+    // columns (beside the charts): grow to fit them, once per showing.
+    m_dock = dock;
+    connect(dock, &QDockWidget::visibilityChanged, this, [dock, this](bool visible) {
         if (!visible || dock->isFloating())
             return;
-        QTimer::singleShot(0, dock, [dock, window, this] {
-            // The summary, the header, five rows and a pause line.
-            const int wanted = m_table->verticalHeader()->defaultSectionSize() * 7 +
-                               m_summary->sizeHint().height() * 3;
-            if (dock->isVisible() && !dock->isFloating() && dock->height() < wanted)
-                window->resizeDocks({dock}, {wanted}, Qt::Vertical);
-        });
+        m_fitPending = true;
+        QTimer::singleShot(0, this, &DispatchersView::fitDock);
     });
 
     m_navigator->setContextMenuPolicy(Qt::CustomContextMenu);
@@ -98,6 +103,46 @@ DispatchersView::DispatchersView(QMainWindow *window, QAbstractItemView *navigat
             });
 }
 
+void DispatchersView::fitDock() {
+    if (!m_fitPending || !m_dock->isVisible() || m_dock->isFloating())
+        return;
+    // The summary, the header, five rows and a pause line.
+    const int height =
+        m_table->verticalHeader()->defaultSectionSize() * 7 + m_summary->sizeHint().height() * 3;
+    if (m_dock->height() < height)
+        m_window->resizeDocks({m_dock}, {height}, Qt::Vertical);
+    if (m_table->rowCount() == 0)
+        return; // the widths come with the first rows
+    m_fitPending = false;
+    // Every column as wide as its title and texts (the header sizes them),
+    // a scroll bar, the table's frame, the margins and the dock's frame:
+    // from the style, since a dock shown a moment ago may not be laid out.
+    const QMargins margins = layout()->contentsMargins();
+    const int width = m_table->horizontalHeader()->length() +
+                      m_table->verticalScrollBar()->sizeHint().width() + 2 * m_table->frameWidth() +
+                      margins.left() + margins.right() +
+                      2 * style()->pixelMetric(QStyle::PM_DockWidgetFrameWidth, nullptr, m_dock);
+    if (m_dock->width() >= width)
+        return;
+    // Taken from the panes beside it in its area (given one size alone,
+    // QMainWindow shares the change out among all of them).
+    QList<QDockWidget *> row{m_dock};
+    QList<int> widths{width};
+    const int rest = std::max(0, m_window->width() - width);
+    int others = 0;
+    const QList<QDockWidget *> tabs = m_window->tabifiedDockWidgets(m_dock);
+    for (QDockWidget *dock : m_window->findChildren<QDockWidget *>()) {
+        if (dock != m_dock && !tabs.contains(dock) && dock->isVisible() && !dock->isFloating() &&
+            m_window->dockWidgetArea(dock) == m_window->dockWidgetArea(m_dock)) {
+            row << dock;
+            others += dock->width();
+        }
+    }
+    for (qsizetype i = 1; i < row.size(); ++i)
+        widths << int(qint64(rest) * row.at(i)->width() / std::max(1, others));
+    m_window->resizeDocks(row, widths, Qt::Horizontal);
+}
+
 void DispatchersView::setConnInfo(const core::ConnInfo &info) {
     m_snapshot.reset();
     m_activity->registry.reset(); // another database: nothing known until the first read
@@ -111,29 +156,31 @@ void DispatchersView::showSnapshot(const RegistrySnapshot &snapshot) {
     for (int row = 0; row < list.entries.size(); ++row) {
         const store::DispatcherEntry &e = list.entries.at(row);
         const QStringList texts{e.alive ? e.state : tr("gone"),
-                                e.host,
-                                QString::number(e.pid),
+                                formatRelativeTime(e.heartbeatAt, list.serverTime),
+                                tr("%1 (%2)").arg(e.host).arg(e.pid),
                                 e.nameSpace.isEmpty() ? tr("(all)") : e.nameSpace,
                                 tr("%1 / %2").arg(e.inFlight).arg(e.concurrency),
                                 QString::number(e.deliveredPerSecond, 'f', 1),
-                                formatRelativeTime(e.heartbeatAt, list.serverTime),
                                 formatRelativeTime(e.startedAt, list.serverTime),
-                                e.version,
-                                e.workerId.toString(QUuid::WithoutBraces)};
+                                e.version};
         for (int column = 0; column < texts.size(); ++column) {
             auto *item = new QTableWidgetItem(texts.at(column));
             if (!e.alive)
                 item->setForeground(palette().color(QPalette::Disabled, QPalette::Text));
-            if (column == Host)
-                item->setToolTip(tr("%1, database user %2, runner %3")
-                                     .arg(e.application, e.dbUser, e.runnerUrl));
+            if (column == Dispatcher)
+                item->setToolTip(tr("Host %1, process %2, worker %3\n%4, database user %5, "
+                                    "runner %6")
+                                     .arg(e.host)
+                                     .arg(e.pid)
+                                     .arg(e.workerId.toString(QUuid::WithoutBraces), e.application,
+                                          e.dbUser, e.runnerUrl));
             if (column == Started)
                 item->setToolTip(
                     e.startedAt.toLocalTime().toString(QStringLiteral("yyyy-MM-dd HH:mm:ss")));
             m_table->setItem(row, column, item);
         }
     }
-    m_table->resizeColumnsToContents();
+    fitDock();
     m_summary->setText(
         list.entries.isEmpty()
             ? tr("No dispatcher has registered.")

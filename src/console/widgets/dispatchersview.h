@@ -7,6 +7,7 @@
 #include <QWidget>
 
 class QAbstractItemView;
+class QDockWidget;
 class QLabel;
 class QMainWindow;
 class QTableWidget;
@@ -40,6 +41,9 @@ Q_SIGNALS:
 
 private:
     void showSnapshot(const RegistrySnapshot &snapshot);
+    // Gives the dock the height of a few dispatchers and the width of every
+    // column, once after it is shown (then the user's sizes stand).
+    void fitDock();
     void showNavigatorMenu(const QPoint &pos);
     void askPause(const QString &nameSpace, const std::optional<QString> &topic);
     // Why, asked of the operator for pausing `what`; none when cancelled or
@@ -47,6 +51,8 @@ private:
     std::optional<QString> askReason(const QString &what);
 
     QMainWindow *m_window;
+    QDockWidget *m_dock = nullptr;
+    bool m_fitPending = false;
     QAbstractItemView *m_navigator;
     DispatchActivity *m_activity;
     DetailPane *m_detail;

@@ -10,6 +10,7 @@
 #include <QLabel>
 #include <QLegendMarker>
 #include <QLineSeries>
+#include <QMap>
 #include <QResizeEvent>
 #include <QScrollArea>
 #include <QStackedWidget>
@@ -79,8 +80,19 @@ HistoryCharts::HistoryCharts(QWidget *parent)
     m_backlogView->setObjectName(QStringLiteral("historyBacklogChart"));
     m_ageView->setObjectName(QStringLiteral("historyAgeChart"));
     auto *charts = new QWidget;
-    m_row = new QBoxLayout(QBoxLayout::LeftToRight, charts);
+    auto *page = new QVBoxLayout(charts);
+    page->setContentsMargins(0, 0, 0, 0);
+    // Said only when a line breaks, so that a gap is not read as a fault of
+    // the chart or as "nothing happened".
+    m_gaps = new QLabel;
+    m_gaps->setObjectName(QStringLiteral("historyGaps"));
+    m_gaps->setWordWrap(true);
+    m_gaps->setContentsMargins(4, 2, 4, 0);
+    m_gaps->hide();
+    page->addWidget(m_gaps);
+    m_row = new QBoxLayout(QBoxLayout::LeftToRight);
     m_row->setContentsMargins(0, 0, 0, 0);
+    page->addLayout(m_row, 1);
     for (QChartView *view : {m_throughputView, m_backlogView, m_ageView}) {
         view->setRenderHint(QPainter::Antialiasing);
         view->setMinimumSize(kChartMinimum);
@@ -184,8 +196,10 @@ void HistoryCharts::showHistory(const store::ThroughputHistory &history) {
         points[DueNow].append({x(m.minute), double(m.dueNow)});
         points[OldestDue].append({x(m.minute), m.oldestDueAgeSeconds});
     }
+    QMap<qint64, qint64> gaps; // first missing minute -> last missing minute (ms)
     for (int i = 0; i < m_lines.size(); ++i)
-        plot(m_lines[i], points.at(i));
+        plot(m_lines[i], points.at(i), gaps);
+    showGaps(gaps);
     const qint64 right =
         (history.serverTime.isValid() ? history.serverTime : QDateTime::currentDateTimeUtc())
             .toMSecsSinceEpoch();
@@ -199,13 +213,33 @@ void HistoryCharts::showHistory(const store::ThroughputHistory &history) {
     rescale(m_ageY, {&m_lines[OldestDue]});
 }
 
-void HistoryCharts::plot(Line &line, const QList<QPointF> &points) {
+void HistoryCharts::showGaps(const QMap<qint64, qint64> &gaps) {
+    QStringList spans;
+    const auto time = [](qint64 ms) {
+        return QDateTime::fromMSecsSinceEpoch(ms).toLocalTime().toString(QStringLiteral("HH:mm"));
+    };
+    for (auto gap = gaps.cbegin(); gap != gaps.cend(); ++gap) {
+        spans << (gap.key() == gap.value() ? time(gap.key())
+                                           : tr("%1–%2").arg(time(gap.key()), time(gap.value())));
+    }
+    m_gaps->setText(tr("The lines break where no dispatcher was running (nothing was "
+                       "recorded): %1.")
+                        .arg(spans.join(QStringLiteral(", "))));
+    m_gaps->setVisible(!gaps.isEmpty());
+}
+
+void HistoryCharts::plot(Line &line, const QList<QPointF> &points, QMap<qint64, qint64> &gaps) {
     // One segment per run of consecutive minutes: a missing minute had no
     // dispatcher (or no sample), and the line breaks there.
     QList<QList<QPointF>> runs;
     for (const QPointF &p : points) {
-        if (runs.isEmpty() || p.x() - runs.constLast().constLast().x() > double(kMinuteMs))
+        if (runs.isEmpty() || p.x() - runs.constLast().constLast().x() > double(kMinuteMs)) {
+            if (!runs.isEmpty()) {
+                const qint64 first = qint64(runs.constLast().constLast().x()) + kMinuteMs;
+                gaps.insert(first, std::max(gaps.value(first), qint64(p.x()) - kMinuteMs));
+            }
             runs.append(QList<QPointF>());
+        }
         runs.last().append(p);
     }
     if (runs.isEmpty())

@@ -3,6 +3,7 @@
 #include "console/model/consoletypes.h"
 #include "store/historystore.h"
 
+#include <QMap>
 #include <QPointer>
 #include <QTimer>
 #include <QWidget>
@@ -29,8 +30,8 @@ class StoreClient;
 // connection, whether or not a dispatcher runs in this console; read when the
 // connection comes up and then every minute, through the StoreClient (the
 // GUI thread never waits on the database). A minute without a row breaks
-// the lines. Without any history the charts give way to a sentence saying
-// so.
+// the lines, and a caption above the charts says so with the minutes. Without any history the
+// charts give way to a sentence saying so.
 class HistoryCharts final : public QWidget {
     Q_OBJECT
 public:
@@ -58,7 +59,11 @@ private:
         QList<QLineSeries *> segments;
     };
     void showMessage(const QString &text);
-    void plot(Line &line, const QList<QPointF> &points);
+    // Draws `points` as one segment per run of whole minutes; each missing
+    // span is added to `gaps` (its first and last missing minute, ms).
+    void plot(Line &line, const QList<QPointF> &points, QMap<qint64, qint64> &gaps);
+    // The caption that says why the lines break, shown only when they do.
+    void showGaps(const QMap<qint64, qint64> &gaps);
     void rescale(QValueAxis *axis, std::initializer_list<const Line *> lines);
 
     QPointer<StoreClient> m_client;
@@ -67,6 +72,7 @@ private:
     QStackedWidget *m_stack = nullptr;
     QBoxLayout *m_row = nullptr; // the three charts
     QLabel *m_message = nullptr;
+    QLabel *m_gaps = nullptr;
     QChartView *m_throughputView = nullptr;
     QChartView *m_backlogView = nullptr;
     QChartView *m_ageView = nullptr;

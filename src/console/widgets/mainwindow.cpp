@@ -464,12 +464,17 @@ DemoStart MainWindow::startDemo() {
                                                            : DemoStart::Failed;
     }
     m_demo = m_options.demo(this);
+    // A tab behind the dispatcher it drives, so that the event's detail
+    // keeps the right column's height and neither pane is squeezed.
     m_demoDock = m_layout->addDock(tr("Demo"), QStringLiteral("demoDock"), m_demo->createPanel(),
-                                   Qt::RightDockWidgetArea);
+                                   Qt::BottomDockWidgetArea);
     m_viewMenu->addAction(m_demoDock->toggleViewAction());
     if (auto *dispatcherDock = findChild<QDockWidget *>(QStringLiteral("dispatcherDock"))) {
         m_layout->setShownByDefault(dispatcherDock, true);
+        m_layout->setTabbedBehind(m_demoDock, dispatcherDock);
         dispatcherDock->show();
+        tabifyDockWidget(dispatcherDock, m_demoDock);
+        dispatcherDock->raise();
     }
     // The demo's panel charts it live; the history waits in the View menu.
     if (auto *chartsDock = findChild<QDockWidget *>(QStringLiteral("chartsDock"))) {

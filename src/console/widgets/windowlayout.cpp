@@ -2,6 +2,7 @@
 
 #include "console/model/consolesettings.h"
 
+#include <QChildEvent>
 #include <QDockWidget>
 #include <QEvent>
 #include <QMainWindow>
@@ -64,6 +65,14 @@ void WindowLayout::setShownByDefault(QDockWidget *dock, bool shown) {
     }
 }
 
+void WindowLayout::setTabbedBehind(QDockWidget *dock, QDockWidget *front) {
+    for (Dock &d : m_docks) {
+        if (d.dock == dock) {
+            d.behind = front;
+        }
+    }
+}
+
 void WindowLayout::applyDefaults() {
     QList<QDockWidget *> left;
     QList<QDockWidget *> right;
@@ -74,6 +83,11 @@ void WindowLayout::applyDefaults() {
         d.dock->setVisible(d.shownByDefault);
         if (!d.shownByDefault) {
             continue;
+        }
+        if (d.behind) {
+            m_window->tabifyDockWidget(d.behind, d.dock);
+            d.behind->raise();
+            continue; // sized with its front pane
         }
         (d.area == Qt::LeftDockWidgetArea    ? left
          : d.area == Qt::RightDockWidgetArea ? right
@@ -121,7 +135,11 @@ void WindowLayout::restoreGeometry() {
 
 void WindowLayout::fitToScreen() {
     const QScreen *screen = m_window->screen();
-    if (!screen || m_fitting || m_window->isMaximized() || m_window->isFullScreen()) {
+    if (!screen || m_fitting) {
+        return;
+    }
+    if (m_window->isMaximized() || m_window->isFullScreen()) {
+        fitMaximised(*screen);
         return;
     }
     m_fitting = true;
@@ -155,13 +173,50 @@ void WindowLayout::fitToScreen() {
     m_fitting = false;
 }
 
+void WindowLayout::fitMaximised(const QScreen &screen) {
+    // The window manager gives the size: the panes on show must fit in it,
+    // or they would be cut (or the window pushed past the screen where
+    // nothing holds it), so those that share an area become tabs.
+    const QSize room =
+        m_window->isFullScreen() ? screen.geometry().size() : screen.availableGeometry().size();
+    const QSize frame = m_window->frameGeometry().size() - m_window->size();
+    const QSize least = m_window->minimumSizeHint() + frame;
+    const bool crowded = least.width() > room.width() || least.height() > room.height() ||
+                         m_window->frameGeometry().width() > room.width() ||
+                         m_window->frameGeometry().height() > room.height();
+    if (!crowded) {
+        return;
+    }
+    m_fitting = true;
+    if (tabifyCrowdedAreas()) {
+        // Back to the size the screen gives, maximised again.
+        const Qt::WindowStates state = m_window->windowState();
+        m_window->setWindowState(state & ~(Qt::WindowMaximized | Qt::WindowFullScreen));
+        m_window->resize(room - frame);
+        m_window->setWindowState(state);
+        QTimer::singleShot(0, this, &WindowLayout::fitToScreen);
+    }
+    m_fitting = false;
+}
+
 bool WindowLayout::tabifyCrowdedAreas() {
     // One area at a time, the bottom first (its panes sit side by side, the
     // widest demand), then the sides; the window is fitted again in between.
     for (const Qt::DockWidgetArea area : {Qt::BottomDockWidgetArea, Qt::RightDockWidgetArea,
                                           Qt::LeftDockWidgetArea, Qt::TopDockWidgetArea}) {
-        QList<QDockWidget *> docks;
+        // The window's own panes first, in the order they were added (the
+        // first one stays in front), then the panes others added.
+        QList<QDockWidget *> all;
+        for (const Dock &d : std::as_const(m_docks)) {
+            all.append(d.dock);
+        }
         for (QDockWidget *dock : m_window->findChildren<QDockWidget *>()) {
+            if (!all.contains(dock)) {
+                all.append(dock);
+            }
+        }
+        QList<QDockWidget *> docks;
+        for (QDockWidget *dock : std::as_const(all)) {
             if (dock->isVisible() && !dock->isFloating() &&
                 m_window->dockWidgetArea(dock) == area &&
                 !m_window->tabifiedDockWidgets(dock).contains(docks.value(0))) {
@@ -174,6 +229,7 @@ bool WindowLayout::tabifyCrowdedAreas() {
         for (qsizetype i = 1; i < docks.size(); ++i) {
             m_window->tabifyDockWidget(docks.constFirst(), docks.at(i));
         }
+        docks.constFirst()->raise();
         return true;
     }
     return false;
@@ -230,6 +286,17 @@ bool WindowLayout::eventFilter(QObject *watched, QEvent *event) {
     if (watched == m_window && event->type() == QEvent::Show && m_checkPending) {
         // The sizes are known once the shown window has laid itself out.
         QTimer::singleShot(0, this, &WindowLayout::fallBackIfUnusable);
+    }
+    // A pane shown grows a maximised window without a resize event (the
+    // window manager holds its size): each pane's showing fits it again.
+    if (watched == m_window && event->type() == QEvent::ChildAdded) {
+        if (auto *dock = qobject_cast<QDockWidget *>(static_cast<QChildEvent *>(event)->child())) {
+            connect(dock, &QDockWidget::visibilityChanged, this, [this](bool visible) {
+                if (visible && (m_window->isMaximized() || m_window->isFullScreen())) {
+                    QTimer::singleShot(0, this, &WindowLayout::fitToScreen);
+                }
+            });
+        }
     }
     // Whatever grows it (a pane shown, a layout asking for more), the window
     // stays on its screen; the panes shrink instead.

@@ -7,6 +7,7 @@
 
 class QDockWidget;
 class QMainWindow;
+class QScreen;
 class QWidget;
 
 namespace outbox::console {
@@ -42,6 +43,8 @@ public:
                          Qt::DockWidgetArea area, bool shownByDefault = true);
     // Demo mode shows the dispatcher by default, for instance.
     void setShownByDefault(QDockWidget *dock, bool shown);
+    // By default `dock` is a tab behind `front` (both in one area).
+    void setTabbedBehind(QDockWidget *dock, QDockWidget *front);
 
     // Puts every dock in its default area, visibility and size.
     void applyDefaults();
@@ -71,8 +74,11 @@ private:
         QDockWidget *dock;
         Qt::DockWidgetArea area;
         bool shownByDefault;
+        QDockWidget *behind = nullptr; // the default tab group's front pane
     };
     void checkWhenShown();
+    // fitToScreen() for a maximised or full-screen window.
+    void fitMaximised(const QScreen &screen);
     // Makes the docks on show in one area that has several side by side
     // tabs of one dock; false when no area has.
     bool tabifyCrowdedAreas();
