@@ -13,6 +13,7 @@ namespace outbox::bench {
 namespace {
 
 const QString kTopic = QStringLiteral("bench.isolation");
+constexpr core::Millis kSlowAnswer{2000};
 
 // A to the in-process runner, B to the benchmark's (whose secret the
 // dispatcher signs with).
@@ -32,7 +33,6 @@ core::Result<QJsonObject> measureIsolation(BenchCluster &database, const BenchOp
     devtools::DevRunner a;
     if (auto listening = a.listen(); !listening)
         return listening.error();
-    a.setFixedStatus(503);
     const QUrl urlA = a.url(); // still A's once its port is closed
 
     // B's events in an empty table, after (with `withA`) as many of A's: the
@@ -101,11 +101,21 @@ core::Result<QJsonObject> measureIsolation(BenchCluster &database, const BenchOp
         auto alone = runB(QStringLiteral("alone"));
         if (!alone)
             return alone.error();
+        a.setLatency(core::Millis(0));
+        a.setFixedStatus(503);
         if (auto loaded = load(true); !loaded)
             return loaded.error();
         auto failing = runB(QStringLiteral("A answering 503"));
         if (!failing)
             return failing.error();
+        // Slow, not failing: A's circuit stays closed, its limit of 8 full.
+        a.setFixedStatus(0);
+        a.setLatency(kSlowAnswer);
+        if (auto loaded = load(true); !loaded)
+            return loaded.error();
+        auto slow = runB(QStringLiteral("A answering in 2 s"));
+        if (!slow)
+            return slow.error();
         a.close();
         if (auto loaded = load(true); !loaded)
             return loaded.error();
@@ -115,6 +125,8 @@ core::Result<QJsonObject> measureIsolation(BenchCluster &database, const BenchOp
         rounds[QStringLiteral("alone_events_per_s")] << alone.value();
         rounds[QStringLiteral("a_503_events_per_s")] << failing.value();
         rounds[QStringLiteral("a_closed_events_per_s")] << closed.value();
+        rounds[QStringLiteral("a_slow_events_per_s")] << slow.value();
+        rounds[QStringLiteral("a_slow_ratio")] << slow.value() / alone.value();
         rounds[QStringLiteral("a_503_ratio")] << failing.value() / alone.value();
         rounds[QStringLiteral("a_closed_ratio")] << closed.value() / alone.value();
     }
@@ -136,7 +148,8 @@ QList<Check> isolationChecks(const QJsonObject &isolation) {
         return checks;
     for (const auto &[name, key] :
          {std::pair{QStringLiteral("B beside A answering 503 / B alone"), "a_503_ratio"},
-          {QStringLiteral("B beside A's port closed / B alone"), "a_closed_ratio"}}) {
+          {QStringLiteral("B beside A's port closed / B alone"), "a_closed_ratio"},
+          {QStringLiteral("B beside A answering in 2 s / B alone"), "a_slow_ratio"}}) {
         const double ratio = isolation.value(QLatin1String(key)).toDouble();
         checks.append({name, percent(ratio), QStringLiteral(">= 90%"), ratio >= 0.90});
     }
@@ -149,15 +162,16 @@ QList<std::pair<QString, QString>> isolationFigures(const QJsonObject &isolation
     const auto figure = [&isolation](const char *key) {
         return isolation.value(QLatin1String(key)).toDouble();
     };
-    const QString rates = QStringLiteral("%1 /s / %2 /s / %3 /s")
+    const QString rates = QStringLiteral("%1 /s / %2 /s / %3 /s / %4 /s")
                               .arg(figure("alone_events_per_s"), 0, 'f', 0)
                               .arg(figure("a_503_events_per_s"), 0, 'f', 0)
-                              .arg(figure("a_closed_events_per_s"), 0, 'f', 0);
+                              .arg(figure("a_closed_events_per_s"), 0, 'f', 0)
+                              .arg(figure("a_slow_events_per_s"), 0, 'f', 0);
     const QString a = QStringLiteral("%1, %2, %3")
                           .arg(qint64(figure("a_failed_attempts")))
                           .arg(qint64(figure("a_returned")))
                           .arg(qint64(figure("dead")));
-    return {{QStringLiteral("isolation: B alone / beside A 503 / beside A closed"), rates},
+    return {{QStringLiteral("isolation: B alone / beside A 503 / A closed / A slow"), rates},
             {QStringLiteral("isolation: A's %1 events: failed attempts, returned unattempted, "
                             "dead")
                  .arg(qint64(figure("events"))),

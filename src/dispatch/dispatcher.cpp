@@ -360,6 +360,8 @@ void Dispatcher::claim() {
             scheduleClaim(core::Millis(0));
         return;
     }
+    if (waiting)
+        return; // a destination took all its room: its outcomes claim again
     // Nothing more is due now: sleep until the earliest retry (the watchdog
     // poll and NOTIFY cover everything else).
     auto due = m_connection.store()->timeUntilNextDue(m_config.nameSpace, m_config.ordering);
@@ -367,7 +369,11 @@ void Dispatcher::claim() {
         handleStoreError(due.error(), QStringLiteral("next due time"));
         return;
     }
-    if (due.value() && *due.value() < m_config.pollInterval)
+    // With routes, an event due now that the claim left is one no
+    // destination may take now (an open circuit, a full or paused
+    // destination): claiming again at once would spin until it may.
+    const bool dueNow = due.value() && due.value()->count() <= 0;
+    if (due.value() && *due.value() < m_config.pollInterval && !(dueNow && !routes.isEmpty()))
         scheduleClaim(*due.value() + core::Millis(1));
 }
 
@@ -501,7 +507,7 @@ void Dispatcher::emitStats() {
     m_stats.pendingAcks = m_buffer.ackCount();
     m_stats.pendingNacks = m_buffer.nackCount();
     m_stats.concurrency = m_window.limit(m_config); // events, as inFlight
-    if (m_publisher)                                      // after a stop: the last ones known
+    if (m_publisher)                                // after a stop: the last ones known
         m_stats.destinations = m_publisher->destinationStats();
     Q_EMIT statsSnapshot(m_stats);
     m_stats.recentCommitToDelivered.reset();

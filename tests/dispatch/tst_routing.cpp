@@ -94,7 +94,36 @@ private Q_SLOTS:
     void pausedDestinationWaitsUntilResumed();
     void slowDestinationLeavesRoomForTheOthers();
     void rateLimitedDestinationLeavesRoomForTheOthers();
+    void openCircuitsBacklogDoesNotSpinTheClaims();
 };
+
+// With A's circuit open and B drained, A's due backlog is nothing this
+// dispatcher may claim: it polls, it does not claim again and again.
+void TestRouting::openCircuitsBacklogDoesNotSpinTheClaims() {
+    DevRunner a;
+    DevRunner b;
+    QVERIFY(a.listen().ok());
+    QVERIFY(b.listen().ok());
+    const auto config = routedConfig(
+        a, QStringLiteral("circuit-failures = 2\ncircuit-open = 60s\nconcurrency = 2\n"), b,
+        kAToARestToB);
+    QVERIFY(config.routes);
+    a.close(); // refused
+    QVERIFY(enqueue(m_db, QStringLiteral("a"), QStringLiteral("t"), 50));
+    QVERIFY(enqueue(m_db, QStringLiteral("b"), QStringLiteral("t"), 10));
+    auto host = makeHost(config);
+    QVERIFY(startHost(*host));
+    QTRY_COMPARE_WITH_TIMEOUT(b.stats().uniqueIds, qint64(10), 20000);
+    QTRY_COMPARE_WITH_TIMEOUT(circuitOf(*host, QStringLiteral("a")), QStringLiteral("open"), 20000);
+    QTest::qWait(500); // the last outcomes written
+    const qint64 before = host->lastStats().claims;
+    QTest::qWait(3000);
+    const qint64 claims = host->lastStats().claims - before;
+    // The poll (1 s) claims about three times in 3 s; a claim after every
+    // claim made thousands.
+    QVERIFY2(claims <= 30, qPrintable(QString::number(claims)));
+    QVERIFY(stopHost(*host));
+}
 
 // A's backlog, older than B's events, at a destination that takes a while
 // (`settingsOfA`, A's latency): B's events go out at once beside it, while
