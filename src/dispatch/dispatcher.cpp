@@ -51,6 +51,7 @@ Dispatcher::Dispatcher(core::ConnInfo connInfo, core::DispatcherConfig config,
     connect(&m_claimTimer, &QTimer::timeout, this, &Dispatcher::claim);
     connect(&m_watchdogTimer, &QTimer::timeout, this, [this] {
         refreshClaimFloor();
+        m_emptyDestinations.clear();
         claim();
     });
     m_flushTimer.setSingleShot(true);
@@ -310,6 +311,8 @@ void Dispatcher::scheduleClaim(core::Millis in) {
     if (m_state != DispatcherState::Running || m_stopRequested)
         return;
     in = std::max(in, core::Millis(0));
+    if (in.count() > 0)
+        m_emptyDestinations.clear(); // a retry falls due: whose, the claim finds out
     if (m_claimTimer.isActive() && m_claimTimer.remainingTime() <= in.count())
         return;
     m_claimTimer.start(in);
@@ -317,8 +320,26 @@ void Dispatcher::scheduleClaim(core::Millis in) {
 
 void Dispatcher::claimSoon() {
     m_window.noteBacklog();
+    m_emptyDestinations.clear(); // a NOTIFY, a circuit, a new configuration
     scheduleClaim(core::Millis(0));
 }
+
+namespace {
+
+// The one destination `routes` claim for, when a claim is for one.
+std::optional<QString> onlyDestination(const QList<store::ClaimRoute> &routes) {
+    std::optional<QString> only;
+    for (const store::ClaimRoute &route : routes) {
+        if (!route.claimable)
+            continue;
+        if (only && *only != route.destination)
+            return std::nullopt;
+        only = route.destination;
+    }
+    return only;
+}
+
+} // namespace
 
 void Dispatcher::claim() {
     if (m_state != DispatcherState::Running || m_stopRequested || !m_connection.store())
@@ -342,10 +363,20 @@ void Dispatcher::claim() {
             return;
         }
         m_publisher->publishBatch(claimed->rows);
+        if (const auto alone = onlyDestination(claimRoutes)) {
+            if (claimed->rows.isEmpty())
+                m_emptyDestinations.insert(*alone);
+            else
+                m_emptyDestinations.remove(*alone);
+        }
         waiting = waiting || claimed->full;
         full = full || (claimed->full && limit >= wanted);
     }
-    if (waiting)
+    // A destination without room (full, or open) may have events waiting
+    // for it: the outcomes that give it room claim again.
+    const bool shortOfRoom = std::any_of(routes.cbegin(), routes.cend(),
+                                         [](const auto &route) { return !route.claimable; });
+    if (waiting || shortOfRoom)
         m_window.noteBacklog();
     if (!routes.isEmpty() && std::none_of(routes.cbegin(), routes.cend(),
                                           [](const auto &route) { return route.claimable; })) {
@@ -397,6 +428,10 @@ Dispatcher::claimsFor(const QList<store::ClaimRoute> &routes) const {
                               : QList{std::pair{routes, kNoLimit}};
     QList<std::pair<QList<store::ClaimRoute>, int>> claims;
     for (auto it = room.cbegin(); it != room.cend(); ++it) {
+        // Found nothing to claim since the last poll, NOTIFY or due retry:
+        // a statement a round for nothing would halve the others' claims.
+        if (m_emptyDestinations.contains(it.key()))
+            continue;
         QList<store::ClaimRoute> mine = routes;
         for (store::ClaimRoute &route : mine)
             route.claimable = route.claimable && route.destination == it.key();

@@ -16,6 +16,7 @@
 #include <QElapsedTimer>
 #include <QObject>
 #include <QRandomGenerator>
+#include <QSet>
 #include <QTimer>
 
 #include <memory>
@@ -171,6 +172,8 @@ private:
     QElapsedTimer m_stopClock; // bounds the final flush when the database is away
 
     ClaimWindow m_window;
+    // Destinations whose own claim found nothing (Dispatcher::claimsFor).
+    QSet<QString> m_emptyDestinations;
     AckBuffer m_buffer;
     LeaseReleases m_releases;
 
