@@ -132,7 +132,8 @@ FleetWindow::FleetWindow(ConsoleSettings *settings, QList<store::FleetEntry> ent
         // A group that moved keeps its rows in view.
         m_view->expandAll();
     });
-    connect(m_watcher, &FleetWatcher::memberChanged, this, &FleetWindow::updateSummary);
+    // With the rows, once per batch of readings (not once per reading).
+    connect(m_model, &FleetModel::updated, this, &FleetWindow::updateSummary);
     connect(m_watcher, &FleetWatcher::alertRaised, this, &FleetWindow::onAlert);
     connect(m_watcher, &FleetWatcher::alertCleared, this, &FleetWindow::updateSummary);
     if (QSystemTrayIcon::isSystemTrayAvailable()) {
