@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <ctime>
 #include <fcntl.h>
+#include <iterator>
 #include <unistd.h>
 
 namespace outbox::consolebench {
@@ -105,14 +106,27 @@ QList<const GapTrace::Activity *> GapTrace::overlapping(const Gap &gap) const {
     return found.mid(0, 6);
 }
 
+std::vector<GapTrace::Gap> GapTrace::shown() const {
+    constexpr std::int64_t kLongNs = 50'000'000;
+    const auto length = [](const Gap &g) { return g.to.wallNs - g.from.wallNs; };
+    std::vector<Gap> out;
+    std::copy_if(m_gaps.begin(), m_gaps.end(), std::back_inserter(out),
+                 [&](const Gap &g) { return length(g) > kLongNs; });
+    if (out.empty() && !m_gaps.empty()) {
+        out.push_back(*std::max_element(m_gaps.begin(), m_gaps.end(),
+                                        [&](auto &a, auto &b) { return length(a) < length(b); }));
+    }
+    return out;
+}
+
 QStringList GapTrace::lines(std::int64_t originNs) const {
     QStringList out;
-    for (const Gap &g : m_gaps) {
+    for (const Gap &g : shown()) {
         const std::int64_t wall = g.to.wallNs - g.from.wallNs;
         const std::int64_t cpu = g.to.cpuNs - g.from.cpuNs;
         QString line = QStringLiteral("%1 at +%2 ms: on a CPU %3")
                            .arg(msText(wall))
-                           .arg(ms(g.from.wallNs - originNs), 0, 'f', 0)
+                           .arg(std::max(0.0, ms(g.from.wallNs - originNs)), 0, 'f', 0)
                            .arg(msText(cpu));
         if (g.from.waitNs >= 0 && g.to.waitNs >= 0) {
             const std::int64_t wait = g.to.waitNs - g.from.waitNs;
@@ -138,7 +152,7 @@ QStringList GapTrace::lines(std::int64_t originNs) const {
 
 QJsonArray GapTrace::json(std::int64_t originNs) const {
     QJsonArray out;
-    for (const Gap &g : m_gaps) {
+    for (const Gap &g : shown()) {
         QJsonArray doing;
         for (const Activity *a : overlapping(g)) {
             doing.append(QJsonObject{

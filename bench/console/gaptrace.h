@@ -56,12 +56,14 @@ public:
 
     static constexpr std::int64_t kMinEventNs = 2'000'000;
 
-    // One line per gap: its length, CPU time, wait for a CPU, the rest
-    // (blocked), and what the thread was doing, times from `originNs`.
+    // One line per gap over 50 ms (none: the longest gap): its length, CPU
+    // time, wait for a CPU, the rest (blocked), and what the thread was
+    // doing, times from `originNs`.
     QStringList lines(std::int64_t originNs) const;
     QJsonArray json(std::int64_t originNs) const;
 
 private:
+    std::vector<Gap> shown() const;
     QList<const Activity *> overlapping(const Gap &gap) const;
 
     std::vector<Activity> m_activities;

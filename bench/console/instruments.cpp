@@ -9,6 +9,7 @@
 #include <QEvent>
 #include <QEventLoop>
 #include <QMetaEnum>
+#include <QPointer>
 #include <QTableView>
 #include <QThread>
 #include <QWidget>
@@ -36,19 +37,22 @@ bool BenchApplication::notify(QObject *receiver, QEvent *event) {
     }
     // Long events of the GUI thread, for the stalls' attribution. What the
     // event is must be taken before it is handled (a deferred delete ends
-    // its receiver).
+    // its receiver), its name only once it proved long.
     const auto type = event->type();
-    const QString what =
-        QLatin1String(QMetaEnum::fromType<QEvent::Type>().valueToKey(type)) +
-        QLatin1String(" to ") + QLatin1String(receiver->metaObject()->className()) +
-        (receiver->objectName().isEmpty() ? QString() : QLatin1Char(' ') + receiver->objectName());
+    const char *className = receiver->metaObject()->className();
+    const QPointer<QObject> alive(receiver);
     const ThreadTimes from = ThreadTimes::now();
     ++m_depth;
     const bool result = QApplication::notify(receiver, event);
     --m_depth;
     const ThreadTimes to = ThreadTimes::now();
-    if (to.wallNs - from.wallNs >= GapTrace::kMinEventNs)
+    if (to.wallNs - from.wallNs >= GapTrace::kMinEventNs) {
+        QString what = QLatin1String(QMetaEnum::fromType<QEvent::Type>().valueToKey(type)) +
+                       QLatin1String(" to ") + QLatin1String(className);
+        if (alive && !alive->objectName().isEmpty())
+            what += QLatin1Char(' ') + alive->objectName();
         trace->event(what, m_depth + 1, from, to);
+    }
     if (paint && m_paintHook)
         m_paintHook(static_cast<QWidget *>(receiver));
     return result;

@@ -66,7 +66,7 @@ private:
     void tick();
 
     // Gaps longer than this go to the installed GapTrace, if any.
-    static constexpr qint64 kTracedGapNs = 50'000'000;
+    static constexpr qint64 kTracedGapNs = 16'000'000;
 
     QTimer m_timer;
     QElapsedTimer m_clock;

@@ -128,10 +128,9 @@ FleetWindow::FleetWindow(ConsoleSettings *settings, QList<store::FleetEntry> ent
             closeCurrentTab();
         }
     });
-    connect(m_model, &QAbstractItemModel::layoutChanged, this, [this] {
-        // A group that moved keeps its rows in view.
-        m_view->expandAll();
-    });
+    // A group that moves keeps its expanded state (the model moves its
+    // persistent index with it): no relayout of the whole tree per reading,
+    // and a group the user collapsed stays collapsed.
     // With the rows, once per batch of readings (not once per reading).
     connect(m_model, &FleetModel::updated, this, &FleetWindow::updateSummary);
     connect(m_watcher, &FleetWatcher::alertRaised, this, &FleetWindow::onAlert);
