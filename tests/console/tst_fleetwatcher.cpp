@@ -123,6 +123,9 @@ private Q_SLOTS:
         QCOMPARE(order(model).size(), 22);
         for (int i = 0; i < watcher.size(); ++i)
             QCOMPARE(watcher.member(i).state, FleetState::Pending);
+        QSignalSpy readings(&watcher, &FleetWatcher::memberChanged);
+        QSignalSpy batches(&model, &FleetModel::updated);
+        QSignalSpy moves(&model, &FleetModel::layoutChanged);
         watcher.start();
 
         // The databases of the cluster answer while the silent server still
@@ -146,6 +149,13 @@ private Q_SLOTS:
         QTRY_COMPARE_WITH_TIMEOUT(watcher.member(silent).state, FleetState::Unreachable, 20000);
         QVERIFY(!watcher.member(silent).error.isEmpty());
         model.applyPending(); // the last readings' batch
+        // Readings arriving together are applied together: one re-sort (at
+        // most one layout change) per batch, not per reading.
+        QVERIFY2(batches.size() < readings.size(),
+                 qPrintable(QStringLiteral("%1 batches for %2 readings")
+                                .arg(batches.size())
+                                .arg(readings.size())));
+        QVERIFY(moves.size() <= batches.size());
 
         QCOMPARE(watcher.member(3).state, FleetState::Alert);
         QCOMPARE(watcher.member(7).state, FleetState::Warning);
