@@ -140,7 +140,9 @@ FleetWindow::FleetWindow(ConsoleSettings *settings, QList<store::FleetEntry> ent
         m_tray->setToolTip(tr("Outbox Console fleet"));
         m_tray->show();
     }
-    buildMenus();
+    // The menus (the menu bar loads its icons) in the event loop's first
+    // turn, before the first paint: the constructor stays short.
+    QMetaObject::invokeMethod(this, &FleetWindow::buildMenus, Qt::QueuedConnection);
     // Wide enough for every column, never wider than the screen (a laptop's).
     QSize size(1500, 720);
     if (const QScreen *screen = this->screen()) {
