@@ -52,6 +52,10 @@ struct BenchOptions {
     // A live console left open on each status page, without and with a
     // search (kIdleSearch): this long each.
     int idleSeconds = 10;
+    // --fleet only: CPUs the throwaway cluster is moved to once started
+    // (the benchmark itself keeps the ones it was started on, e.g. by
+    // taskset): a window whose servers run elsewhere. Empty: no pinning.
+    QList<int> serverCpus;
 };
 
 // The search of the idle phase's second pass on each page: words in topics

@@ -6,10 +6,15 @@
 #include "store/migrator.h"
 #include "store/session.h"
 
+#include <QDir>
 #include <QHostAddress>
 #include <QJsonDocument>
 #include <QTcpServer>
 #include <QTreeView>
+
+#include <cerrno>
+#include <cstring>
+#include <sched.h>
 
 namespace outbox::consolebench {
 
@@ -17,6 +22,14 @@ namespace {
 
 constexpr int kWatchSeconds = 20; // the stall and memory phase
 constexpr int kCostSeconds = 20;  // each cost phase
+
+QString cpuList(const QList<int> &cpus) {
+    QStringList out;
+    for (int cpu : cpus) {
+        out << QString::number(cpu);
+    }
+    return out.join(QLatin1Char(','));
+}
 
 // A loopback port where nothing listens (bound, then released).
 int closedPort() {
@@ -33,7 +46,10 @@ struct FleetFigures {
     double firstRowsMs = -1;   // window constructed -> tree painted with every row
     double allAnsweredMs = -1; // ... every reachable database no longer pending
     QJsonObject startStall;    // from the constructor call until every database answered
-    QJsonObject stall;         // the watch that follows
+    QStringList startGaps;     // its gaps over 50 ms: what the GUI thread was doing
+    QJsonArray startGapsJson;
+    QString cpus;      // where the window and the cluster ran, with --server-cpus
+    QJsonObject stall; // the watch that follows
     double rssMb = 0;
     double rssPeakMb = 0;
     double fleetDbMsPerS = 0; // every database watched, statement time per second
@@ -90,6 +106,57 @@ core::Result<QList<store::FleetEntry>> makeFleet(BenchCluster &cluster, int data
     return fleet;
 }
 
+// Moves the cluster (the postmaster, the processes it started so far, and so
+// every backend it starts later) to `cpus`. Returns where the window and the
+// cluster run, for the report.
+core::Result<QString> pinServer(qint64 postmaster, const QList<int> &cpus) {
+    if (postmaster <= 0) {
+        return failure(QStringLiteral("--server-cpus: the cluster's process id is unknown"));
+    }
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    for (int cpu : cpus) {
+        CPU_SET(cpu, &set);
+    }
+    QList<qint64> pids{postmaster};
+    const QStringList entries = QDir(QStringLiteral("/proc")).entryList(QDir::Dirs);
+    for (const QString &entry : entries) {
+        bool number = false;
+        const qint64 pid = entry.toLongLong(&number);
+        QFile stat(QStringLiteral("/proc/%1/stat").arg(entry));
+        if (!number || !stat.open(QIODevice::ReadOnly)) {
+            continue;
+        }
+        // "pid (comm) state ppid ...": the fields after the command's ')'.
+        const QByteArray text = stat.readAll();
+        const QList<QByteArray> fields = text.mid(text.lastIndexOf(')') + 2).split(' ');
+        if (fields.size() > 1 && fields[1].toLongLong() == postmaster) {
+            pids << pid;
+        }
+    }
+    for (qint64 pid : std::as_const(pids)) {
+        if (sched_setaffinity(pid_t(pid), sizeof set, &set) != 0) {
+            return failure(QStringLiteral("--server-cpus: cannot move process %1 to CPUs %2: %3")
+                               .arg(pid)
+                               .arg(cpuList(cpus), QString::fromLocal8Bit(std::strerror(errno))));
+        }
+    }
+    cpu_set_t own;
+    CPU_ZERO(&own);
+    QList<int> mine;
+    if (sched_getaffinity(0, sizeof own, &own) == 0) {
+        for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+            if (CPU_ISSET(cpu, &own)) {
+                mine << cpu;
+            }
+        }
+    }
+    return QStringLiteral("the window on CPUs %1, the cluster (%2 processes) on CPUs %3")
+        .arg(cpuList(mine))
+        .arg(pids.size())
+        .arg(cpuList(cpus));
+}
+
 // Statement time per second of wall time while `seconds` pass.
 core::Result<double> dbMsPerSecond(BenchCluster &cluster, int seconds) {
     if (auto reset = cluster.sql().resetStatementStats(); !reset) {
@@ -122,6 +189,13 @@ core::Result<FleetFigures> measure(BenchApplication &app, const BenchOptions &op
     if (auto enabled = cluster.sql().enableStatementStats(); !enabled) {
         return enabled.error();
     }
+    if (!options.serverCpus.isEmpty()) {
+        auto pinned = pinServer(cluster.serverProcessId(), options.serverCpus);
+        if (!pinned) {
+            return pinned.error();
+        }
+        f.cpus = pinned.value();
+    }
     progress(QStringLiteral("loading %1 delivered + %2 dead events into one database")
                  .arg(options.size.delivered)
                  .arg(options.size.dead));
@@ -139,8 +213,11 @@ core::Result<FleetFigures> measure(BenchApplication &app, const BenchOptions &op
     QTemporaryDir dir;
     QSettings qsettings(dir.filePath(QStringLiteral("console.ini")), QSettings::IniFormat);
     console::ConsoleSettings consoleSettings(&qsettings);
+    GapTrace trace;
+    trace.install();
     StallMeter meter;
     meter.start();
+    const ThreadTimes origin = ThreadTimes::now();
     const qint64 t0 = app.now();
     std::optional<qint64> painted;
     QTreeView *view = nullptr;
@@ -151,8 +228,11 @@ core::Result<FleetFigures> measure(BenchApplication &app, const BenchOptions &op
     });
     auto window = std::make_unique<console::FleetWindow>(&consoleSettings, fleet.value(),
                                                          console::MainWindowOptions{});
+    trace.step(QStringLiteral("the FleetWindow constructor"), origin);
     view = window->findChild<QTreeView *>(QStringLiteral("fleetView"));
+    const ThreadTimes showing = ThreadTimes::now();
     window->show();
+    trace.step(QStringLiteral("show()"), showing);
     if (!waitUntil([&] { return painted.has_value(); }, kLoadTimeoutMs)) {
         return failure(QStringLiteral("the fleet's rows were not painted"));
     }
@@ -172,7 +252,10 @@ core::Result<FleetFigures> measure(BenchApplication &app, const BenchOptions &op
     }
     f.allAnsweredMs = double(app.now() - t0) / 1e6;
     meter.stop();
+    trace.uninstall();
     f.startStall = meter.figures();
+    f.startGaps = trace.lines(origin.wallNs);
+    f.startGapsJson = trace.json(origin.wallNs);
     progress(QStringLiteral("watching %1 databases for %2 s").arg(databases).arg(kWatchSeconds));
     StallMeter watchMeter;
     watchMeter.start();
@@ -247,6 +330,8 @@ int runFleetBench(BenchApplication &app, const BenchOptions &options, int databa
                       {QStringLiteral("all_answered_ms"), bench::rounded(f.allAnsweredMs, 1)},
                       {QStringLiteral("stall"), f.stall},
                       {QStringLiteral("start_stall"), f.startStall},
+                      {QStringLiteral("start_gaps"), f.startGapsJson},
+                      {QStringLiteral("cpus"), f.cpus},
                       {QStringLiteral("rss_mb"), bench::rounded(f.rssMb, 1)},
                       {QStringLiteral("rss_peak_mb"), bench::rounded(f.rssPeakMb, 1)},
                       {QStringLiteral("fleet_db_ms_per_s"), bench::rounded(f.fleetDbMsPerS, 3)},
@@ -260,7 +345,11 @@ int runFleetBench(BenchApplication &app, const BenchOptions &options, int databa
     out << "Fleet: " << f.databases << " databases in one cluster (" << f.unreachable
         << " unreachable: closed ports); one holds "
         << f.data.value(QLatin1String("delivered")).toInteger() << " delivered + "
-        << f.data.value(QLatin1String("dead")).toInteger() << " dead events\n\n";
+        << f.data.value(QLatin1String("dead")).toInteger() << " dead events\n";
+    if (!f.cpus.isEmpty()) {
+        out << "Pinned: " << f.cpus << "\n";
+    }
+    out << "\n";
     bench::printChecks(out, list,
                        {QStringLiteral("figure"), QStringLiteral("measured"),
                         QStringLiteral("target"), QStringLiteral("result")});
@@ -268,8 +357,13 @@ int runFleetBench(BenchApplication &app, const BenchOptions &options, int databa
         << "  every reachable database answered after " << qRound(f.allAnsweredMs) << " ms\n"
         << "  longest GUI stall while opening (window, threads, first paint): "
         << QString::number(f.startStall.value(QLatin1String("max_gap_ms")).toDouble(), 'f', 1)
-        << " ms\n"
-        << "  GUI gaps over 16 ms while watching: "
+        << " ms, " << f.startStall.value(QLatin1String("gaps_over_50ms")).toInt()
+        << " gaps over 50 ms (each, or else the longest: its length, the GUI thread's time on "
+           "a CPU, waiting for one, blocked; what it handled):\n";
+    for (const QString &gap : f.startGaps) {
+        out << "    " << gap << "\n";
+    }
+    out << "  GUI gaps over 16 ms while watching: "
         << f.stall.value(QLatin1String("gaps_over_16ms")).toInt()
         << ", over 50 ms: " << f.stall.value(QLatin1String("gaps_over_50ms")).toInt() << "\n"
         << "  resident memory at the end of the watch: " << qRound(f.rssMb) << " MB\n"

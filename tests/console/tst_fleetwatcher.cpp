@@ -11,6 +11,7 @@
 #include "support/pgtestcase.h"
 
 #include <QAbstractItemModelTester>
+#include <QElapsedTimer>
 #include <QSignalSpy>
 #include <QTcpServer>
 #include <QTcpSocket>
@@ -122,6 +123,9 @@ private Q_SLOTS:
         QCOMPARE(order(model).size(), 22);
         for (int i = 0; i < watcher.size(); ++i)
             QCOMPARE(watcher.member(i).state, FleetState::Pending);
+        QSignalSpy readings(&watcher, &FleetWatcher::memberChanged);
+        QSignalSpy batches(&model, &FleetModel::updated);
+        QSignalSpy moves(&model, &FleetModel::layoutChanged);
         watcher.start();
 
         // The databases of the cluster answer while the silent server still
@@ -144,6 +148,14 @@ private Q_SLOTS:
             qPrintable(watcher.member(refused).error));
         QTRY_COMPARE_WITH_TIMEOUT(watcher.member(silent).state, FleetState::Unreachable, 20000);
         QVERIFY(!watcher.member(silent).error.isEmpty());
+        model.applyPending(); // the last readings' batch
+        // Readings arriving together are applied together: one re-sort (at
+        // most one layout change) per batch, not per reading.
+        QVERIFY2(batches.size() < readings.size(),
+                 qPrintable(QStringLiteral("%1 batches for %2 readings")
+                                .arg(batches.size())
+                                .arg(readings.size())));
+        QVERIFY(moves.size() <= batches.size());
 
         QCOMPARE(watcher.member(3).state, FleetState::Alert);
         QCOMPARE(watcher.member(7).state, FleetState::Warning);
@@ -181,6 +193,7 @@ private Q_SLOTS:
                                         QAbstractItemModelTester::FailureReportingMode::QtTest);
         watcher.start();
         QTRY_COMPARE_WITH_TIMEOUT(watcher.member(5).state, FleetState::Ok, 20000);
+        model.applyPending();
         const QPersistentModelIndex followed = model.indexOfMember(5);
         QVERIFY(followed.isValid());
         QCOMPARE(followed.data().toString(), QStringLiteral("db15"));
@@ -189,10 +202,61 @@ private Q_SLOTS:
         QSqlDatabase db = m_pg->open(m_names[15]);
         QVERIFY(insertDueSince(db, 1, QStringLiteral("1 hour")));
         QTRY_COMPARE_WITH_TIMEOUT(watcher.member(5).state, FleetState::Alert, 20000);
-        QCOMPARE(followed.row(), 0);
+        // Applied with the next batch of readings.
+        QTRY_COMPARE(followed.row(), 0);
         QCOMPARE(followed.data().toString(), QStringLiteral("db15"));
         QVERIFY(sqlExec(db, QStringLiteral("DELETE FROM outbox_events")));
         QTRY_COMPARE_WITH_TIMEOUT(watcher.member(5).state, FleetState::Ok, 20000);
+    }
+
+    // Connections are made a few at a time, and servers that accept the
+    // connection and never answer hold their turn only for their share of
+    // the connect timeout: with more of them than turns, listed first, the
+    // databases behind them answer while they still hang.
+    void hangingServersDelayNoOneBeyondTheirShare() {
+        FleetWatcher::Options options = fastOptions();
+        options.maxConnecting = 2;
+        options.connectTimeoutSeconds = 6;
+        QList<store::FleetEntry> list;
+        const store::FleetEntry silent = entries().constLast();
+        for (int i = 0; i < 4; ++i) {
+            store::FleetEntry e = silent;
+            e.name = QStringLiteral("silent%1").arg(i);
+            list << e;
+        }
+        list << entries().mid(0, 5);
+        FleetWatcher watcher(list, options);
+        // 6 s x 2 turns / 9 databases.
+        QCOMPARE(watcher.patience(), std::chrono::milliseconds(1333));
+        const qsizetype heldBefore = m_held.size();
+        QElapsedTimer clock;
+        qint64 firstAnswerMs = -1;
+        connect(&watcher, &FleetWatcher::memberChanged, this, [&](int member) {
+            if (member >= 4 && firstAnswerMs < 0)
+                firstAnswerMs = clock.elapsed();
+        });
+        clock.start();
+        watcher.start();
+        QTRY_VERIFY_WITH_TIMEOUT(
+            [&] {
+                for (int i = 4; i < watcher.size(); ++i) {
+                    if (watcher.member(i).state == FleetState::Pending)
+                        return false;
+                }
+                return true;
+            }(),
+            20000);
+        // They hang for the whole connect timeout; the others did not wait
+        // for it.
+        for (int i = 0; i < 4; ++i)
+            QCOMPARE(watcher.member(i).state, FleetState::Pending);
+        for (int i = 4; i < watcher.size(); ++i)
+            QVERIFY(watcher.member(i).snapshot.has_value());
+        // Two at once: the databases behind the four silent ones waited for
+        // two turns to pass (a timer is not early by more than a little).
+        QCOMPARE(watcher.mostConnecting(), 2);
+        QVERIFY2(firstAnswerMs >= 2 * 1333 - 50, qPrintable(QString::number(firstAnswerMs)));
+        QTRY_COMPARE(m_held.size() - heldBefore, qsizetype(4));
     }
 
     // The console's alert rules, per database: one notice per condition

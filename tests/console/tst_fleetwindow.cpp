@@ -90,6 +90,7 @@ private Q_SLOTS:
                                   QStringLiteral("alert"), kTimeout);
         const QModelIndex team = model->index(0, 0);
         QCOMPARE(team.data().toString(), QStringLiteral("team (2)"));
+        QVERIFY(view->isExpanded(team)); // it moved up, expanded as it was
         QCOMPARE(model->index(0, 0, team).data().toString(), QStringLiteral("svc1"));
         QTRY_COMPARE_WITH_TIMEOUT(model->index(1, 0).data().toString(), QStringLiteral("gone"),
                                   kTimeout);

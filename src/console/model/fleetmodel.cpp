@@ -7,6 +7,7 @@
 #include <QLocale>
 
 #include <algorithm>
+#include <utility>
 
 namespace outbox::console {
 
@@ -68,6 +69,9 @@ FleetModel::FleetModel(FleetWatcher *watcher, QObject *parent)
         }
     }
     sortRows(m_top); // the first order, before any view sees it
+    m_batch.setSingleShot(true);
+    m_batch.setInterval(kBatchInterval);
+    connect(&m_batch, &QTimer::timeout, this, &FleetModel::applyPending);
     connect(watcher, &FleetWatcher::memberChanged, this, &FleetModel::onMemberChanged);
 }
 
@@ -124,17 +128,36 @@ QModelIndex FleetModel::indexOfMember(int member) const {
 }
 
 void FleetModel::onMemberChanged(int member) {
-    reorder();
-    const QModelIndex at = indexOfMember(member);
-    if (!at.isValid()) {
+    if (!m_changed.contains(member)) {
+        m_changed.append(member);
+    }
+    if (!m_batch.isActive()) {
+        m_batch.start();
+    }
+}
+
+void FleetModel::applyPending() {
+    m_batch.stop();
+    if (m_changed.isEmpty()) {
         return;
     }
-    Q_EMIT dataChanged(at, at.siblingAtColumn(ColumnCount - 1));
-    if (at.parent().isValid()) {
-        // The group's worst state may have changed with it.
-        const QModelIndex group = at.parent();
-        Q_EMIT dataChanged(group, group.siblingAtColumn(ColumnCount - 1));
+    const QList<int> changed = std::exchange(m_changed, {});
+    reorder();
+    QList<int> groups; // top rows of groups whose worst state may have changed
+    for (int member : changed) {
+        const QModelIndex at = indexOfMember(member);
+        if (!at.isValid()) {
+            continue;
+        }
+        Q_EMIT dataChanged(at, at.siblingAtColumn(ColumnCount - 1));
+        if (at.parent().isValid() && !groups.contains(at.parent().row())) {
+            groups.append(at.parent().row());
+        }
     }
+    for (int row : std::as_const(groups)) {
+        Q_EMIT dataChanged(index(row, 0), index(row, ColumnCount - 1));
+    }
+    Q_EMIT updated();
 }
 
 void FleetModel::reorder() {

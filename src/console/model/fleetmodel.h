@@ -5,6 +5,9 @@
 #include <QAbstractItemModel>
 #include <QList>
 #include <QPointer>
+#include <QTimer>
+
+#include <chrono>
 
 namespace outbox::console {
 
@@ -14,7 +17,10 @@ class FleetWatcher;
 // without a group is a top-level row of its own), their databases below,
 // every level ordered worst first (store::fleetSeverity), then by name. A
 // reading moves a row only when its place changes; persistent indexes (the
-// view's selection and current row) follow their database.
+// view's selection and current row) follow their database. Readings that
+// arrive together (fifty databases answering their first reading) are
+// applied in one batch, at most every batchInterval: one re-sort, one
+// layout change at most, a dataChanged per changed row.
 class FleetModel final : public QAbstractItemModel {
     Q_OBJECT
 
@@ -41,8 +47,13 @@ public:
         StateNameRole,                 // QString: "ok", "alert", ...
     };
 
+    static constexpr std::chrono::milliseconds kBatchInterval{100};
+
     explicit FleetModel(FleetWatcher *watcher, QObject *parent = nullptr);
     Q_DISABLE_COPY_MOVE(FleetModel)
+
+    // Applies the readings that wait for the next batch now.
+    void applyPending();
 
     // The index of a database's row (its name column); invalid when unknown.
     QModelIndex indexOfMember(int member) const;
@@ -54,6 +65,10 @@ public:
     QVariant data(const QModelIndex &index, int role = Qt::DisplayRole) const override;
     QVariant headerData(int section, Qt::Orientation orientation,
                         int role = Qt::DisplayRole) const override;
+
+Q_SIGNALS:
+    // A batch of readings was applied.
+    void updated();
 
 private:
     // A top-level row: a group (its members in `children`) or one database.
@@ -73,6 +88,8 @@ private:
 
     QPointer<FleetWatcher> m_watcher;
     QList<Top> m_top;
+    QTimer m_batch;
+    QList<int> m_changed; // members with readings not yet applied
 };
 
 } // namespace outbox::console

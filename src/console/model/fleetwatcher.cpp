@@ -90,6 +90,9 @@ FleetWatcher::FleetWatcher(QList<store::FleetEntry> entries, Options options, QO
                 [this, i](const QString &message) { onFailed(i, message); });
         slot->next.setSingleShot(true);
         connect(&slot->next, &QTimer::timeout, this, [this, i] { ask(i); });
+        slot->patience.setSingleShot(true);
+        slot->patience.setTimerType(Qt::PreciseTimer); // never early: it bounds a turn
+        connect(&slot->patience, &QTimer::timeout, this, [this, i] { release(i); });
         slot->monitor.setTarget(entries[i].name);
         connect(&slot->monitor, &AlertMonitor::raised, this, [this, i](const Alert &alert) {
             Alert shown = alert;
@@ -106,9 +109,16 @@ FleetWatcher::FleetWatcher(QList<store::FleetEntry> entries, Options options, QO
 
 FleetWatcher::~FleetWatcher() {
     m_overdue.stop();
+    m_waiting.clear();
     for (auto &slot : m_members) {
         slot->next.stop();
+        slot->patience.stop();
         FleetProbeWorker *worker = slot->worker;
+        if (!slot->thread->isRunning()) {
+            // Never asked (still waiting for its turn): nothing to stop.
+            delete worker;
+            continue;
+        }
         QMetaObject::invokeMethod(
             worker, [worker] { worker->stop(); }, Qt::QueuedConnection);
         slot->thread->quit();
@@ -124,15 +134,21 @@ FleetWatcher::~FleetWatcher() {
 }
 
 void FleetWatcher::start() {
-    for (auto &slot : m_members) {
-        slot->thread->start();
-    }
-    // The first readings 10 ms apart: fifty connections opened in the same
-    // instant are a burst of work for the machine the window runs on too.
+    // Fifty connections made in the same instant are a burst of work for
+    // the machine the window runs on too (and, against one server, fifty
+    // backends starting at once): maxConnecting go first, the others as
+    // turns end.
+    m_started = true;
     for (int i = 0; i < size(); ++i) {
-        m_members[i]->next.start(std::chrono::milliseconds(10 * i));
+        ask(i);
     }
     m_overdue.start();
+}
+
+std::chrono::milliseconds FleetWatcher::patience() const {
+    const qint64 timeoutMs = qint64(m_options.connectTimeoutSeconds) * 1000;
+    const qint64 share = timeoutMs * std::max(1, m_options.maxConnecting) / std::max(1, size());
+    return std::chrono::milliseconds(std::clamp<qint64>(share, 1, timeoutMs));
 }
 
 void FleetWatcher::refreshNow() {
@@ -162,10 +178,24 @@ QString FleetWatcher::named(int index, const QString &title) const {
 
 void FleetWatcher::ask(int index) {
     Slot &slot = *m_members[index];
-    if (slot.inFlight || !slot.thread->isRunning()) {
+    if (slot.inFlight || slot.queued || !m_started) {
         return;
     }
     slot.next.stop();
+    if (!slot.connected) {
+        if (m_connecting >= std::max(1, m_options.maxConnecting)) {
+            slot.queued = true;
+            m_waiting.append(index);
+            return;
+        }
+        slot.connecting = true;
+        ++m_connecting;
+        m_mostConnecting = std::max(m_mostConnecting, m_connecting);
+        slot.patience.start(patience());
+    }
+    if (!slot.thread->isRunning()) {
+        slot.thread->start();
+    }
     slot.inFlight = true;
     slot.asked.start();
     FleetProbeWorker *worker = slot.worker;
@@ -173,9 +203,26 @@ void FleetWatcher::ask(int index) {
         worker, [worker] { worker->read(); }, Qt::QueuedConnection);
 }
 
+void FleetWatcher::release(int index) {
+    Slot &slot = *m_members[index];
+    if (!slot.connecting) {
+        return;
+    }
+    slot.connecting = false;
+    slot.patience.stop();
+    --m_connecting;
+    while (m_connecting < std::max(1, m_options.maxConnecting) && !m_waiting.isEmpty()) {
+        const int next = m_waiting.takeFirst();
+        m_members[next]->queued = false;
+        ask(next);
+    }
+}
+
 void FleetWatcher::onSnapshot(int index, const store::FleetSnapshot &snapshot) {
     Slot &slot = *m_members[index];
     slot.inFlight = false;
+    slot.connected = true;
+    release(index);
     slot.member.snapshot = snapshot;
     slot.member.error.clear();
     slot.member.failures = 0;
@@ -188,6 +235,8 @@ void FleetWatcher::onSnapshot(int index, const store::FleetSnapshot &snapshot) {
 void FleetWatcher::onFailed(int index, const QString &message) {
     Slot &slot = *m_members[index];
     slot.inFlight = false;
+    slot.connected = false; // the worker closed its session
+    release(index);
     slot.member.error = firstLine(message, 300);
     ++slot.member.failures;
     slot.monitor.setConnectionState(ConnectionState::Reconnecting, slot.member.error);

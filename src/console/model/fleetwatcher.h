@@ -49,6 +49,9 @@ public:
         std::chrono::milliseconds maxBackoff{60000};
         QString applicationName = QStringLiteral("outbox-console-fleet");
         store::FleetProbe::Options probe;
+        // Connections being made at once (the first ones, and again after a
+        // failure); the others wait their turn. See patience().
+        int maxConnecting = 6;
     };
 
     FleetWatcher(QList<store::FleetEntry> entries, Options options, QObject *parent = nullptr);
@@ -56,12 +59,22 @@ public:
     ~FleetWatcher() override;
     Q_DISABLE_COPY_MOVE(FleetWatcher)
 
-    // Starts every worker; the first readings go out at once.
+    // Asks every database: maxConnecting connect at once, the others in
+    // turn (a worker's thread starts with its first reading).
     void start();
     // Asks every database that is not being read now.
     void refreshNow();
 
     int size() const { return int(m_members.size()); }
+    // How long a connection being made counts against maxConnecting: the
+    // connect timeout times maxConnecting / size(), at most the timeout. A
+    // server that never answers holds its turn no longer than that, so at
+    // least maxConnecting connections start every patience() and the last
+    // database starts its own within one connect timeout of the first,
+    // whatever the others do.
+    std::chrono::milliseconds patience() const;
+    // The most connections that were being made at once (counted as above).
+    int mostConnecting() const { return m_mostConnecting; }
     const FleetMember &member(int index) const { return m_members[index]->member; }
     // The alert thresholds of one database (the console keeps them per
     // database, DatabaseSettings).
@@ -88,8 +101,13 @@ private:
         AlertMonitor monitor;
         bool inFlight = false;
         QElapsedTimer asked;
+        bool connected = false;  // its worker holds an open session
+        bool connecting = false; // counts against maxConnecting
+        bool queued = false;     // waits for its turn to connect
+        QTimer patience;         // ends its turn
     };
     void ask(int index);
+    void release(int index); // ends its turn to connect, lets the next one go
     void onSnapshot(int index, const store::FleetSnapshot &snapshot);
     void onFailed(int index, const QString &message);
     void checkOverdue();
@@ -100,6 +118,10 @@ private:
     Options m_options;
     std::vector<std::unique_ptr<Slot>> m_members;
     QTimer m_overdue;
+    bool m_started = false;
+    int m_connecting = 0;
+    int m_mostConnecting = 0;
+    QList<int> m_waiting; // for a turn to connect, first come first
 };
 
 } // namespace outbox::console

@@ -128,11 +128,11 @@ FleetWindow::FleetWindow(ConsoleSettings *settings, QList<store::FleetEntry> ent
             closeCurrentTab();
         }
     });
-    connect(m_model, &QAbstractItemModel::layoutChanged, this, [this] {
-        // A group that moved keeps its rows in view.
-        m_view->expandAll();
-    });
-    connect(m_watcher, &FleetWatcher::memberChanged, this, &FleetWindow::updateSummary);
+    // A group that moves keeps its expanded state (the model moves its
+    // persistent index with it): no relayout of the whole tree per reading,
+    // and a group the user collapsed stays collapsed.
+    // With the rows, once per batch of readings (not once per reading).
+    connect(m_model, &FleetModel::updated, this, &FleetWindow::updateSummary);
     connect(m_watcher, &FleetWatcher::alertRaised, this, &FleetWindow::onAlert);
     connect(m_watcher, &FleetWatcher::alertCleared, this, &FleetWindow::updateSummary);
     if (QSystemTrayIcon::isSystemTrayAvailable()) {
@@ -140,7 +140,9 @@ FleetWindow::FleetWindow(ConsoleSettings *settings, QList<store::FleetEntry> ent
         m_tray->setToolTip(tr("Outbox Console fleet"));
         m_tray->show();
     }
-    buildMenus();
+    // The menus (the menu bar loads its icons) in the event loop's first
+    // turn, before the first paint: the constructor stays short.
+    QMetaObject::invokeMethod(this, &FleetWindow::buildMenus, Qt::QueuedConnection);
     // Wide enough for every column, never wider than the screen (a laptop's).
     QSize size(1500, 720);
     if (const QScreen *screen = this->screen()) {
