@@ -6,6 +6,7 @@
 #include "core/uuidv7.h"
 #include "store/aggregateorder.h"
 #include "store/outboxstore.h"
+#include "store/queries.h"
 #include "support/pgtestcase.h"
 
 #include <QSqlQuery>
@@ -113,14 +114,15 @@ private Q_SLOTS:
         QCOMPARE(ids(retried), (QSet<QUuid>{a1}));
         QVERIFY(nack(find(retried, a1), true));
         QVERIFY(claim(core::Ordering::Aggregate).isEmpty());
-        const auto blocker = store::readAggregateBlocker(m_db, a3, QStringLiteral("test"));
-        QVERIFY(blocker.ok());
-        QVERIFY(blocker.value().has_value());
-        QCOMPARE(blocker.value()->id, a1);
-        QCOMPARE(blocker.value()->status, core::Status::Dead);
-        QCOMPARE(blocker.value()->unfinishedBefore, qint64(2));
-        QVERIFY(!store::readAggregateBlocker(m_db, a1, QStringLiteral("test")).value());
-        QVERIFY(!store::readAggregateBlocker(m_db, n1, QStringLiteral("test")).value());
+        const auto detail = store::EventQueries(m_db).detail(a3);
+        QVERIFY(detail.ok() && detail.value());
+        const auto &blocker = detail.value()->blockedBy;
+        QVERIFY(blocker.has_value());
+        QCOMPARE(blocker->id, a1);
+        QCOMPARE(blocker->status, core::Status::Dead);
+        QCOMPARE(blocker->unfinishedBefore, qint64(2));
+        QVERIFY(!store::EventQueries(m_db).detail(a1).value().value().blockedBy);
+        QVERIFY(!store::EventQueries(m_db).detail(n1).value().value().blockedBy);
 
         // Requeued, a1 goes first, then a2.
         QVERIFY(sqlExec(m_db,
