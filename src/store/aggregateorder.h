@@ -1,5 +1,6 @@
 #pragma once
 
+#include "core/event.h"
 #include "core/result.h"
 #include "core/status.h"
 
@@ -46,10 +47,11 @@ QString aggregateOrderBefore(const QString &earlier, const QString &later);
 // (sql/013_aggregate_order_open_transactions.sql). Read once per statement.
 QString aggregateHorizonPassed(const QString &row);
 
-// The blocker of the event `id`; nullopt when it has none (no aggregate,
-// delivered, first in line, or aggregate order off for the database). Runs in
+// The blocker of `event` (as read in the caller's transaction); nullopt
+// when it has none (no aggregate, delivered, first in line, or aggregate
+// order off for the database: those without reading other events). Runs in
 // the caller's transaction.
-core::Result<std::optional<AggregateBlocker>> readAggregateBlocker(QSqlDatabase db, const QUuid &id,
-                                                                   const QString &context);
+core::Result<std::optional<AggregateBlocker>>
+readAggregateBlocker(QSqlDatabase db, const core::OutboxEvent &event, const QString &context);
 
 } // namespace outbox::store

@@ -412,7 +412,7 @@ core::Result<std::optional<EventDetail>> EventQueries::detail(const QUuid &id) {
         while (replays->next())
             detail.replays << QUuid::fromString(replays->value(0).toString());
 
-        auto blocker = readAggregateBlocker(m_db, id, context);
+        auto blocker = readAggregateBlocker(m_db, detail.event, context);
         if (!blocker)
             return blocker.error();
         detail.blockedBy = blocker.value();

@@ -7,6 +7,7 @@
 
 #include "store/aggregateorder.h"
 #include "store/outboxstore.h"
+#include "store/queries.h"
 #include "support/pgtestcase.h"
 
 #include <QSqlQuery>
@@ -90,13 +91,14 @@ private Q_SLOTS:
         QVERIFY(claim(core::Ordering::Aggregate).isEmpty());
 
         // What the console and `outboxctl show` say about event 2.
-        const auto blocker = store::readAggregateBlocker(m_db, second, QStringLiteral("test"));
-        QVERIFY(blocker.ok());
-        QVERIFY(blocker.value().has_value());
-        QCOMPARE(blocker.value()->kind, store::AggregateBlocker::Kind::OpenTransaction);
-        QCOMPARE(QString::number(blocker.value()->transactionId),
+        const auto detail = store::EventQueries(m_db).detail(second);
+        QVERIFY(detail.ok() && detail.value());
+        const auto &blocker = detail.value()->blockedBy;
+        QVERIFY(blocker.has_value());
+        QCOMPARE(blocker->kind, store::AggregateBlocker::Kind::OpenTransaction);
+        QCOMPARE(QString::number(blocker->transactionId),
                  sqlScalar(a, QStringLiteral("SELECT pg_current_xact_id()::text")));
-        QCOMPARE(blocker.value()->backendPid,
+        QCOMPARE(blocker->backendPid,
                  sqlScalar(a, QStringLiteral("SELECT pg_backend_pid()")).toInt());
 
         QVERIFY(a.commit());
@@ -143,10 +145,12 @@ private Q_SLOTS:
             QStringLiteral("true"));
         // B's event is in flight and comes first: A's waits for it.
         QVERIFY(claim(core::Ordering::Aggregate).isEmpty());
-        const auto blocker = store::readAggregateBlocker(m_db, fromA, QStringLiteral("test"));
-        QVERIFY(blocker.ok() && blocker.value().has_value());
-        QCOMPARE(blocker.value()->kind, store::AggregateBlocker::Kind::EarlierEvent);
-        QCOMPARE(blocker.value()->id, fromB);
+        const auto detail = store::EventQueries(m_db).detail(fromA);
+        QVERIFY(detail.ok() && detail.value());
+        const auto &blocker = detail.value()->blockedBy;
+        QVERIFY(blocker.has_value());
+        QCOMPARE(blocker->kind, store::AggregateBlocker::Kind::EarlierEvent);
+        QCOMPARE(blocker->id, fromB);
         QVERIFY(ack(claimedB));
         QCOMPARE(ids(claim(core::Ordering::Aggregate)), QList<QUuid>{fromA});
     }

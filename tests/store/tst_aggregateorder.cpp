@@ -1,11 +1,13 @@
 // The ordered claim (core::Ordering::Aggregate): one event per aggregate at
 // a time, oldest first; an earlier pending (also in backoff), processing or
 // dead event holds the later ones back; requeue and purge let them go;
-// events without an aggregate and the unordered claim are not affected.
+// events without an aggregate and the unordered claim are not affected. An
+// event's detail looks for what holds it only where something can.
 
 #include "core/uuidv7.h"
 #include "store/aggregateorder.h"
 #include "store/outboxstore.h"
+#include "store/queries.h"
 #include "support/pgtestcase.h"
 
 #include <QSqlQuery>
@@ -85,7 +87,41 @@ private:
         return {};
     }
 
+    // Reads the detail of each of `ids` (the console's detail pane on every
+    // refresh, `outboxctl show`) `times` times; returns how many lookups of
+    // an earlier event of the aggregate (the blocker's join of the table to
+    // itself) that ran, as pg_stat_statements counts them.
+    qint64 lookupsReading(const QList<QUuid> &ids, int times = 3) {
+        if (!sqlExec(m_db, QStringLiteral("SELECT pg_stat_statements_reset()")))
+            return -1;
+        for (int i = 0; i < times; ++i) {
+            for (const QUuid &id : ids) {
+                const auto detail = store::EventQueries(m_db).detail(id);
+                if (!detail.ok() || !detail.value())
+                    return -1;
+            }
+        }
+        return sqlScalar(m_db,
+                         QStringLiteral("SELECT coalesce(sum(calls), 0) FROM pg_stat_statements"
+                                        " WHERE dbid = (SELECT oid FROM pg_database"
+                                        "   WHERE datname = current_database())"
+                                        " AND query LIKE '%JOIN outbox_events p%'"))
+            .toLongLong();
+    }
+
 private Q_SLOTS:
+    // The cluster counts statements (lookupsReading).
+    void initTestCase() {
+        devtools::EmbeddedPostgres::Options options;
+        options.serverSettings = {QStringLiteral("shared_preload_libraries=pg_stat_statements")};
+        startPg(outbox::testing::migrateSchemaWithAggregateOrder, options);
+    }
+
+    void init() {
+        openFreshDb();
+        QVERIFY(sqlExec(m_db, QStringLiteral("CREATE EXTENSION pg_stat_statements")));
+    }
+
     void oneAtATimeOldestFirst() {
         const QUuid a1 = add("invoice", "1"), a2 = add("invoice", "1"), a3 = add("invoice", "1");
         const QUuid b1 = add("invoice", "2"), b2 = add("invoice", "2");
@@ -113,14 +149,15 @@ private Q_SLOTS:
         QCOMPARE(ids(retried), (QSet<QUuid>{a1}));
         QVERIFY(nack(find(retried, a1), true));
         QVERIFY(claim(core::Ordering::Aggregate).isEmpty());
-        const auto blocker = store::readAggregateBlocker(m_db, a3, QStringLiteral("test"));
-        QVERIFY(blocker.ok());
-        QVERIFY(blocker.value().has_value());
-        QCOMPARE(blocker.value()->id, a1);
-        QCOMPARE(blocker.value()->status, core::Status::Dead);
-        QCOMPARE(blocker.value()->unfinishedBefore, qint64(2));
-        QVERIFY(!store::readAggregateBlocker(m_db, a1, QStringLiteral("test")).value());
-        QVERIFY(!store::readAggregateBlocker(m_db, n1, QStringLiteral("test")).value());
+        const auto detail = store::EventQueries(m_db).detail(a3);
+        QVERIFY(detail.ok() && detail.value());
+        const auto &blocker = detail.value()->blockedBy;
+        QVERIFY(blocker.has_value());
+        QCOMPARE(blocker->id, a1);
+        QCOMPARE(blocker->status, core::Status::Dead);
+        QCOMPARE(blocker->unfinishedBefore, qint64(2));
+        QVERIFY(!store::EventQueries(m_db).detail(a1).value().value().blockedBy);
+        QVERIFY(!store::EventQueries(m_db).detail(n1).value().value().blockedBy);
 
         // Requeued, a1 goes first, then a2.
         QVERIFY(sqlExec(m_db,
@@ -154,6 +191,39 @@ private Q_SLOTS:
         QVERIFY(claim(core::Ordering::Aggregate).isEmpty());
         QVERIFY(ack(find(again, a1)));
         QCOMPARE(ids(claim(core::Ordering::Aggregate)), (QSet<QUuid>{a2}));
+    }
+
+    // An event's detail looks for what holds it only where something can:
+    // never for a delivered event or one without an aggregate.
+    void detailLooksUpOnlyWhereAnEventCanWait() {
+        const QUuid a1 = add("invoice", "1"), b1 = add("invoice", "2");
+        auto first = claim(core::Ordering::Aggregate);
+        QCOMPARE(ids(first), (QSet<QUuid>{a1, b1}));
+        QVERIFY(nack(find(first, a1), true));
+        QVERIFY(ack(find(first, b1)));
+        const QUuid a2 = add("invoice", "1"), loose = add(nullptr, nullptr);
+
+        QCOMPARE(lookupsReading({b1, loose}), qint64(0));
+        QCOMPARE(lookupsReading({a2}), qint64(3));
+        const auto detail = store::EventQueries(m_db).detail(a2);
+        QVERIFY(detail.ok() && detail.value());
+        QVERIFY(detail.value()->blockedBy);
+        QCOMPARE(detail.value()->blockedBy->id, a1);
+    }
+
+    // With aggregate order off nothing waits, and no detail looks. Its plan
+    // (without the aggregate index, a scan of every unfinished event that a
+    // one-time filter never runs) was compiled by JIT on every refresh of a
+    // large table's detail pane.
+    void detailLooksUpNothingWhileOrderIsOff() {
+        QVERIFY(sqlExec(m_db, QStringLiteral("DROP INDEX outbox_events_aggregate_idx")));
+        QCOMPARE(sqlScalar(m_db, QStringLiteral("SELECT outbox_aggregate_order_on()")),
+                 QStringLiteral("false"));
+        const QUuid a1 = add("invoice", "1"), a2 = add("invoice", "1");
+        QCOMPARE(lookupsReading({a1, a2}), qint64(0));
+        const auto detail = store::EventQueries(m_db).detail(a2);
+        QVERIFY(detail.ok() && detail.value());
+        QVERIFY(!detail.value()->blockedBy);
     }
 
     // Without ordering every due event is claimed, aggregates or not.
