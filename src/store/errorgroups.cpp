@@ -31,6 +31,17 @@ core::Result<ErrorGroupSet> groupErrors(QSqlDatabase db, const EventFilter &filt
     if (!scoped.status && !scoped.retrying)
         scoped.status = core::Status::Dead;
     const SqlCondition condition = toSqlCondition(scoped, QStringLiteral("e"));
+    // A search the indexes cannot answer reads the newest events of the
+    // status only, through its index (kErrorGroupSearchScan), and says so.
+    const bool bounded = scoped.needsScan();
+    EventFilter ofStatus;
+    ofStatus.status = scoped.status;
+    ofStatus.retrying = scoped.retrying;
+    const SqlCondition statusCondition = toSqlCondition(ofStatus, QStringLiteral("r"));
+    const QString source =
+        bounded ? QLatin1String("(SELECT r.* FROM outbox_events r WHERE ") + statusCondition.sql +
+                      QLatin1String(" ORDER BY r.created_at DESC, r.id DESC LIMIT ?) e")
+                : QStringLiteral("outbox_events e");
     // The newest sample + 1 events through the status's (created_at, id)
     // index, so the grouping is bounded and one more row tells whether it was
     // a sample. Only then the signatures (the expensive part) are computed.
@@ -40,9 +51,8 @@ core::Result<ErrorGroupSet> groupErrors(QSqlDatabase db, const EventFilter &filt
     const QString sql =
         QLatin1String("WITH s AS MATERIALIZED (SELECT x.*, row_number() OVER"
                       "  (ORDER BY x.created_at DESC, x.id DESC) AS rn FROM"
-                      " (SELECT e.last_error, e.updated_at, e.created_at, e.id FROM outbox_events e"
-                      "  WHERE e.last_error IS NOT NULL AND ") +
-        condition.sql +
+                      " (SELECT e.last_error, e.updated_at, e.created_at, e.id FROM ") +
+        source + QLatin1String("  WHERE e.last_error IS NOT NULL AND ") + condition.sql +
         QLatin1String("  ORDER BY e.created_at DESC, e.id DESC LIMIT ?) x),"
                       " g AS (SELECT DISTINCT ON (q.signature) q.signature,"
                       "  q.last_error AS example, count(*) OVER w AS n,"
@@ -55,10 +65,20 @@ core::Result<ErrorGroupSet> groupErrors(QSqlDatabase db, const EventFilter &filt
                       " SELECT g.signature, g.example, g.n, ") +
         epochMsSql(QStringLiteral("g.latest")) +
         QLatin1String(", count(*) OVER (), (SELECT count(*) FROM s), ") +
+        (bounded ? QLatin1String("(SELECT count(*) FROM (SELECT FROM outbox_events r WHERE ") +
+                       statusCondition.sql +
+                       QLatin1String(" ORDER BY r.created_at DESC, r.id DESC LIMIT ?) n), ")
+                 : QStringLiteral("0, ")) +
         epochMsSql(QStringLiteral("now()")) +
         QLatin1String(" FROM g ORDER BY g.n DESC, g.latest DESC, g.signature LIMIT ?");
-    auto query = exec(db, sql, QVariantList(condition.values) << sample + 1 << sample << limit,
-                      QStringLiteral("grouping errors"));
+    QVariantList values;
+    if (bounded)
+        values << statusCondition.values << kErrorGroupSearchScan;
+    values << condition.values << sample + 1 << sample;
+    if (bounded)
+        values << statusCondition.values << kErrorGroupSearchScan + 1;
+    values << limit;
+    auto query = exec(db, sql, values, QStringLiteral("grouping errors"));
     if (!query)
         return query.error();
     ErrorGroupSet set;
@@ -70,7 +90,9 @@ core::Result<ErrorGroupSet> groupErrors(QSqlDatabase db, const EventFilter &filt
         const qint64 seen = row.value(5).toLongLong();
         set.grouped = std::min<qint64>(seen, sample);
         set.sampled = seen > sample;
-        set.groupedAt = timeFromEpochMs(row.value(6));
+        if (row.value(6).toLongLong() > kErrorGroupSearchScan)
+            set.searchedNewest = kErrorGroupSearchScan;
+        set.groupedAt = timeFromEpochMs(row.value(7));
     }
     return set;
 }

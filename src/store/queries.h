@@ -90,6 +90,11 @@ struct ErrorGroup {
 // normalising regular expressions cost about as much per row as the rest of
 // the statement, so a grouping of a large dead set is bounded by this.
 constexpr int kErrorGroupSample = 10000;
+// How many of the newest events of the status a grouping under a search the
+// indexes cannot answer (EventFilter::needsScan()) reads at most: the
+// planner would otherwise read every event of the status that might match
+// and sort them (3.0 s at 1,000,000 dead, on every new search).
+constexpr int kErrorGroupSearchScan = 50000;
 
 // One grouping of errors: the largest groups and what they were counted from.
 struct ErrorGroupSet {
@@ -99,6 +104,9 @@ struct ErrorGroupSet {
     // True when more events match than were grouped: the groups are those of
     // the newest `grouped` events only.
     bool sampled = false;
+    // Under a search: how many of the newest events of the status were read
+    // for it, when that stopped at kErrorGroupSearchScan (0: all were).
+    qint64 searchedNewest = 0;
     QDateTime groupedAt; // database clock when the grouping ran
     // True when the table has changed since groupedAt (see ErrorGroupWatch).
     bool stale = false;

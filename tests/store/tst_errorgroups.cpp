@@ -3,6 +3,7 @@
 // ErrorGroupWatch grouping again only when the table changed.
 
 #include "store/errorgroups.h"
+#include "store/queries.h"
 #include "support/pgtestcase.h"
 
 #include <QtTest>
@@ -70,6 +71,30 @@ private Q_SLOTS:
         QCOMPARE(all->groups.at(0).count, 30);
 
         QCOMPARE(groupErrors(m_db, EventFilter{}, 50, 0).errorKind(), core::ErrorKind::Invalid);
+    }
+
+    // A search the indexes cannot answer reads the newest events of the
+    // status only (kErrorGroupSearchScan) and says so: the older matches are
+    // not grouped, and no plan reads every dead event.
+    void aSearchReadsTheNewestEventsOnly() {
+        QVERIFY(insertDead(m_db, 10, QStringLiteral("connect timeout after 5 s"),
+                           QStringLiteral("1 hour")));
+        QVERIFY(insertDead(m_db, kErrorGroupSearchScan - 5, QStringLiteral("HTTP 503 from runner"),
+                           QStringLiteral("1 minute")));
+        QVERIFY(insertDead(m_db, 5, QStringLiteral("connect timeout after 5 s")));
+        EventFilter search;
+        search.text = QStringLiteral("timeout");
+        QVERIFY(search.needsScan());
+        auto found = groupErrors(m_db, search, 50);
+        QVERIFY2(found.ok(), qPrintable(found.errorMessage()));
+        QCOMPARE(found->groups.size(), 1);
+        QCOMPARE(found->groups.at(0).count, 5);
+        QCOMPARE(found->searchedNewest, qint64(kErrorGroupSearchScan));
+        QVERIFY(!found->sampled);
+        // Without a search nothing is cut short by it.
+        auto all = groupErrors(m_db, EventFilter{}, 50);
+        QVERIFY(all.ok());
+        QCOMPARE(all->searchedNewest, qint64(0));
     }
 
     void theWatchGroupsAgainOnlyAfterAChange() {

@@ -164,6 +164,10 @@ void ErrorGroupsView::updateCaption() {
     QString among = summary.sampled ? tr("among the newest %1 %2 events in view (a sample)")
                                           .arg(formatCount(summary.grouped), scope)
                                     : tr("among the %1 events in view").arg(scope);
+    if (summary.searchedNewest > 0 && !summary.sampled)
+        among = tr("among the matching events of the newest %1 %2 events (the search reads no "
+                   "further)")
+                    .arg(formatCount(summary.searchedNewest), scope);
     QString text = kinds == 1 ? tr("1 kind of error %1").arg(among)
                               : tr("%1 kinds of error %2").arg(formatCount(kinds), among);
     if (kinds > m_model->rowCount()) {
