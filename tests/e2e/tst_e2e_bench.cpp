@@ -101,14 +101,15 @@ private Q_SLOTS:
         // One destination's delivery beside a failing one (a routing
         // dispatcher), against it alone; nothing dead.
         const QJsonObject isolation = json.value(QStringLiteral("isolation")).toObject();
-        for (const char *key : {"alone_events_per_s", "a_503_events_per_s", "a_closed_events_per_s",
-                                "a_503_ratio", "a_closed_ratio"})
+        for (const char *key :
+             {"alone_events_per_s", "a_503_events_per_s", "a_closed_events_per_s",
+              "a_slow_events_per_s", "a_503_ratio", "a_closed_ratio", "a_slow_ratio"})
             QVERIFY2(isolation.value(QLatin1String(key)).toDouble() > 0.0, key);
         QCOMPARE(isolation.value(QStringLiteral("dead")).toInt(-1), 0);
 
         // A verdict per target, each with a measured value.
         const QJsonArray targets = json.value(QStringLiteral("targets")).toArray();
-        QCOMPARE(targets.size(), 15);
+        QCOMPARE(targets.size(), 16);
         for (const QJsonValue &target : targets) {
             const QJsonObject check = target.toObject();
             QVERIFY(!check.value(QStringLiteral("name")).toString().isEmpty());
