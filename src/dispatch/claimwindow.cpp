@@ -14,14 +14,15 @@ void ClaimWindow::clear() {
 }
 
 int ClaimWindow::freeSlots(const core::DispatcherConfig &config) const {
-    return limit(config) - inFlight();
+    return config.eventsInFlightLimit() - inFlight();
 }
 
 bool ClaimWindow::worthRefilling(const core::DispatcherConfig &config) const {
     // Refilling one slot at a time would cost a statement per event; wait
     // until half of the window is free (or everything finished). Larger
     // claims and ack statements cost less per event (docs/DECISIONS.md).
-    const int minimumClaim = std::max(1, std::min(config.batchSize, limit(config)) / 2);
+    const int minimumClaim =
+        std::max(1, std::min(config.batchSize, config.eventsInFlightLimit()) / 2);
     return freeSlots(config) >= minimumClaim || isEmpty();
 }
 

@@ -33,12 +33,6 @@ public:
     void clear();
 
     int inFlight() const { return int(m_flights.size()); }
-    // The most rows in flight: the publisher's (Publisher::eventsInFlightLimit)
-    // when it is above 0, else the configuration's.
-    void setLimit(int limit) { m_limit = limit; }
-    int limit(const core::DispatcherConfig &config) const {
-        return m_limit > 0 ? m_limit : config.eventsInFlightLimit();
-    }
     bool isEmpty() const { return m_flights.isEmpty(); }
     int freeSlots(const core::DispatcherConfig &config) const;
     // True when a claim now is worth its statement: half of the window is
@@ -93,7 +87,6 @@ private:
                     const QList<store::ClaimRoute> &routes, Floor &floor);
 
     QHash<QUuid, Flight> m_flights;
-    int m_limit = 0;
     QHash<QString, Floor> m_floors; // by the claimable destinations, joined
     static constexpr int kFullFloorEvery = 5;
     bool m_backlog = false;

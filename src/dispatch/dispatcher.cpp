@@ -81,7 +81,7 @@ void Dispatcher::start() {
     }
     m_stats = DispatcherStats();
     m_stats.startedAt = QDateTime::currentDateTimeUtc();
-    m_stats.concurrency = m_window.limit(m_config); // events, as inFlight
+    m_stats.concurrency = m_config.eventsInFlightLimit(); // events, as inFlight
     m_window.clear();
     m_buffer.clear();
     m_releases.clear();
@@ -116,8 +116,6 @@ void Dispatcher::start() {
         fail(configured.errorMessage());
         return;
     }
-    m_window.setLimit(m_publisher->eventsInFlightLimit());
-    m_stats.concurrency = m_window.limit(m_config);
     connect(m_publisher.get(), &Publisher::finished, this, &Dispatcher::onPublished);
     // What the claims may take changed: so did their floor.
     connect(m_publisher.get(), &Publisher::claimRoutesChanged, this, [this] {
@@ -541,8 +539,8 @@ void Dispatcher::emitStats() {
     m_stats.inFlight = m_window.inFlight();
     m_stats.pendingAcks = m_buffer.ackCount();
     m_stats.pendingNacks = m_buffer.nackCount();
-    m_stats.concurrency = m_window.limit(m_config); // events, as inFlight
-    if (m_publisher)                                // after a stop: the last ones known
+    m_stats.concurrency = m_config.eventsInFlightLimit(); // events, as inFlight
+    if (m_publisher)                                      // after a stop: the last ones known
         m_stats.destinations = m_publisher->destinationStats();
     Q_EMIT statsSnapshot(m_stats);
     m_stats.recentCommitToDelivered.reset();
@@ -573,7 +571,6 @@ void Dispatcher::setConfig(const core::DispatcherConfig &config) {
                 Q_EMIT configRejected(configured.errorMessage());
                 return;
             }
-            m_window.setLimit(m_publisher->eventsInFlightLimit());
         }
     }
     // A lower limit can leave pending rows at or over it, which no claim
@@ -585,7 +582,7 @@ void Dispatcher::setConfig(const core::DispatcherConfig &config) {
         m_window.clearFloor();
     m_config = std::move(next);
     m_retry = core::RetryPolicy{m_config.baseDelay, m_config.maxDelay};
-    m_stats.concurrency = m_window.limit(m_config); // events, as inFlight
+    m_stats.concurrency = m_config.eventsInFlightLimit(); // events, as inFlight
     if (m_watchdogTimer.isActive())
         m_watchdogTimer.start(m_config.pollInterval);
     qCInfo(lcDispatch) << core::LogLine("config_applied").add(m_config.logFields());

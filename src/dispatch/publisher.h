@@ -88,10 +88,6 @@ public:
     // each one is doing. Empty for a publisher with one destination.
     virtual QList<store::ClaimRoute> claimRoutes() const { return {}; }
     virtual QList<DestinationStats> destinationStats() { return {}; }
-    // The most events this publisher takes at once when it decides that
-    // itself (RoutingPublisher: its destinations' limits added up, so that
-    // each destination has its own); 0: the configuration's.
-    virtual int eventsInFlightLimit() const { return 0; }
 
 Q_SIGNALS:
     void finished(const outbox::dispatch::PublishOutcome &outcome);

@@ -343,13 +343,6 @@ int RoutingPublisher::room(const Lane &lane) const {
     return 0;
 }
 
-int RoutingPublisher::eventsInFlightLimit() const {
-    int total = 0;
-    for (const auto &lane : m_lanes)
-        total += lane->limit;
-    return total;
-}
-
 QList<store::ClaimRoute> RoutingPublisher::claimRoutes() const {
     QList<store::ClaimRoute> routes;
     if (!m_routes)

@@ -43,7 +43,6 @@ public:
     int inFlight() const override;
     QList<store::ClaimRoute> claimRoutes() const override;
     QList<DestinationStats> destinationStats() override;
-    int eventsInFlightLimit() const override;
 
 private:
     struct Lane;
