@@ -31,6 +31,17 @@ store::DispatcherEntry entry(const QString &nameSpace, bool alive, const QDateTi
     return e;
 }
 
+// A billing invoice event due for two minutes.
+core::OutboxEvent dueInvoice(const QDateTime &now) {
+    core::OutboxEvent event;
+    event.status = core::Status::Pending;
+    event.nameSpace = QStringLiteral("billing");
+    event.topic = QStringLiteral("invoice.paid");
+    event.createdAt = now.addSecs(-120);
+    event.nextAttemptAt = event.createdAt;
+    return event;
+}
+
 } // namespace
 
 class TestDispatchersView final : public WindowTestBase {
@@ -40,12 +51,7 @@ private Q_SLOTS:
     // The registry's answers, pure: paused, nobody alive, nobody serving.
     void explanationUsesTheRegistry() {
         const QDateTime now = QDateTime::currentDateTimeUtc();
-        core::OutboxEvent event;
-        event.status = core::Status::Pending;
-        event.nameSpace = QStringLiteral("billing");
-        event.topic = QStringLiteral("invoice.paid");
-        event.createdAt = now.addSecs(-120);
-        event.nextAttemptAt = event.createdAt;
+        core::OutboxEvent event = dueInvoice(now);
         console::DispatchActivity activity;
         activity.processing = 5; // the old guess would say "someone is working"
         activity.registry = console::RegistrySnapshot{};
@@ -92,12 +98,7 @@ private Q_SLOTS:
     // route at all means nobody claims it.
     void explanationNamesTheDestination() {
         const QDateTime now = QDateTime::currentDateTimeUtc();
-        core::OutboxEvent event;
-        event.status = core::Status::Pending;
-        event.nameSpace = QStringLiteral("billing");
-        event.topic = QStringLiteral("invoice.paid");
-        event.createdAt = now.addSecs(-120);
-        event.nextAttemptAt = event.createdAt;
+        core::OutboxEvent event = dueInvoice(now);
         dispatch::DestinationStats hooks;
         hooks.name = QStringLiteral("billing-hooks");
         hooks.kind = QStringLiteral("kafka");
