@@ -162,8 +162,8 @@ DestinationOfEvent destinationOf(Connection &connection, const core::OutboxEvent
     const auto pauses = destinations.pauses();
     if (!pauses)
         return {};
-    const dispatch::EventRoute route =
-        dispatch::routeOfEvent(list->entries, reports.value(), e.nameSpace, e.topic);
+    const dispatch::EventRoute route = dispatch::routeOfEvent(list->entries, reports.value(),
+                                                              pauses.value(), e.nameSpace, e.topic);
     if (!route.routed)
         return {};
     if (!route.destination)
@@ -179,15 +179,13 @@ DestinationOfEvent destinationOf(Connection &connection, const core::OutboxEvent
                      {QStringLiteral("target"), d.target},
                      {QStringLiteral("circuit"), d.circuit},
                      {QStringLiteral("reason"), d.reason}};
-    for (const store::DestinationPause &pause : pauses.value()) {
-        if (pause.destination != d.name)
-            continue;
+    if (const auto &pause = route.pause) {
         line += QStringLiteral("; paused by %1 at %2: %3 ('outboxctl destination resume %4')")
-                    .arg(pause.pausedBy, at(pause.pausedAt, now), pause.reason, d.name);
-        json.insert(QStringLiteral("paused_by"), pause.pausedBy);
-        json.insert(QStringLiteral("pause_reason"), pause.reason);
+                    .arg(pause->pausedBy, at(pause->pausedAt, now), pause->reason, d.name);
+        json.insert(QStringLiteral("paused_by"), pause->pausedBy);
+        json.insert(QStringLiteral("pause_reason"), pause->reason);
     }
-    if (d.circuit == QLatin1String("open") || d.circuit == QLatin1String("half-open"))
+    if (route.circuitOpen)
         line += QStringLiteral("; circuit %1 since %2: %3 (its events wait without using "
                                "attempts)")
                     .arg(d.circuit, at(d.circuitSince, now), d.reason);

@@ -119,7 +119,7 @@ void ClaimWindow::refreshFloor(store::OutboxStore &store, const QString &nameSpa
         refreshOne(store, nameSpace, routes, m_floors[QString()]);
         return;
     }
-    m_floors.insert(floorKey(routes), m_floors.value(floorKey(routes)));
+    m_floors[floorKey(routes)]; // the current set's, found in full if new
     for (auto it = m_floors.begin(); it != m_floors.end(); ++it)
         refreshOne(store, nameSpace, routesOfKey(routes, it.key()), *it);
 }

@@ -322,23 +322,6 @@ void Dispatcher::claimSoon() {
     scheduleClaim(core::Millis(0));
 }
 
-namespace {
-
-// The one destination `routes` claim for, when a claim is for one.
-std::optional<QString> onlyDestination(const QList<store::ClaimRoute> &routes) {
-    std::optional<QString> only;
-    for (const store::ClaimRoute &route : routes) {
-        if (!route.claimable)
-            continue;
-        if (only && *only != route.destination)
-            return std::nullopt;
-        only = route.destination;
-    }
-    return only;
-}
-
-} // namespace
-
 void Dispatcher::claim() {
     if (m_state != DispatcherState::Running || m_stopRequested || !m_connection.store())
         return;
@@ -350,25 +333,25 @@ void Dispatcher::claim() {
     // or for room at a destination (the outcome that makes it claims again).
     bool full = false, waiting = false;
     const QList<store::ClaimRoute> routes = m_publisher->claimRoutes();
-    for (const auto &[claimRoutes, limit] : claimsFor(routes)) {
+    for (const RoundClaim &round : claimsFor(routes)) {
         const int wanted = std::min(m_window.freeSlots(m_config), m_config.batchSize);
         if (wanted <= 0)
             break;
         auto claimed = m_window.claim(*m_connection.store(), m_stats.workerId, m_config,
-                                      claimRoutes, m_stats, limit);
+                                      round.routes, m_stats, round.limit);
         if (!claimed) {
             handleStoreError(claimed.error(), QStringLiteral("claim"));
             return;
         }
         m_publisher->publishBatch(claimed->rows);
-        if (const auto alone = onlyDestination(claimRoutes)) {
+        if (!round.destination.isEmpty()) {
             if (claimed->rows.isEmpty())
-                m_emptyDestinations.insert(*alone);
+                m_emptyDestinations.insert(round.destination);
             else
-                m_emptyDestinations.remove(*alone);
+                m_emptyDestinations.remove(round.destination);
         }
         waiting = waiting || claimed->full;
-        full = full || (claimed->full && limit >= wanted);
+        full = full || (claimed->full && round.limit >= wanted);
     }
     // A destination without room (full, or open) may have events waiting
     // for it: the outcomes that give it room claim again.
@@ -377,12 +360,8 @@ void Dispatcher::claim() {
     if (waiting || shortOfRoom)
         m_window.noteBacklog();
     if (!routes.isEmpty() && std::none_of(routes.cbegin(), routes.cend(),
-                                          [](const auto &route) { return route.claimable; })) {
-        // Every destination is full or open: an outcome (room again) or
-        // claimRoutesChanged() (a circuit) wakes us.
-        m_window.noteBacklog();
-        return;
-    }
+                                          [](const auto &route) { return route.claimable; }))
+        return; // every destination is full or open: an outcome or a circuit wakes us
     if (full) {
         // Probably more waiting: claim again as soon as there is room.
         if (m_window.freeSlots(m_config) > 0)
@@ -406,11 +385,9 @@ void Dispatcher::claim() {
         scheduleClaim(*due.value() + core::Millis(1));
 }
 
-QList<std::pair<QList<store::ClaimRoute>, int>>
-Dispatcher::claimsFor(const QList<store::ClaimRoute> &routes) const {
-    constexpr int kNoLimit = std::numeric_limits<int>::max();
+QList<Dispatcher::RoundClaim> Dispatcher::claimsFor(const QList<store::ClaimRoute> &routes) const {
     if (routes.isEmpty())
-        return {{routes, kNoLimit}};
+        return {RoundClaim{routes, std::numeric_limits<int>::max(), {}}};
     const int wanted = std::min(m_window.freeSlots(m_config), m_config.batchSize);
     QMap<QString, int> room; // of the destinations that may take events now
     for (const store::ClaimRoute &route : routes) {
@@ -422,9 +399,9 @@ Dispatcher::claimsFor(const QList<store::ClaimRoute> &routes) const {
     // events of a slow or rate-limited destination do not fill the window
     // (docs/DECISIONS.md, "Isolation between destinations").
     if (std::all_of(room.cbegin(), room.cend(), [wanted](int free) { return free >= wanted; }))
-        return room.isEmpty() ? QList<std::pair<QList<store::ClaimRoute>, int>>()
-                              : QList{std::pair{routes, kNoLimit}};
-    QList<std::pair<QList<store::ClaimRoute>, int>> claims;
+        return room.isEmpty() ? QList<RoundClaim>()
+                              : QList{RoundClaim{routes, std::numeric_limits<int>::max(), {}}};
+    QList<RoundClaim> claims;
     for (auto it = room.cbegin(); it != room.cend(); ++it) {
         // Found nothing to claim since the last poll, NOTIFY or due retry:
         // a statement a round for nothing would halve the others' claims.
@@ -433,7 +410,7 @@ Dispatcher::claimsFor(const QList<store::ClaimRoute> &routes) const {
         QList<store::ClaimRoute> mine = routes;
         for (store::ClaimRoute &route : mine)
             route.claimable = route.claimable && route.destination == it.key();
-        claims.append({mine, it.value()});
+        claims.append({mine, it.value(), it.key()});
     }
     return claims;
 }

@@ -19,6 +19,7 @@
 #include <QSet>
 #include <QTimer>
 
+#include <limits>
 #include <memory>
 
 namespace outbox::dispatch {
@@ -134,10 +135,16 @@ private:
     void claimSoon(); // there is probably work: claim as soon as a slot is free
     void claim();
     void refreshClaimFloor();
-    // The claims one round makes with a routing publisher's `routes`, each
-    // with its most rows: one for all, or one per destination with room.
-    QList<std::pair<QList<store::ClaimRoute>, int>>
-    claimsFor(const QList<store::ClaimRoute> &routes) const;
+    // One claim of a round: the routes it tests, its most rows, and the
+    // destination it is for (empty: every destination that may take events).
+    struct RoundClaim {
+        QList<store::ClaimRoute> routes;
+        int limit = std::numeric_limits<int>::max();
+        QString destination;
+    };
+    // The claims one round makes with a routing publisher's `routes`: one
+    // for all, or one per destination with room.
+    QList<RoundClaim> claimsFor(const QList<store::ClaimRoute> &routes) const;
     void onPublished(const PublishOutcome &outcome);
     void scheduleFlush();
     bool flush(); // false when a statement failed (the buffers are kept)

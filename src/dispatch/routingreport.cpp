@@ -101,7 +101,8 @@ std::optional<DestinationStats> destinationFor(const QList<DestinationStats> &de
 }
 
 EventRoute routeOfEvent(const QList<store::DispatcherEntry> &dispatchers,
-                        const QHash<QUuid, QString> &reports, const QString &nameSpace,
+                        const QHash<QUuid, QString> &reports,
+                        const QList<store::DestinationPause> &pauses, const QString &nameSpace,
                         const QString &topic) {
     EventRoute route;
     for (const store::DispatcherEntry &entry : dispatchers) {
@@ -114,6 +115,14 @@ EventRoute routeOfEvent(const QList<store::DispatcherEntry> &dispatchers,
         if (!route.destination)
             route.destination = destinationFor(destinationsFromJson(json), nameSpace, topic);
     }
+    if (!route.destination)
+        return route;
+    for (const store::DestinationPause &pause : pauses) {
+        if (pause.destination == route.destination->name)
+            route.pause = pause;
+    }
+    route.circuitOpen = route.destination->circuit == QLatin1String("open") ||
+                        route.destination->circuit == QLatin1String("half-open");
     return route;
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "dispatch/dispatcherstats.h"
+#include "store/destinationstore.h"
 #include "store/registrystore.h"
 
 #include <QHash>
@@ -33,12 +34,17 @@ std::optional<DestinationStats> destinationFor(const QList<DestinationStats> &de
 // every one of them routes by namespace and topic, and then the destination
 // of the first that has a route for it, or none (no live dispatcher claims
 // it). Not routed: some dispatcher takes every event it serves.
+// With the destination, what holds it up: its pause (`pauses`:
+// store::DestinationStore::pauses()) and whether its circuit is not closed.
 struct EventRoute {
     bool routed = false;
     std::optional<DestinationStats> destination;
+    std::optional<store::DestinationPause> pause;
+    bool circuitOpen = false; // open or half-open
 };
 EventRoute routeOfEvent(const QList<store::DispatcherEntry> &dispatchers,
-                        const QHash<QUuid, QString> &reports, const QString &nameSpace,
+                        const QHash<QUuid, QString> &reports,
+                        const QList<store::DestinationPause> &pauses, const QString &nameSpace,
                         const QString &topic);
 
 // The destinations' Prometheus series (outbox_dispatch_destination_*, labels

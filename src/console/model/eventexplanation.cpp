@@ -125,8 +125,7 @@ std::optional<Explanation> fromRegistry(const core::OutboxEvent &e, const QDateT
 // A due event's destination, when that is why it waits: no route matches,
 // the destination is paused, or its circuit is open.
 std::optional<Explanation> fromDestination(const core::OutboxEvent &e, const QDateTime &now,
-                                           const dispatch::EventRoute &route,
-                                           const RegistrySnapshot &r) {
+                                           const dispatch::EventRoute &route) {
     if (!route.routed)
         return std::nullopt;
     if (!route.destination)
@@ -136,17 +135,14 @@ std::optional<Explanation> fromDestination(const core::OutboxEvent &e, const QDa
                               "FILE --namespace %1 --topic %2 shows where an event goes).")
                                .arg(e.nameSpace, e.topic)};
     const dispatch::DestinationStats &d = *route.destination;
-    for (const store::DestinationPause &pause : r.destinationPauses) {
-        if (pause.destination != d.name)
-            continue;
+    if (const auto &pause = route.pause)
         return Explanation{
             Explanation::Tone::Warning,
             tr("Paused: it goes to destination %1, paused by %2 at %3: "
                "\u201c%4\u201d. Its events stay pending until it is resumed "
                "(Dispatchers pane, or outboxctl destination resume %1).")
-                .arg(d.name, pause.pausedBy, when(pause.pausedAt, now), pause.reason)};
-    }
-    if (d.circuit == QLatin1String("open") || d.circuit == QLatin1String("half-open"))
+                .arg(d.name, pause->pausedBy, when(pause->pausedAt, now), pause->reason)};
+    if (route.circuitOpen)
         return Explanation{
             Explanation::Tone::Warning,
             tr("It goes to destination %1 (%2, %3), whose circuit is %4 since %5: %6. Its "
@@ -166,8 +162,9 @@ Explanation pending(const core::OutboxEvent &e, const QDateTime &now,
         if (auto known = fromRegistry(e, now, dueFrom, *activity.registry))
             return *known;
         route = dispatch::routeOfEvent(activity.registry->dispatchers.entries,
-                                       activity.registry->destinations, e.nameSpace, e.topic);
-        if (auto known = fromDestination(e, now, route, *activity.registry))
+                                       activity.registry->destinations,
+                                       activity.registry->destinationPauses, e.nameSpace, e.topic);
+        if (auto known = fromDestination(e, now, route))
             return *known;
     }
     if (e.nextAttemptAt.isValid() && e.nextAttemptAt > now) {
