@@ -39,7 +39,7 @@ const QString kBytes = QStringLiteral(" coalesce(payload_bytes, pg_column_size(p
 QString pickingSql(bool ordered, const QString &filters) {
     if (!ordered)
         return QStringLiteral("c AS MATERIALIZED ("
-                              " SELECT id, created_at,") +
+                              " SELECT ctid AS tid, id, created_at,") +
                kBytes +
                QStringLiteral(" FROM outbox_events"
                               " WHERE status IN ('pending', 'processing') AND NOT held"
@@ -51,11 +51,11 @@ QString pickingSql(bool ordered, const QString &filters) {
     // c the pending events spelled as outbox_events_ordered_claim_idx spells
     // them (sql/aggregate_order.sql), which no other partial index matches.
     return QStringLiteral("l AS MATERIALIZED ("
-                          " SELECT id, created_at,") +
+                          " SELECT ctid AS tid, id, created_at,") +
            kBytes + QStringLiteral(" FROM outbox_events WHERE locked_until < now()") + filters +
            QStringLiteral(" ORDER BY locked_until LIMIT ?::integer FOR UPDATE SKIP LOCKED),"
                           " c AS MATERIALIZED ("
-                          " SELECT id, created_at,") +
+                          " SELECT ctid AS tid, id, created_at,") +
            kBytes +
            QStringLiteral(" FROM outbox_events"
                           " WHERE status NOT IN ('delivered', 'dead') AND locked_until IS NULL"
@@ -110,10 +110,16 @@ QString routesJson(const QList<ClaimRoute> &routes) {
 
 // Claim: the materialized CTE picks and locks the rows, the UPDATE takes
 // exactly those (a LIMIT inside `WHERE id IN (...)` could be re-evaluated and
-// over-claim). `id = ANY (ARRAY(...))` makes the UPDATE a primary-key lookup
-// whatever the planner guesses for the LIMIT, so the statement is safe as a
-// generic plan (Session::Options::genericPlans). RETURNING has no defined
-// order, hence the outer SELECT.
+// over-claim). `ctid = ANY (ARRAY(...))` makes the UPDATE a Tid Scan of the
+// row versions the picking locked (locked, so they stay the current ones
+// until this statement updates them): no descent of the primary key per row,
+// whose depth grows with everything the table holds (delivered history, a
+// paused or blocked backlog). A row changed by a transaction that committed
+// after this statement began is locked in its new version, which the Tid
+// Scan does not see: it stays pending for a later claim, and no row is ever
+// taken twice. The plan holds whatever the planner guesses for the LIMIT, so
+// the statement is safe as a generic plan (Session::Options::genericPlans).
+// RETURNING has no defined order, hence the outer SELECT.
 // With OutboxStore::sessionSettings() the claim can only walk
 // outbox_events_claim_idx in order, whatever the statistics say
 // (docs/DECISIONS.md, "The claim path"); `NOT held` is that index's
@@ -140,10 +146,10 @@ QString claimStatement(bool byNamespace, core::Ordering ordering, int routes) {
            // The byte budget: the picked rows whose predecessors' payloads
            // stay below it, so at least the first (sql/012_hardening.sql).
            QStringLiteral(" b AS ("
-                          " SELECT id FROM (SELECT id, sum(bytes) OVER (ORDER BY created_at, id)"
+                          " SELECT tid FROM (SELECT tid, sum(bytes) OVER (ORDER BY created_at, id)"
                           "                        - bytes AS before"
-                          "                 FROM (SELECT id, created_at, bytes FROM c") +
-           (ordered ? QStringLiteral(" UNION ALL SELECT id, created_at, bytes FROM l")
+                          "                 FROM (SELECT tid, id, created_at, bytes FROM c") +
+           (ordered ? QStringLiteral(" UNION ALL SELECT tid, id, created_at, bytes FROM l")
                     : QString()) +
            QStringLiteral(
                ") p) w"
@@ -153,7 +159,7 @@ QString claimStatement(bool byNamespace, core::Ordering ordering, int routes) {
                " SET status = 'processing', attempts = e.attempts + 1, locked_by = ?::uuid,"
                "     locked_until = now() + ?::bigint * interval '1 millisecond',"
                "     updated_at = statement_timestamp()"
-               " WHERE e.id = ANY (ARRAY(SELECT id FROM b))"
+               " WHERE e.ctid = ANY (ARRAY(SELECT tid FROM b))"
                " RETURNING e.id, e.namespace, e.topic, e.tenant_id, e.dedupe_key, e.aggregate_type,"
                "           e.aggregate_id, e.payload::text AS payload, e.attempts, e.created_at,"
                "           e.locked_until, e.traceparent, e.tracestate)"
