@@ -20,8 +20,9 @@ constexpr core::Millis kIdle{10000}; // the dispatcher left idle after each run
 constexpr int kDeadHeads = 1000;     // aggregates blocked behind a dead event
 
 // A database of the run's cluster (aggregate order on) with nothing set
-// aside, a paused backlog, or a backlog queued behind dead events.
-enum class Kind { Nothing, Paused, Blocked };
+// aside, a paused backlog, a backlog queued behind dead events, or as many
+// delivered events (the reference: a table of the same size, nothing held).
+enum class Kind { Nothing, Paused, Blocked, History };
 
 // Each run's figures by name ("paused_events_per_s", ...), one per round.
 using Figures = QMap<QString, QList<double>>;
@@ -86,6 +87,9 @@ public:
         }
         if (m_kind == Kind::Nothing)
             return {};
+        if (m_kind == Kind::History)
+            return m_sql.insertEvents({m_o.pausedBacklog, QStringLiteral("bench.history"),
+                                       m_o.payloadBytes, true, 0, QStringLiteral("history")});
         // One dead event at the head of each aggregate, the backlog behind them.
         auto loaded = m_sql.exec(
             QStringLiteral("INSERT INTO outbox_events (id, namespace, topic, payload, status,"
@@ -217,7 +221,8 @@ core::Result<QJsonObject> measurePausedBacklog(BenchCluster &database, const Ben
     Side nothing(database.connInfo(), o, Kind::Nothing);
     Side paused(database.connInfo(), o, Kind::Paused);
     Side blocked(database.connInfo(), o, Kind::Blocked);
-    for (Side *side : {&nothing, &paused, &blocked}) {
+    Side history(database.connInfo(), o, Kind::History);
+    for (Side *side : {&nothing, &paused, &blocked, &history}) {
         progress(QStringLiteral("paused backlog: loading a database (%1 events set aside)...")
                      .arg(side == &nothing ? 0 : o.pausedBacklog));
         if (auto opened = side->open(database.sql()); !opened)
@@ -231,6 +236,7 @@ core::Result<QJsonObject> measurePausedBacklog(BenchCluster &database, const Ben
         const char *label;
     } runs[] = {{&nothing, core::Ordering::None, "nothing_paused"},
                 {&paused, core::Ordering::None, "paused"},
+                {&history, core::Ordering::None, "history"},
                 {&nothing, core::Ordering::Aggregate, "nothing_blocked"},
                 {&blocked, core::Ordering::Aggregate, "blocked"}};
     Figures figures;
@@ -248,6 +254,7 @@ core::Result<QJsonObject> measurePausedBacklog(BenchCluster &database, const Ben
         }
         for (const auto &[ratio, side, base] :
              {std::tuple{"ratio", "paused", "nothing_paused"},
+              std::tuple{"history_ratio", "history", "nothing_paused"},
               std::tuple{"blocked_ratio", "blocked", "nothing_blocked"}})
             figures[QLatin1String(ratio) + QStringLiteral("_rounds")]
                 << figures.value(QLatin1String(side) + QStringLiteral("_events_per_s")).last() /
@@ -297,12 +304,14 @@ QList<std::pair<QString, QString>> pausedFigures(const QJsonObject &p) {
     };
     const qint64 events = p.value(QLatin1String("events")).toInteger();
     const qint64 setAside = p.value(QLatin1String("paused_events")).toInteger();
-    for (const auto &[what, key, base] :
-         {std::tuple{"paused", "paused", "nothing_paused"},
-          std::tuple{"behind dead events (aggregate order)", "blocked", "nothing_blocked"}}) {
+    for (const auto &[what, key, base, ratioKey] :
+         {std::tuple{"paused", "paused", "nothing_paused", "ratio"},
+          std::tuple{"delivered (a table as large, nothing paused)", "history", "nothing_paused",
+                     "history_ratio"},
+          std::tuple{"behind dead events (aggregate order)", "blocked", "nothing_blocked",
+                     "blocked_ratio"}}) {
         const QString side = QLatin1String(key), before = QLatin1String(base);
-        const QString ratio = side == QLatin1String("paused") ? QStringLiteral("ratio")
-                                                              : QStringLiteral("blocked_ratio");
+        const QString ratio = QLatin1String(ratioKey);
         rows.append({QStringLiteral("%1 events beside %2 %3: nothing / %2 (%4)")
                          .arg(events)
                          .arg(setAside)

@@ -88,7 +88,8 @@ private Q_SLOTS:
         QCOMPARE(paused.value(QStringLiteral("paused_events")).toInt(), 50000);
         for (const char *key :
              {"nothing_paused_events_per_s", "paused_events_per_s", "nothing_blocked_events_per_s",
-              "blocked_events_per_s", "ratio", "blocked_ratio", "resumed_events_per_s"})
+              "blocked_events_per_s", "history_events_per_s", "ratio", "blocked_ratio",
+              "history_ratio", "resumed_events_per_s"})
             QVERIFY2(paused.value(QLatin1String(key)).toDouble() > 0.0, key);
 
         // Delivery to Kafka (the mock cluster) beside the database only.
