@@ -21,6 +21,8 @@ packages=(
     # The SVG image and icon plugins: every icon is SVG (nothing links it).
     libqt6svg6
     libpq-dev
+    # libcrypto's HMAC-SHA256 for the webhook signatures.
+    libssl-dev
     # Kafka and Redpanda destinations (librdkafka; its mock cluster in the tests).
     librdkafka-dev pkg-config
     postgresql-15 postgresql-client-15
