@@ -1,6 +1,6 @@
-#include "console/demo/demosession.h"
 #include "console/widgets/application.h"
 #include "core/localtimezone.h"
+#include "devtools/demo/demosession.h"
 
 // outbox-console-demo: the console with demo mode built in, which
 // `outbox-console --demo` and "Start demo" run.

@@ -4,10 +4,10 @@
 // and demo controls). The models themselves are tested headless
 // (tst_navmodels, tst_eventtablemodel, tst_demoenvironment).
 
-#include "console/demo/demoenvironment.h"
-#include "console/demo/demopanel.h"
 #include "console/model/statusnavmodel.h"
 #include "console/widgets/dispatcherpanel.h"
+#include "devtools/demo/demoenvironment.h"
+#include "devtools/demo/demopanel.h"
 #include "store/database.h"
 #include "store/queries.h"
 

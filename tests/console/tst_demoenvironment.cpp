@@ -4,9 +4,9 @@
 // stop (and, as a last resort, the destructor) removes everything. The demo
 // panel and the screenshots are in tst_consoleviews.
 
-#include "console/demo/demoenvironment.h"
-#include "console/demo/demopanel.h"
-#include "console/demo/demoproducer.h"
+#include "devtools/demo/demoenvironment.h"
+#include "devtools/demo/demopanel.h"
+#include "devtools/demo/demoproducer.h"
 #include "devtools/kafkamock.h"
 #include "dispatch/dispatcherhost.h"
 #include "store/database.h"

@@ -5,13 +5,13 @@
 // on) the event's detail pane has the height to read a payload, and the
 // window stays within the screen.
 
-#include "console/demo/demosession.h"
 #include "console/model/consolesettings.h"
 #include "console/model/databasesettings.h"
 #include "console/model/storeclient.h"
 #include "console/widgets/actions.h"
 #include "console/widgets/dispatcherpanel.h"
 #include "console/widgets/mainwindow.h"
+#include "devtools/demo/demosession.h"
 #include "laptopscreen.h"
 
 #include <QAction>

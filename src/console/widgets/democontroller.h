@@ -14,7 +14,7 @@ class QWidget;
 namespace outbox::console {
 
 // Demo mode as the main window sees it. The demo itself (a private cluster,
-// development runners, a producer: src/console/demo) is linked only by the
+// development runners, a producer: src/devtools/demo) is linked only by the
 // program outbox-console-demo, which gives the window a DemoFactory
 // (MainWindowOptions::demo); outbox-console has none and runs that program
 // instead (demolauncher.h).

@@ -8,7 +8,7 @@ class QWidget;
 namespace outbox::console {
 
 // outbox-console holds no demo: demo mode is the program outbox-console-demo
-// (the console with src/console/demo linked in), found beside this program
+// (the console with src/devtools/demo linked in), found beside this program
 // or on PATH.
 
 // Starts the demo program (with --demo, and --read-only when `readOnly`) as

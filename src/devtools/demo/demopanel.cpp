@@ -1,8 +1,8 @@
-#include "console/demo/demopanel.h"
+#include "devtools/demo/demopanel.h"
 
-#include "console/demo/demoenvironment.h"
-#include "console/demo/demofleet.h"
 #include "console/widgets/fleetwindow.h"
+#include "devtools/demo/demoenvironment.h"
+#include "devtools/demo/demofleet.h"
 
 #include <QCheckBox>
 #include <QDoubleSpinBox>

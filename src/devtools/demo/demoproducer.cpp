@@ -1,4 +1,4 @@
-#include "console/demo/demoproducer.h"
+#include "devtools/demo/demoproducer.h"
 
 #include "console/model/consoletypes.h"
 #include "core/uuidtext.h"

@@ -1,5 +1,5 @@
 #include "cli/globaloptions.h"
-#include "cli/toolcommands.h"
+#include "devtools/cli/toolcommands.h"
 
 // outboxctl-bench, what `outboxctl bench` runs.
 int main(int argc, char *argv[]) {

@@ -1,4 +1,4 @@
-#include "console/demo/demofleet.h"
+#include "devtools/demo/demofleet.h"
 
 #include "store/benchqueries.h"
 #include "store/historystore.h"

@@ -1,7 +1,7 @@
-#include "console/demo/demosession.h"
+#include "devtools/demo/demosession.h"
 
-#include "console/demo/demoenvironment.h"
-#include "console/demo/demopanel.h"
+#include "devtools/demo/demoenvironment.h"
+#include "devtools/demo/demopanel.h"
 
 namespace outbox::console {
 

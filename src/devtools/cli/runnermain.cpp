@@ -1,5 +1,5 @@
 #include "cli/globaloptions.h"
-#include "cli/toolcommands.h"
+#include "devtools/cli/toolcommands.h"
 
 // outboxctl-runner, what `outboxctl runner` runs.
 int main(int argc, char *argv[]) {

@@ -1,8 +1,8 @@
 #include "cli/logging.h"
 #include "cli/output.h"
 #include "cli/serviceutil.h"
-#include "cli/toolcommands.h"
 #include "core/logline.h"
+#include "devtools/cli/toolcommands.h"
 #include "devtools/devrunner.h"
 
 #include <QElapsedTimer>

@@ -1,8 +1,8 @@
-#include "console/demo/demoenvironment.h"
+#include "devtools/demo/demoenvironment.h"
 
-#include "console/demo/demoproducer.h"
 #include "console/model/consoletypes.h"
 #include "core/routes.h"
+#include "devtools/demo/demoproducer.h"
 #include "devtools/embeddedpostgres.h"
 #include "devtools/kafkamock.h"
 #include "dispatch/routingpublisher.h"

@@ -5,7 +5,7 @@
 #include "bench/paused.h"
 #include "bench/report.h"
 #include "cli/output.h"
-#include "cli/toolcommands.h"
+#include "devtools/cli/toolcommands.h"
 
 #include <QJsonArray>
 #include <QLoggingCategory>
