@@ -112,7 +112,6 @@ private:
     core::Result<void> latency();
     core::Result<void> latencyBySize();
     core::Result<QJsonObject> burnDown();
-    core::Result<QJsonObject> retention();
     core::Result<QJsonObject> claimPath();
     QJsonObject environment() const;
 
@@ -360,44 +359,6 @@ core::Result<QJsonObject> Benchmark::burnDown() {
     };
 }
 
-// Does retention slow delivery? The database-only dispatcher over a table
-// with an old delivered history, without retention and then with retention
-// deleting that history while it delivers (its first pass starts a second in).
-core::Result<QJsonObject> Benchmark::retention() {
-    const int history = o.retentionHistory;
-    double rates[2] = {0, 0};
-    qint64 deleted = 0;
-    for (const bool retain : {false, true}) {
-        progress(QStringLiteral("retention: %1 events over %2 old delivered ones, %3...")
-                     .arg(o.events)
-                     .arg(history)
-                     .arg(retain ? QStringLiteral("deleting them") : QStringLiteral("kept")));
-        if (auto loaded = load(o.events, kThroughputTopic); !loaded)
-            return loaded.error();
-        if (auto old = database.sql().loadDeliveredHistory(history, o.payloadBytes); !old)
-            return old.error();
-        DispatchPlan retaining = plan(false, o.events);
-        if (retain)
-            retaining.options.housekeeping.retainDelivered = core::Millis(86400000);
-        auto run = runDispatcher(retaining);
-        if (!run)
-            return run.error();
-        rates[retain ? 1 : 0] = rate(o.events, run->seconds);
-        auto left = database.sql().count(QStringLiteral("delivered"));
-        if (!left)
-            return left.error();
-        deleted = qint64(history) + o.events - left.value();
-    }
-    return QJsonObject{
-        {QStringLiteral("history_events"), history},
-        {QStringLiteral("events"), o.events},
-        {QStringLiteral("without_events_per_s"), rounded(rates[0], 0)},
-        {QStringLiteral("with_events_per_s"), rounded(rates[1], 0)},
-        {QStringLiteral("ratio"), rounded(rates[0] > 0 ? rates[1] / rates[0] : 0.0, 3)},
-        {QStringLiteral("deleted_during_run"), deleted},
-    };
-}
-
 // A burst into statistics taken while nothing was pending (3 x burst
 // delivered rows, VACUUM ANALYZE, the dispatcher started in that quiet
 // state), against the same burst followed by ANALYZE; then `burst` events
@@ -491,9 +452,6 @@ core::Result<BenchResults> Benchmark::run() {
     cluster.fastAndUnsafe = !o.durable;
     // Commit times of the producer's transactions, for commit -> delivered.
     cluster.serverSettings << QStringLiteral("track_commit_timestamp=on");
-    // The paused phase reads the database time per statement.
-    if (o.phases.contains(QLatin1String("paused")))
-        cluster.serverSettings << QStringLiteral("shared_preload_libraries=pg_stat_statements");
     if (auto started = in(QStringLiteral("cluster"), database.start(cluster)); !started)
         return started.error();
     r.environment = environment();
@@ -544,56 +502,38 @@ core::Result<BenchResults> Benchmark::run() {
         if (auto measured = latency(); !measured)
             return measured.error();
     }
-    if (o.phases.contains(QLatin1String("isolation"))) {
-        auto measured =
-            in(QStringLiteral("isolation"),
-               measureIsolation(
-                   database, o, [this](qint64 target) { return plan(true, target); }, progress));
-        if (!measured)
-            return measured.error();
-        r.isolation = measured.value();
-    }
+    // The phases reporting one object each: `name` of --only, in order.
+    const auto phase = [&](const char *name, const QString &what, QJsonObject &into,
+                           const std::function<core::Result<QJsonObject>()> &measure) {
+        auto measured = o.phases.contains(QLatin1String(name)) ? in(what, measure())
+                                                               : core::Result<QJsonObject>(into);
+        if (measured)
+            into = measured.value();
+        return measured ? core::Result<void>() : measured.error();
+    };
+    const auto dbOnly = [this](qint64 target) { return plan(false, target); };
+    auto done = phase("isolation", QStringLiteral("isolation"), r.isolation, [&] {
+        return measureIsolation(
+            database, o, [this](qint64 target) { return plan(true, target); }, progress);
+    });
     runner.stop();
     nginx.stop();
-    if (o.phases.contains(QLatin1String("claim-path"))) {
-        auto measured = in(QStringLiteral("claim path"), claimPath());
-        if (!measured)
-            return measured.error();
-        r.claimPath = measured.value();
-    }
-
-    if (o.phases.contains(QLatin1String("paused"))) {
-        auto measured =
-            in(QStringLiteral("paused backlog"),
-               measurePausedBacklog(
-                   database, o, [this](qint64 target) { return plan(false, target); }, progress));
-        if (!measured)
-            return measured.error();
-        r.paused = measured.value();
-    }
-
-    if (o.phases.contains(QLatin1String("kafka"))) {
-        auto measured =
-            in(QStringLiteral("kafka"),
-               measureKafka(
-                   o, [this](qint64 target) { return plan(false, target); },
-                   [this](int events) { return load(events, kThroughputTopic); }, progress));
-        if (!measured)
-            return measured.error();
-        r.kafka = measured.value();
-    }
-    if (o.retentionHistory > 0) {
-        auto measured = in(QStringLiteral("retention"), retention());
-        if (!measured)
-            return measured.error();
-        r.retention = measured.value();
-    }
-    if (o.burnDown > 0 && o.phases.contains(QLatin1String("burn-down"))) {
-        auto tuned = in(QStringLiteral("burn-down"), burnDown());
-        if (!tuned)
-            return tuned.error();
-        r.burnDown = tuned.value();
-    }
+    if (done)
+        done = phase("claim-path", QStringLiteral("claim path"), r.claimPath,
+                     [this] { return claimPath(); });
+    if (done)
+        done = phase("paused", QStringLiteral("paused backlog"), r.paused,
+                     [&] { return measurePausedBacklog(database, o, dbOnly, progress); });
+    if (done)
+        done = phase("kafka", QStringLiteral("kafka"), r.kafka, [&] {
+            return measureKafka(
+                o, dbOnly, [this](int events) { return load(events, kThroughputTopic); }, progress);
+        });
+    if (done && o.burnDown > 0)
+        done = phase("burn-down", QStringLiteral("burn-down"), r.burnDown,
+                     [this] { return burnDown(); });
+    if (!done)
+        return done.error();
     r.rssMbMax = r.burnDown.isEmpty() ? residentMb()
                                       : r.burnDown.value(QStringLiteral("rss_mb_max")).toDouble();
     return r;

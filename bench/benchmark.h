@@ -31,9 +31,6 @@ struct BenchOptions {
     core::Millis notifyDebounce{0}; // DispatcherOptions::notifyDebounce (as outboxctl dispatch)
     bool durable = true;            // fsync and synchronous_commit on, as in production
     int payloadBytes = 256;
-    // > 0: the retention phase, database only, over this many old delivered
-    // rows: the rate without retention, then with it deleting that history.
-    int retentionHistory = 0;
     core::Delivery delivery = core::Delivery::PerEvent; // the latency phase
     // The request latency by body size ("sizes"): up to the batch byte limit.
     QList<int> sizes{300, 3000, 30000, 300000, int(core::DispatcherConfig().batchMaxBytes)};
@@ -89,11 +86,7 @@ struct BenchResults {
     // and pausing that backlog. Empty when it did not run.
     QJsonObject paused;
     double rssMbMax = 0; // the benchmark process over the whole run
-    // The retention phase: history_events, events, without_events_per_s,
-    // with_events_per_s, ratio (with / without), deleted_during_run. Empty
-    // when it did not run.
-    QJsonObject retention;
-    QJsonObject kafka; // bench/kafka.h; empty when it did not run
+    QJsonObject kafka;   // bench/kafka.h; empty when it did not run
     // Isolation between destinations (bench/isolation.h). Empty when it did
     // not run.
     QJsonObject isolation;
@@ -103,9 +96,6 @@ struct BenchResults {
 
 // The dispatcher's targets, checked against one run's figures.
 QList<Check> checkTargets(const BenchResults &results);
-
-// The figures of the HTTP phases beyond the first rows, as (label, value) rows.
-QList<QStringList> deliveryRows(const BenchResults &results);
 
 // One JSON object with every figure (keys in snake_case, e.g.
 // db_only_events_per_s, latency_p99_ms) and the verdicts.

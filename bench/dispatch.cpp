@@ -42,9 +42,7 @@ core::Result<DispatchRun> runDispatcher(const DispatchPlan &plan) {
                              run.samples.append(DeliverySample{seconds, stats.delivered});
                              run.rssMbEnd = residentMb();
                              run.rssMbMax = std::max(run.rssMbMax, run.rssMbEnd);
-                             if (plan.onTarget)
-                                 plan.onTarget();
-                             QTimer::singleShot(plan.idleAfter, &loop, [&host] { host.stop(); });
+                             QTimer::singleShot(0, &loop, [&host] { host.stop(); });
                              return;
                          }
                          if ((seconds - lastSample) * 1000.0 >= double(sampleEvery.count())) {

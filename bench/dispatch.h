@@ -38,12 +38,10 @@ struct DispatchPlan {
     dispatch::DispatcherOptions options;
     qint64 target = 0;               // stop once this many were delivered
     std::function<void()> onStarted; // e.g. start a producer (called in this thread)
-    std::function<void()> onTarget;  // called once `target` is reached (in this thread)
-    core::Millis idleAfter{0};       // then keep it running this long before stopping
 };
 
 // Runs a dispatcher (DispatcherHost: its own thread and connections) until
-// `target` events are delivered (and `idleAfter` more), then stops it gracefully, sampling the
+// `target` events are delivered, then stops it gracefully, sampling the
 // delivered count and RSS every 100 ms. Fails after 30 minutes, or after a
 // minute without a delivery. Runs an event loop in the calling thread.
 core::Result<DispatchRun> runDispatcher(const DispatchPlan &plan);

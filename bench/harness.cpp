@@ -89,14 +89,6 @@ BenchCluster::~BenchCluster() {
         store::closeDatabase(m_connectionName);
 }
 
-qint64 BenchCluster::serverProcessId() const {
-    const QString dir = m_cluster.dataDirectory();
-    QFile file(dir + QStringLiteral("/postmaster.pid"));
-    if (dir.isEmpty() || !file.open(QIODevice::ReadOnly))
-        return 0;
-    return file.readLine().trimmed().toLongLong();
-}
-
 core::Result<void> BenchCluster::start(const devtools::EmbeddedPostgres::Options &options) {
     if (auto started = m_cluster.start(options); !started)
         return started;

@@ -47,8 +47,6 @@ public:
     core::ConnInfo connInfo() const { return m_connInfo; }
     store::BenchQueries &sql() { return m_sql; }
     QString serverVersion() const { return m_serverVersion; }
-    // The postmaster's process id (first line of postmaster.pid), 0 if unknown.
-    qint64 serverProcessId() const;
 
 private:
     devtools::EmbeddedPostgres m_cluster;

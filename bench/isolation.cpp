@@ -3,8 +3,6 @@
 #include "core/routes.h"
 #include "devtools/devrunner.h"
 
-#include <QMap>
-
 #include <chrono>
 #include <thread>
 
@@ -89,7 +87,7 @@ core::Result<QJsonObject> measureIsolation(BenchCluster &database, const BenchOp
 
     // Rounds of the three runs back to back (`--repeat`): the machine's load
     // changes both sides of a round's ratios alike; medians are reported.
-    QMap<QString, QList<double>> rounds;
+    Rounds rounds;
     for (int round = 1; round <= std::max(o.repeat, 1); ++round) {
         if (round > 1) {
             if (auto listening = a.listen(QHostAddress::LocalHost, quint16(urlA.port()));
@@ -130,12 +128,8 @@ core::Result<QJsonObject> measureIsolation(BenchCluster &database, const BenchOp
         rounds[QStringLiteral("a_503_ratio")] << failing.value() / alone.value();
         rounds[QStringLiteral("a_closed_ratio")] << closed.value() / alone.value();
     }
-    QJsonObject result{{QStringLiteral("events"), target}};
-    for (auto it = rounds.cbegin(); it != rounds.cend(); ++it) {
-        const int decimals = it.key().endsWith(QLatin1String("ratio")) ? 3 : 0;
-        result.insert(it.key(), rounded(median(it.value()), decimals));
-        result.insert(it.key() + QStringLiteral("_rounds"), roundedArray(it.value(), decimals));
-    }
+    QJsonObject result = roundsJson(rounds);
+    result.insert(QStringLiteral("events"), target);
     result.insert(QStringLiteral("a_failed_attempts"), failedAtA);
     result.insert(QStringLiteral("a_returned"), returnedByA);
     result.insert(QStringLiteral("dead"), dead);
@@ -150,32 +144,9 @@ QList<Check> isolationChecks(const QJsonObject &isolation) {
          {std::pair{QStringLiteral("B beside A answering 503 / B alone"), "a_503_ratio"},
           {QStringLiteral("B beside A's port closed / B alone"), "a_closed_ratio"},
           {QStringLiteral("B beside A answering in 2 s / B alone"), "a_slow_ratio"}}) {
-        const double ratio = isolation.value(QLatin1String(key)).toDouble();
-        checks.append({name, percent(ratio), QStringLiteral(">= 90%"), ratio >= 0.90});
+        checks.append(Check::ratio(name, isolation.value(QLatin1String(key)).toDouble(), 0.90));
     }
     return checks;
-}
-
-QList<std::pair<QString, QString>> isolationFigures(const QJsonObject &isolation) {
-    if (isolation.isEmpty())
-        return {};
-    const auto figure = [&isolation](const char *key) {
-        return isolation.value(QLatin1String(key)).toDouble();
-    };
-    const QString rates = QStringLiteral("%1 /s / %2 /s / %3 /s / %4 /s")
-                              .arg(figure("alone_events_per_s"), 0, 'f', 0)
-                              .arg(figure("a_503_events_per_s"), 0, 'f', 0)
-                              .arg(figure("a_closed_events_per_s"), 0, 'f', 0)
-                              .arg(figure("a_slow_events_per_s"), 0, 'f', 0);
-    const QString a = QStringLiteral("%1, %2, %3")
-                          .arg(qint64(figure("a_failed_attempts")))
-                          .arg(qint64(figure("a_returned")))
-                          .arg(qint64(figure("dead")));
-    return {{QStringLiteral("isolation: B alone / beside A 503 / A closed / A slow"), rates},
-            {QStringLiteral("isolation: A's %1 events: failed attempts, returned unattempted, "
-                            "dead")
-                 .arg(qint64(figure("events"))),
-             a}};
 }
 
 } // namespace outbox::bench

@@ -30,9 +30,7 @@ core::Result<QJsonObject> measureIsolation(BenchCluster &database, const BenchOp
                                            const std::function<DispatchPlan(qint64)> &httpPlan,
                                            const Progress &progress);
 
-// Its targets (B's rate beside a failing A at least 90% of B alone) and its
-// rows of the printed report.
+// Its targets: B's rate beside a failing A at least 90% of B alone.
 QList<Check> isolationChecks(const QJsonObject &isolation);
-QList<std::pair<QString, QString>> isolationFigures(const QJsonObject &isolation);
 
 } // namespace outbox::bench

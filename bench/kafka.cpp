@@ -4,18 +4,12 @@
 #include "devtools/kafkamock.h"
 #include "dispatch/kafkapublisher.h"
 
-#include <QJsonArray>
-
 namespace outbox::bench {
 
 namespace {
 
 const QString kTopic = QStringLiteral("outbox.bench");
 constexpr int KafkaWindowClaims = 4;
-
-core::Result<QJsonObject> fail(const QString &message) {
-    return core::Error{core::ErrorKind::Failed, message};
-}
 
 } // namespace
 
@@ -25,15 +19,14 @@ core::Result<QJsonObject> measureKafka(const BenchOptions &o,
                                        const Progress &progress) {
     devtools::KafkaMockCluster cluster;
     if (!cluster.isRunning() || !cluster.createTopic(kTopic, 4))
-        return fail(QStringLiteral("the mock Kafka cluster did not start: ") + cluster.error());
+        return failure(QStringLiteral("the mock Kafka cluster did not start: ") + cluster.error());
     auto settings = core::KafkaSettings::fromProperties(
         {{QStringLiteral("brokers"), cluster.bootstrapServers()},
          {QStringLiteral("topic"), kTopic}});
     if (!settings)
         return settings.error();
 
-    QList<double> kafkaRates;
-    QList<double> dbRates;
+    Rounds rounds;
     qint64 maybeDuplicated = 0;
     for (int round = 1; round <= o.repeat; ++round) {
         for (const bool kafka : {false, true}) {
@@ -57,60 +50,28 @@ core::Result<QJsonObject> measureKafka(const BenchOptions &o,
             auto ran = runDispatcher(run);
             if (!ran)
                 return ran.error();
-            const double perSecond = ran->seconds > 0 ? double(o.events) / ran->seconds : 0.0;
-            (kafka ? kafkaRates : dbRates).append(perSecond);
+            rounds[kafka ? QStringLiteral("kafka_events_per_s")
+                         : QStringLiteral("db_only_events_per_s")]
+                << (ran->seconds > 0 ? double(o.events) / ran->seconds : 0.0);
             if (kafka)
                 maybeDuplicated += ran->stats.maybeDuplicated;
         }
+        // Each round's pair ran back to back; the median of their ratios is reported.
+        const double db = rounds.value(QStringLiteral("db_only_events_per_s")).last();
+        rounds[QStringLiteral("ratio")]
+            << (db > 0 ? rounds.value(QStringLiteral("kafka_events_per_s")).last() / db : 0.0);
     }
-    // The ratio of each round's pair (run back to back), then the median, as
-    // the other phases report theirs.
-    QList<double> ratios;
-    for (qsizetype i = 0; i < kafkaRates.size(); ++i)
-        ratios.append(dbRates.at(i) > 0 ? kafkaRates.at(i) / dbRates.at(i) : 0.0);
-    const double kafkaRate = median(kafkaRates);
-    const double dbRate = median(dbRates);
-    const auto perRound = [](const QList<double> &rates) {
-        QJsonArray rounded;
-        for (double value : rates)
-            rounded.append(qRound(value));
-        return rounded;
-    };
-    return QJsonObject{{QStringLiteral("events"), o.events},
-                       {QStringLiteral("kafka_rounds"), perRound(kafkaRates)},
-                       {QStringLiteral("db_only_rounds"), perRound(dbRates)},
-                       {QStringLiteral("kafka_events_per_s"), kafkaRate},
-                       {QStringLiteral("db_only_events_per_s"), dbRate},
-                       {QStringLiteral("ratio"), median(ratios)},
-                       {QStringLiteral("maybe_duplicated"), maybeDuplicated}};
+    QJsonObject out = roundsJson(rounds);
+    out.insert(QStringLiteral("events"), o.events);
+    out.insert(QStringLiteral("maybe_duplicated"), maybeDuplicated);
+    return out;
 }
 
 QList<Check> kafkaChecks(const QJsonObject &kafka) {
     if (kafka.isEmpty())
         return {};
-    const double ratio = kafka.value(QLatin1String("ratio")).toDouble();
-    return {{QStringLiteral("Kafka (mock cluster) / database only"), percent(ratio),
-             QStringLiteral(">= 80%"), ratio >= 0.80}};
-}
-
-QList<std::pair<QString, QString>> kafkaFigures(const QJsonObject &kafka) {
-    if (kafka.isEmpty())
-        return {};
-    const auto perSecond = [&kafka](const char *key) -> QString {
-        return QString::number(kafka.value(QLatin1String(key)).toDouble(), 'f', 0) +
-               QStringLiteral(" events/s");
-    };
-    QStringList rounds;
-    const QJsonArray kafkaRounds = kafka.value(QLatin1String("kafka_rounds")).toArray();
-    const QJsonArray dbRounds = kafka.value(QLatin1String("db_only_rounds")).toArray();
-    for (qsizetype i = 0; i < kafkaRounds.size() && i < dbRounds.size(); ++i)
-        rounds << QString::number(kafkaRounds.at(i).toInteger()) + u'/' +
-                      QString::number(dbRounds.at(i).toInteger());
-    return {{QStringLiteral("Kafka (mock cluster), %1 events")
-                 .arg(kafka.value(QLatin1String("events")).toInteger()),
-             perSecond("kafka_events_per_s")},
-            {QStringLiteral("database only, same run"), perSecond("db_only_events_per_s")},
-            {QStringLiteral("  events/s per round (Kafka/database only)"), rounds.join(u' ')}};
+    return {Check::ratio(QStringLiteral("Kafka (mock cluster) / database only"),
+                         kafka.value(QLatin1String("ratio")).toDouble(), 0.80)};
 }
 
 } // namespace outbox::bench

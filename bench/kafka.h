@@ -19,14 +19,13 @@ namespace outbox::bench {
 // (the in-process publisher) on as many events, back to back, for `o.repeat`
 // rounds. `plan(target)` is the run's database-only dispatcher; `load(n)`
 // queues n events. Figures: kafka_events_per_s, db_only_events_per_s and
-// their ratio (medians), kafka_rounds and db_only_rounds, maybe_duplicated.
+// ratio (medians, as roundsJson), maybe_duplicated.
 core::Result<QJsonObject> measureKafka(const BenchOptions &o,
                                        const std::function<DispatchPlan(qint64)> &plan,
                                        const std::function<core::Result<void>(int)> &load,
                                        const Progress &progress);
 
-// The phase's check (ratio >= 80%) and its rows of the printed report.
+// The phase's check: ratio >= 80%.
 QList<Check> kafkaChecks(const QJsonObject &kafka);
-QList<std::pair<QString, QString>> kafkaFigures(const QJsonObject &kafka);
 
 } // namespace outbox::bench

@@ -3,6 +3,8 @@
 #include "bench/harness.h"
 
 #include <QDateTime>
+#include <QJsonDocument>
+#include <QRegularExpression>
 #include <QSysInfo>
 #include <QThread>
 
@@ -10,6 +12,11 @@
 #include <cmath>
 
 namespace outbox::bench {
+
+Check Check::ratio(const QString &name, double fraction, double least) {
+    return {name, percent(fraction), QStringLiteral(">= %1%").arg(qRound(least * 100)),
+            fraction >= least};
+}
 
 bool allPass(const QList<Check> &checks) {
     return std::all_of(checks.begin(), checks.end(), [](const Check &c) { return c.pass; });
@@ -32,6 +39,53 @@ void printChecks(QTextStream &out, const QList<Check> &checks, const QStringList
     row(header.value(0), header.value(1), header.value(2), header.value(3));
     for (const Check &c : checks)
         row(c.name, c.value, c.target, c.pass ? QStringLiteral("PASS") : QStringLiteral("FAIL"));
+}
+
+namespace {
+
+QString valueText(const QJsonValue &value) {
+    if (value.isDouble()) // to a thousandth, without trailing zeros
+        return QString::number(rounded(value.toDouble(), 3), 'f', 3)
+            .remove(QRegularExpression(QStringLiteral("\\.?0+$")));
+    if (value.isObject())
+        return QString::fromUtf8(QJsonDocument(value.toObject()).toJson(QJsonDocument::Compact));
+    if (value.isArray()) {
+        QStringList parts;
+        const QJsonArray array = value.toArray();
+        for (const QJsonValue &item : array)
+            parts << valueText(item);
+        return parts.join(QLatin1Char(' '));
+    }
+    return value.toVariant().toString();
+}
+
+void flatten(const QString &prefix, const QJsonObject &json, QList<QStringList> &rows) {
+    for (auto it = json.begin(); it != json.end(); ++it) {
+        const QString key = prefix + it.key();
+        const QJsonArray array = it.value().toArray();
+        if (it.value().isObject())
+            flatten(key + QLatin1Char('.'), it.value().toObject(), rows);
+        else if (!array.isEmpty() && array.first().isObject()) // one object per row
+            for (qsizetype i = 0; i < array.size(); ++i)
+                flatten(key + QStringLiteral(".%1.").arg(i), array.at(i).toObject(), rows);
+        else
+            rows << QStringList{key, valueText(it.value())};
+    }
+}
+
+} // namespace
+
+void printFigures(QTextStream &out, const QJsonObject &json, const QStringList &skip) {
+    QJsonObject shown = json;
+    for (const QString &key : skip)
+        shown.remove(key);
+    QList<QStringList> rows;
+    flatten(QString(), shown, rows);
+    qsizetype width = 0;
+    for (const QStringList &row : std::as_const(rows))
+        width = std::max(width, row.first().size());
+    for (const QStringList &row : std::as_const(rows))
+        out << row.first().leftJustified(width) << "  " << row.last() << '\n';
 }
 
 QJsonArray checksJson(const QList<Check> &checks, const QString &nameKey, const QString &valueKey) {
@@ -68,6 +122,16 @@ QString describeMachine(const QJsonObject &machine) {
 double rounded(double value, int decimals) {
     const double scale = std::pow(10.0, decimals);
     return std::round(value * scale) / scale;
+}
+
+QJsonObject roundsJson(const Rounds &rounds) {
+    QJsonObject json;
+    for (auto it = rounds.cbegin(); it != rounds.cend(); ++it) {
+        const int decimals = it.key().endsWith(QLatin1String("_per_s")) ? 0 : 3;
+        json.insert(it.key(), rounded(median(it.value()), decimals));
+        json.insert(it.key() + QStringLiteral("_rounds"), roundedArray(it.value(), decimals));
+    }
+    return json;
 }
 
 QJsonArray roundedArray(const QList<double> &values, int decimals) {

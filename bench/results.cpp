@@ -12,19 +12,19 @@ namespace outbox::bench {
 QList<Check> checkTargets(const BenchResults &r) {
     QList<Check> checks;
     if (r.dbRan) {
-        const double dbRatio = median(r.rounds.value(QStringLiteral("db_only_ratio_rounds")));
-        checks.append({QStringLiteral("database only / database ceiling"), percent(dbRatio),
-                       QStringLiteral(">= 80%"), dbRatio >= 0.80});
+        checks.append(Check::ratio(QStringLiteral("database only / database ceiling"),
+                                   median(r.rounds.value(QStringLiteral("db_only_ratio_rounds"))),
+                                   0.80));
     }
     if (r.httpRan) {
-        const double e2eRatio = median(r.rounds.value(QStringLiteral("e2e_ratio_rounds")));
-        checks.append({QStringLiteral("end to end per event / QNAM alone (runner)"),
-                       percent(e2eRatio), QStringLiteral(">= 80%"), e2eRatio >= 0.80});
+        checks.append(Check::ratio(QStringLiteral("end to end per event / QNAM alone (runner)"),
+                                   median(r.rounds.value(QStringLiteral("e2e_ratio_rounds"))),
+                                   0.80));
     }
     if (const auto batch = r.rounds.value(QStringLiteral("e2e_db_only_ratio_rounds"));
         !batch.isEmpty()) // batch delivery: the database is the limit, not one request per event
-        checks.append({QStringLiteral("end to end (batch delivery) / database only"),
-                       percent(median(batch)), QStringLiteral(">= 80%"), median(batch) >= 0.80});
+        checks.append(Check::ratio(QStringLiteral("end to end (batch delivery) / database only"),
+                                   median(batch), 0.80));
     // A request of about 30 KB (a batch of 100 events) against a small one, one
     // at a time on a warm connection: a Nagle/delayed-ACK stall adds 40 ms.
     QMap<int, double> sizeP50;
@@ -48,21 +48,18 @@ QList<Check> checkTargets(const BenchResults &r) {
         const auto c = [&r](const char *key) {
             return r.claimPath.value(QLatin1String(key)).toDouble();
         };
-        checks.append({QStringLiteral("burst into stale / fresh statistics"),
-                       percent(c("stale_ratio")), QStringLiteral(">= 80%"),
-                       c("stale_ratio") >= 0.80});
-        checks.append({QStringLiteral("aggregate order / unordered claim"),
-                       percent(c("aggregate_order_ratio")), QStringLiteral(">= 50%"),
-                       c("aggregate_order_ratio") >= 0.50});
+        checks.append(Check::ratio(QStringLiteral("burst into stale / fresh statistics"),
+                                   c("stale_ratio"), 0.80));
+        checks.append(Check::ratio(QStringLiteral("aggregate order / unordered claim"),
+                                   c("aggregate_order_ratio"), 0.50));
     }
     if (!r.paused.isEmpty()) {
         const qint64 aside = r.paused.value(QLatin1String("paused_events")).toInteger();
         for (const auto &[name, key] :
              {std::pair{QStringLiteral("rest delivered, %1 paused / nothing paused"), "ratio"},
               {QStringLiteral("aggregate order, %1 behind dead / none"), "blocked_ratio"}}) {
-            const double ratio = r.paused.value(QLatin1String(key)).toDouble();
             checks.append(
-                {name.arg(aside), percent(ratio), QStringLiteral(">= 90%"), ratio >= 0.90});
+                Check::ratio(name.arg(aside), r.paused.value(QLatin1String(key)).toDouble(), 0.90));
         }
     }
     checks += kafkaChecks(r.kafka);
@@ -71,47 +68,14 @@ QList<Check> checkTargets(const BenchResults &r) {
         const auto b = [&r](const char *key) {
             return r.burnDown.value(QLatin1String(key)).toDouble();
         };
-        checks.append(
-            {QStringLiteral("burn-down last/first %1 s window").arg(b("window_s"), 0, 'f', 1),
-             percent(b("ratio")), QStringLiteral(">= 80%"), b("ratio") >= 0.80});
+        checks.append(Check::ratio(
+            QStringLiteral("burn-down last/first %1 s window").arg(b("window_s"), 0, 'f', 1),
+            b("ratio"), 0.80));
         checks.append({QStringLiteral("RSS max during burn-down"),
                        QString::number(b("rss_mb_max"), 'f', 1) + QStringLiteral(" MB"),
                        QStringLiteral("< 60 MB"), b("rss_mb_max") < 60.0});
     }
     return checks;
-}
-
-QList<QStringList> deliveryRows(const BenchResults &r) {
-    QList<QStringList> rows;
-    for (const QString &to : {QStringLiteral("runner"), QStringLiteral("nginx")}) {
-        const QString key = to == QLatin1String("runner") ? QString() : QStringLiteral("nginx_");
-        const auto value = [&](const char *name) {
-            return median(r.rounds.value(key + QLatin1String(name)));
-        };
-        if (r.rounds.contains(key + QStringLiteral("e2e_batch_rounds")))
-            rows << QStringList{QStringLiteral("HTTP ceiling, the dispatcher's client alone (%1)")
-                                    .arg(to),
-                                QString::number(value("client_ceiling_rounds"), 'f', 0) +
-                                    QStringLiteral(" /s")}
-                 << QStringList{QStringLiteral("end to end per event / QNAM alone (%1)").arg(to),
-                                percent(value("e2e_ratio_rounds"))}
-                 << QStringList{QStringLiteral("end to end, batch delivery (%1)").arg(to),
-                                QString::number(value("e2e_batch_rounds"), 'f', 0) +
-                                    QStringLiteral(" /s")};
-    }
-    const auto figures = [](const QJsonValue &c) {
-        return QStringLiteral("%1/%2/%3 ms (%4)")
-            .arg(c[QLatin1String("p50_ms")].toDouble(), 0, 'f', 2)
-            .arg(c[QLatin1String("p99_ms")].toDouble(), 0, 'f', 2)
-            .arg(c[QLatin1String("max_ms")].toDouble(), 0, 'f', 1)
-            .arg(c[QLatin1String("over_20_ms")].toInt());
-    };
-    for (const QJsonValue &row : r.latencyBySize)
-        rows << QStringList{QStringLiteral("request of %1 B: p50/p99/max (>= 20 ms), client | QNAM")
-                                .arg(row[QLatin1String("bytes")].toInt()),
-                            figures(row[QLatin1String("client")]) + QStringLiteral(" | ") +
-                                figures(row[QLatin1String("qnam")])};
-    return rows;
 }
 
 QJsonObject resultsJson(const BenchResults &r) {
@@ -156,8 +120,6 @@ QJsonObject resultsJson(const BenchResults &r) {
         json.insert(QStringLiteral("latency_by_size"), r.latencyBySize);
     if (!r.burnDown.isEmpty())
         json.insert(QStringLiteral("burn_down"), r.burnDown);
-    if (!r.retention.isEmpty())
-        json.insert(QStringLiteral("retention"), r.retention);
     if (!r.claimPath.isEmpty())
         json.insert(QStringLiteral("claim_path"), r.claimPath);
     if (!r.paused.isEmpty())

@@ -81,15 +81,10 @@ core::Result<void> measureIdle(const BenchOptions &options, BenchCluster &cluste
                          .arg(options.idleSeconds));
             showStatusPage(w, page);
             runFor(3000); // the page's first live refreshes: an operator's doing
-            if (auto reset = cluster.sql().resetStatementStats(); !reset)
-                return reset;
-            QElapsedTimer idle;
-            idle.start();
-            runFor(options.idleSeconds * 1000);
-            auto dbMs = cluster.sql().statementTimeMs();
+            auto dbMs = dbMsPerSecond(cluster, options.idleSeconds * 1000);
             if (!dbMs)
                 return dbMs.error();
-            cost.dbMsPerS = dbMs.value() * 1000.0 / double(idle.elapsed());
+            cost.dbMsPerS = dbMs.value();
             if (auto stats = cluster.sql().statementStats(8); stats)
                 cost.statements = stats.value();
             results.idle << cost;
@@ -220,6 +215,28 @@ core::Result<void> measureStall(const BenchOptions &options, BenchCluster &clust
 }
 } // namespace
 
+core::Result<void> startCluster(BenchCluster &cluster, const QStringList &settings) {
+    devtools::EmbeddedPostgres::Options options;
+    options.serverSettings =
+        QStringList{QStringLiteral("shared_preload_libraries=pg_stat_statements"),
+                    QStringLiteral("pg_stat_statements.track=top")} +
+        settings;
+    auto started = cluster.start(options);
+    return started ? cluster.sql().enableStatementStats() : started;
+}
+
+core::Result<double> dbMsPerSecond(BenchCluster &cluster, int ms) {
+    if (auto reset = cluster.sql().resetStatementStats(); !reset)
+        return reset.error();
+    QElapsedTimer watch;
+    watch.start();
+    runFor(ms);
+    auto spent = cluster.sql().statementTimeMs();
+    if (!spent)
+        return spent.error();
+    return spent.value() * 1000.0 / double(watch.elapsed());
+}
+
 QString IdleCost::key() const {
     return core::statusName(page) + (search ? QStringLiteral("_search") : QString());
 }
@@ -229,13 +246,8 @@ core::Result<BenchResults> runBench(BenchApplication &app, const BenchOptions &o
     BenchResults results;
     BenchCluster cluster;
     progress(QStringLiteral("starting PostgreSQL"));
-    devtools::EmbeddedPostgres::Options settings;
-    settings.serverSettings = {QStringLiteral("shared_preload_libraries=pg_stat_statements"),
-                               QStringLiteral("pg_stat_statements.track=top")};
-    if (auto started = cluster.start(settings); !started)
+    if (auto started = startCluster(cluster); !started)
         return started.error();
-    if (auto enabled = cluster.sql().enableStatementStats(); !enabled)
-        return enabled.error();
     results.serverVersion = cluster.serverVersion();
     progress(QStringLiteral("loading %1 delivered + %2 dead events")
                  .arg(options.size.delivered)

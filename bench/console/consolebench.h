@@ -52,10 +52,6 @@ struct BenchOptions {
     // A live console left open on each status page, without and with a
     // search (kIdleSearch): this long each.
     int idleSeconds = 10;
-    // --fleet only: CPUs the throwaway cluster is moved to once started
-    // (the benchmark itself keeps the ones it was started on, e.g. by
-    // taskset): a window whose servers run elsewhere. Empty: no pinning.
-    QList<int> serverCpus;
 };
 
 // The search of the idle phase's second pass on each page: words in topics
@@ -131,6 +127,7 @@ public:
         return m_window.get();
     }
     console::MainWindow *window() const { return m_window.get(); }
+    console::ConsoleSettings *settings() { return &m_settings; }
     void destroy() { m_window.reset(); }
 
 private:
@@ -139,6 +136,12 @@ private:
     console::ConsoleSettings m_settings;
     std::unique_ptr<console::MainWindow> m_window;
 };
+
+// Starts the cluster with pg_stat_statements (and `settings`) and enables it.
+core::Result<void> startCluster(BenchCluster &cluster, const QStringList &settings = {});
+// The statement time per second of wall time (pg_stat_statements) while the
+// event loop runs for `ms` milliseconds.
+core::Result<double> dbMsPerSecond(BenchCluster &cluster, int ms);
 
 // The bench drives the window as an operator does, through what the window
 // shows (found by object name): a status tab, View > Refresh, the Live button.

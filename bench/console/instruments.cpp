@@ -4,14 +4,10 @@
 #include "bench/report.h"
 #include "console/model/eventtablemodel.h"
 #include "console/widgets/eventview.h"
-#include "gaptrace.h"
 
 #include <QEvent>
 #include <QEventLoop>
-#include <QMetaEnum>
-#include <QPointer>
 #include <QTableView>
-#include <QThread>
 #include <QWidget>
 
 #include <algorithm>
@@ -28,31 +24,7 @@ bool BenchApplication::notify(QObject *receiver, QEvent *event) {
     // dispatcher, producer) that deliver their events through here never
     // touch the hook, which is not thread-safe.
     const bool paint = event->type() == QEvent::Paint && receiver->isWidgetType();
-    GapTrace *trace = GapTrace::current();
-    if (!trace || QThread::currentThread() != thread()) {
-        const bool result = QApplication::notify(receiver, event);
-        if (paint && m_paintHook)
-            m_paintHook(static_cast<QWidget *>(receiver));
-        return result;
-    }
-    // Long events of the GUI thread, for the stalls' attribution. What the
-    // event is must be taken before it is handled (a deferred delete ends
-    // its receiver), its name only once it proved long.
-    const auto type = event->type();
-    const char *className = receiver->metaObject()->className();
-    const QPointer<QObject> alive(receiver);
-    const ThreadTimes from = ThreadTimes::now();
-    ++m_depth;
     const bool result = QApplication::notify(receiver, event);
-    --m_depth;
-    const ThreadTimes to = ThreadTimes::now();
-    if (to.wallNs - from.wallNs >= GapTrace::kMinEventNs) {
-        QString what = QLatin1String(QMetaEnum::fromType<QEvent::Type>().valueToKey(type)) +
-                       QLatin1String(" to ") + QLatin1String(className);
-        if (alive && !alive->objectName().isEmpty())
-            what += QLatin1Char(' ') + alive->objectName();
-        trace->event(what, m_depth + 1, from, to);
-    }
     if (paint && m_paintHook)
         m_paintHook(static_cast<QWidget *>(receiver));
     return result;
@@ -70,7 +42,6 @@ void StallMeter::start() {
     m_gaps.reserve(100000);
     m_clock.start();
     m_last = 0;
-    m_lastTimes = ThreadTimes::now();
     m_timer.start();
 }
 
@@ -82,12 +53,6 @@ void StallMeter::stop() {
 void StallMeter::tick() {
     const qint64 now = m_clock.nsecsElapsed();
     m_gaps.push_back(now - m_last);
-    if (GapTrace *trace = GapTrace::current()) {
-        const ThreadTimes times = ThreadTimes::now();
-        if (now - m_last > kTracedGapNs)
-            trace->gap(m_lastTimes, times);
-        m_lastTimes = times;
-    }
     m_last = now;
 }
 

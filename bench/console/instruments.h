@@ -1,7 +1,6 @@
 #pragma once
 
 #include "core/result.h"
-#include "gaptrace.h"
 
 #include <QApplication>
 #include <QElapsedTimer>
@@ -44,7 +43,6 @@ public:
 private:
     QElapsedTimer m_clock;
     PaintHook m_paintHook;
-    int m_depth = 0; // nested notify() calls of the GUI thread
 };
 
 // A 1 ms timer on the GUI thread: the gap between two ticks is how long
@@ -65,13 +63,9 @@ public:
 private:
     void tick();
 
-    // Gaps longer than this go to the installed GapTrace, if any.
-    static constexpr qint64 kTracedGapNs = 16'000'000;
-
     QTimer m_timer;
     QElapsedTimer m_clock;
     qint64 m_last = 0;
-    ThreadTimes m_lastTimes;
     std::vector<qint64> m_gaps; // nanoseconds
 };
 

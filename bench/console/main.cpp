@@ -14,7 +14,6 @@
 
 #include <cstdio>
 #include <functional>
-#include <sched.h>
 #include <type_traits>
 
 using namespace outbox;
@@ -97,11 +96,6 @@ int main(int argc, char **argv) {
                                      "cluster (a tenth unreachable), one holding the data set "
                                      "(--delivered, --dead)."),
                       QStringLiteral("N")});
-    parser.addOption({QStringLiteral("server-cpus"),
-                      QStringLiteral("With --fleet: move the throwaway cluster to these CPUs "
-                                     "(e.g. 1 or 2,3) once it started; start the benchmark "
-                                     "itself on the others (taskset -c 0)."),
-                      QStringLiteral("LIST")});
     // The cold-start child (this program started again by the benchmark).
     for (const char *name : {"child-start", "db", "view", "t0"}) {
         QCommandLineOption o{QLatin1String(name)};
@@ -144,17 +138,6 @@ int main(int argc, char **argv) {
         const int databases = parser.value(QStringLiteral("fleet")).toInt(&ok);
         if (!ok || databases < 2 || databases > 500)
             return fail(QStringLiteral("--fleet needs a number of databases from 2 to 500"));
-        if (parser.isSet(QStringLiteral("server-cpus"))) {
-            const QString list = parser.value(QStringLiteral("server-cpus"));
-            for (const QString &part : list.split(QLatin1Char(','))) {
-                const int cpu = part.trimmed().toInt(&ok);
-                if (!ok || cpu < 0 || cpu >= CPU_SETSIZE)
-                    return fail(QStringLiteral("--server-cpus needs CPU numbers separated by "
-                                               "commas, e.g. 1 or 2,3 (got \"%1\")")
-                                    .arg(list));
-                options.serverCpus << cpu;
-            }
-        }
         return runFleetBench(app, options, databases, parser.isSet(QStringLiteral("json")));
     }
     auto results = runBench(app, options, [](const QString &step) {

@@ -108,42 +108,17 @@ QList<Check> checkTargets(const BenchResults &r) {
 }
 
 void printHuman(QTextStream &out, const BenchOptions &options, const BenchResults &r) {
-    const QJsonObject env = environment(options, r);
-    out << "Outbox Console benchmark\n";
-    out << "  machine: " << bench::describeMachine(env) << " ("
-        << env.value(QLatin1String("qpa_platform")).toString() << ")\n";
-    const auto data = [&r](const char *key) {
-        return r.data.value(QLatin1String(key)).toVariant().toString();
-    };
-    out << "  data: " << data("delivered") << " delivered, " << data("dead") << " dead, "
-        << data("pending") << " pending, " << data("processing") << " processing; payload ~"
-        << data("payload_bytes_avg") << " bytes; table " << data("table_size") << "; loaded in "
-        << QString::number(r.data.value(QLatin1String("load_s")).toDouble(), 'f', 1) << " s\n";
-    out << "  window: the real console::MainWindow, fresh settings each run\n\n";
-
+    const QJsonObject json = toJson(options, r);
+    out << "Outbox Console benchmark: "
+        << bench::describeMachine(json.value(QLatin1String("environment")).toObject())
+        << ", the real console::MainWindow, fresh settings each run\n\n";
     bench::printChecks(out, checkTargets(r),
                        {QStringLiteral("figure"), QStringLiteral("measured"),
                         QStringLiteral("target"), QStringLiteral("result")});
-    out << "\nDetails\n";
-    out << "  new-process console peak RSS: max "
-        << mb(maxOf(r.samples.value(QStringLiteral("start_process_rss_mb"))))
-        << "; bench process RSS ";
-    if (!r.stall.isEmpty())
-        out << "before the dispatcher phase " << mb(r.rssBeforeStallMb) << ", ";
-    out << "at the end " << mb(r.rssEndMb) << "\n";
-    if (!r.stall.isEmpty()) {
-        // Every figure of the phase by its JSON key ("delivered_per_s 4389").
-        QStringList figures;
-        for (auto it = r.stall.begin(); it != r.stall.end(); ++it)
-            figures << it.key() + QLatin1Char(' ') +
-                           QString::number(it.value().toDouble(), 'g', 10);
-        out << "  dispatcher phase: " << figures.join(QStringLiteral(", ")) << "\n";
-    }
-    // Which statements an idle console ran: statements_idle_console in --json.
-    for (const QString &note : r.notes)
-        out << "  note: " << note << "\n";
-    out << "  load average before/after: " << data("load_average_before") << " / "
-        << data("load_average_after") << "\n";
+    out << '\n';
+    // The statements an idle console ran: statements_idle_console in --json.
+    bench::printFigures(out, json,
+                        {QStringLiteral("figures"), QStringLiteral("statements_idle_console")});
     out.flush();
 }
 

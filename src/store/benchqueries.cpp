@@ -181,22 +181,6 @@ core::Result<void> BenchQueries::insertEvents(const BenchInsert &what) {
     return {};
 }
 
-core::Result<void> BenchQueries::loadDeliveredHistory(int events, int payloadBytes) {
-    auto inserted = store::exec(
-        m_db,
-        QStringLiteral("INSERT INTO outbox_events (id, namespace, topic, payload, status, attempts,"
-                       " delivered_at, created_at, held)"
-                       " SELECT outbox_uuid_v7(), 'bench', 'bench.history',"
-                       "        jsonb_build_object('n', g, 'pad', repeat('x', ?::integer)),"
-                       "        'delivered', 1, now() - interval '2 days',"
-                       "        now() - interval '2 days' + g * interval '1 millisecond', false"
-                       "   FROM generate_series(1, ?::integer) AS g"),
-        {std::max(payloadBytes - 40, 0), events}, QStringLiteral("loading a delivered history"));
-    if (!inserted)
-        return inserted.error();
-    return vacuumAndCheckpoint();
-}
-
 core::Result<qint64> BenchQueries::count(const QString &status) {
     auto result = row(QStringLiteral("SELECT count(*) FROM outbox_events WHERE status = ?"),
                       {status}, QStringLiteral("counting events"));

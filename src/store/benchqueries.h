@@ -74,9 +74,6 @@ public:
     // VACUUM (ANALYZE) of the outbox, then CHECKPOINT.
     core::Result<void> vacuumAndCheckpoint();
     core::Result<qint64> count(const QString &status);
-    // Adds `events` delivered events created two days ago (a delivered
-    // history for retention to delete), then VACUUM ANALYZE and CHECKPOINT.
-    core::Result<void> loadDeliveredHistory(int events, int payloadBytes);
     // Commit-to-delivered figures computed by the database itself, in
     // milliseconds: from the commit timestamp of the producer's transaction
     // (track_commit_timestamp) to delivered_at (start of the ack statement,

@@ -1,18 +1,9 @@
 #pragma once
 
-#include <QHostAddress>
-#include <QTcpServer>
+#include "devtools/localport.h"
 
 namespace outbox::testing {
 
-// A TCP port on 127.0.0.1 where nothing listens (bound, then released).
-inline int closedPort() {
-    QTcpServer server;
-    if (!server.listen(QHostAddress::LocalHost, 0))
-        return 1;
-    const int port = server.serverPort();
-    server.close();
-    return port;
-}
+using devtools::closedPort;
 
 } // namespace outbox::testing
