@@ -102,6 +102,8 @@ QJsonObject resultsJson(const BenchResults &r) {
           {"nginx_e2e_ratio", "nginx_e2e_ratio_rounds", 3},
           {"nginx_e2e_batch_events_per_s", "nginx_e2e_batch_rounds", 0}}) {
         const QList<double> values = r.rounds.value(QLatin1String(rounds));
+        if (values.isEmpty()) // its phase did not run (--only)
+            continue;
         json.insert(QLatin1String(key), rounded(median(values), decimals));
         json.insert(QLatin1String(rounds), roundedArray(values, decimals));
     }
