@@ -98,7 +98,7 @@ public:
         : o(options)
         , progress(report) {}
 
-    core::Result<BenchResults> run();
+    core::Result<QJsonObject> run();
 
 private:
     // The dispatcher on the benchmark's cluster: database only (the
@@ -120,7 +120,8 @@ private:
     BenchCluster database;
     devtools::RunnerProcess runner;
     devtools::NginxProcess nginx;
-    BenchResults r;
+    Rounds rounds;    // per-round figures by name (roundsJson)
+    QJsonObject json; // the rest of the figures
 };
 
 DispatchPlan Benchmark::plan(bool http, qint64 target, const QUrl &url) const {
@@ -171,10 +172,10 @@ core::Result<void> Benchmark::databasePair(const QString &suffix) {
     if (!run)
         return run.error();
     const double dbOnly = rate(o.events, run->seconds);
-    r.rounds[QStringLiteral("db_ceiling_rounds")].append(ceiling.value());
-    r.rounds[QStringLiteral("db_only_rounds")].append(dbOnly);
-    r.rounds[QStringLiteral("db_only_ratio_rounds")].append(
-        ceiling.value() > 0 ? dbOnly / ceiling.value() : 0.0);
+    rounds[QStringLiteral("db_ceiling_events_per_s")] << ceiling.value();
+    rounds[QStringLiteral("db_only_events_per_s")] << dbOnly;
+    rounds[QStringLiteral("db_only_ratio")].append(ceiling.value() > 0 ? dbOnly / ceiling.value()
+                                                                       : 0.0);
     return {};
 }
 
@@ -209,8 +210,10 @@ core::Result<void> Benchmark::httpPair(const QString &suffix, bool toNginx) {
             http = failure(QStringLiteral("%1: %2 requests failed").arg(phase).arg(http->failures));
         if (!http)
             return http.error();
-        r.httpManagers = qnam ? http->managers : r.httpManagers;
-        rates[qnam ? QStringLiteral("http_ceiling") : QStringLiteral("client_ceiling")] =
+        if (qnam)
+            json.insert(QStringLiteral("http_managers"), http->managers);
+        rates[qnam ? QStringLiteral("http_only_requests_per_s")
+                   : QStringLiteral("client_only_requests_per_s")] =
             rate(o.events, double(http->elapsedNs) / 1e9);
     }
     for (const auto delivery : {core::Delivery::PerEvent, core::Delivery::Batch}) {
@@ -228,22 +231,25 @@ core::Result<void> Benchmark::httpPair(const QString &suffix, bool toNginx) {
         auto after = run ? in(phase, runner.counts()) : run.error();
         if (!after)
             return after.error();
-        r.e2eDuplicates += after->duplicates - before->duplicates;
+        json.insert(QStringLiteral("e2e_duplicates"),
+                    json.value(QLatin1String("e2e_duplicates")).toInteger() + after->duplicates -
+                        before->duplicates);
         if (after->badSignatures != before->badSignatures)
             return failure(QStringLiteral("%1: the runner refused %2 signatures")
                                .arg(phase)
                                .arg(after->badSignatures - before->badSignatures));
-        rates[batch ? QStringLiteral("e2e_batch") : QStringLiteral("e2e")] =
-            rate(o.events, run->seconds);
+        rates[batch ? QStringLiteral("e2e_batch_events_per_s")
+                    : QStringLiteral("e2e_events_per_s")] = rate(o.events, run->seconds);
     }
     for (auto it = rates.cbegin(); it != rates.cend(); ++it)
-        r.rounds[key + it.key() + QStringLiteral("_rounds")].append(it.value());
-    r.rounds[key + QStringLiteral("e2e_ratio_rounds")].append(
-        rates[QStringLiteral("e2e")] / std::max(rates[QStringLiteral("http_ceiling")], 1e-9));
-    if (const QList<double> dbOnly = r.rounds.value(QStringLiteral("db_only_rounds"));
+        rounds[key + it.key()] << it.value();
+    rounds[key + QStringLiteral("e2e_ratio")]
+        << rates[QStringLiteral("e2e_events_per_s")] /
+               std::max(rates[QStringLiteral("http_only_requests_per_s")], 1e-9);
+    if (const QList<double> dbOnly = rounds.value(QStringLiteral("db_only_events_per_s"));
         !toNginx && !dbOnly.isEmpty()) // this round's
-        r.rounds[QStringLiteral("e2e_db_only_ratio_rounds")].append(
-            rates[QStringLiteral("e2e_batch")] / dbOnly.last());
+        rounds[QStringLiteral("e2e_db_only_ratio")]
+            << rates[QStringLiteral("e2e_batch_events_per_s")] / dbOnly.last();
     return {};
 }
 
@@ -252,6 +258,7 @@ core::Result<void> Benchmark::httpPair(const QString &suffix, bool toNginx) {
 // requests of 20 ms or more (a Nagle/delayed-ACK stall costs 40 ms).
 core::Result<void> Benchmark::latencyBySize() {
     progress(QStringLiteral("latency by body size: %1 requests per size...").arg(o.sizeRequests));
+    QJsonArray rows;
     for (const int bytes : o.sizes) {
         QJsonObject row{{QStringLiteral("bytes"), bytes}};
         for (const auto kind :
@@ -274,8 +281,9 @@ core::Result<void> Benchmark::latencyBySize() {
                                    {QStringLiteral("max_ms"), rounded(percentile(ms, 1.0), 3)},
                                    {QStringLiteral("over_20_ms"), qint64(stalls)}});
         }
-        r.latencyBySize.append(row);
+        rows.append(row);
     }
+    json.insert(QStringLiteral("latency_by_size"), rows);
     return {};
 }
 
@@ -305,11 +313,13 @@ core::Result<void> Benchmark::latency() {
     auto figures = in(phase, database.sql().latency(producer.events()));
     if (!figures)
         return figures.error();
-    r.latency = figures.value();
-    r.latency.insert(QStringLiteral("latency_http_p50_ms"),
-                     double(run->stats.httpDuration.p50()) / 1000.0);
-    r.latency.insert(QStringLiteral("latency_http_p99_ms"),
-                     double(run->stats.httpDuration.p99()) / 1000.0);
+    QJsonObject measured = figures.value();
+    measured.insert(QStringLiteral("latency_http_p50_ms"),
+                    double(run->stats.httpDuration.p50()) / 1000.0);
+    measured.insert(QStringLiteral("latency_http_p99_ms"),
+                    double(run->stats.httpDuration.p99()) / 1000.0);
+    for (auto it = measured.begin(); it != measured.end(); ++it)
+        json.insert(it.key(), rounded(it.value().toDouble(), 3));
     return {};
 }
 
@@ -446,7 +456,7 @@ QJsonObject Benchmark::environment() const {
                        });
 }
 
-core::Result<BenchResults> Benchmark::run() {
+core::Result<QJsonObject> Benchmark::run() {
     progress(QStringLiteral("starting a PostgreSQL cluster..."));
     devtools::EmbeddedPostgres::Options cluster;
     cluster.fastAndUnsafe = !o.durable;
@@ -454,7 +464,7 @@ core::Result<BenchResults> Benchmark::run() {
     cluster.serverSettings << QStringLiteral("track_commit_timestamp=on");
     if (auto started = in(QStringLiteral("cluster"), database.start(cluster)); !started)
         return started.error();
-    r.environment = environment();
+    json.insert(QStringLiteral("environment"), environment()); // the load average at the start
 
     progress(QStringLiteral("starting the development runner..."));
     if (auto started = in(QStringLiteral("runner"), runner.start()); !started)
@@ -478,17 +488,17 @@ core::Result<BenchResults> Benchmark::run() {
     // Each pair (ceiling, then the dispatcher) runs back to back, `repeat`
     // times: the machine may be busy with other work, and a pair sees the
     // same conditions on both sides far more often than two distant runs.
-    r.dbRan = o.phases.contains(QLatin1String("db"));
-    r.httpRan = o.phases.contains(QLatin1String("http"));
+    const bool dbRan = o.phases.contains(QLatin1String("db"));
+    const bool httpRan = o.phases.contains(QLatin1String("http"));
     for (int round = 1; round <= o.repeat; ++round) {
         const QString suffix =
             o.repeat > 1 ? QStringLiteral(" (round %1 of %2)").arg(round).arg(o.repeat) : QString();
-        if (r.dbRan) {
+        if (dbRan) {
             if (auto done = databasePair(suffix); !done)
                 return done.error();
         }
         for (const bool toNginx : {false, true}) {
-            if (!(toNginx ? nginxRan : r.httpRan))
+            if (!(toNginx ? nginxRan : httpRan))
                 continue;
             if (auto done = httpPair(suffix, toNginx); !done)
                 return done.error();
@@ -503,45 +513,63 @@ core::Result<BenchResults> Benchmark::run() {
             return measured.error();
     }
     // The phases reporting one object each: `name` of --only, in order.
-    const auto phase = [&](const char *name, const QString &what, QJsonObject &into,
+    const auto phase = [&](const char *name, const QString &what, const QString &key,
                            const std::function<core::Result<QJsonObject>()> &measure) {
-        auto measured = o.phases.contains(QLatin1String(name)) ? in(what, measure())
-                                                               : core::Result<QJsonObject>(into);
+        if (!o.phases.contains(QLatin1String(name)))
+            return core::Result<void>();
+        auto measured = in(what, measure());
         if (measured)
-            into = measured.value();
+            json.insert(key, measured.value());
         return measured ? core::Result<void>() : measured.error();
     };
     const auto dbOnly = [this](qint64 target) { return plan(false, target); };
-    auto done = phase("isolation", QStringLiteral("isolation"), r.isolation, [&] {
+    auto done = phase("isolation", QStringLiteral("isolation"), QStringLiteral("isolation"), [&] {
         return measureIsolation(
             database, o, [this](qint64 target) { return plan(true, target); }, progress);
     });
     runner.stop();
     nginx.stop();
     if (done)
-        done = phase("claim-path", QStringLiteral("claim path"), r.claimPath,
+        done = phase("claim-path", QStringLiteral("claim path"), QStringLiteral("claim_path"),
                      [this] { return claimPath(); });
     if (done)
-        done = phase("paused", QStringLiteral("paused backlog"), r.paused,
+        done = phase("paused", QStringLiteral("paused backlog"), QStringLiteral("paused"),
                      [&] { return measurePausedBacklog(database, o, dbOnly, progress); });
     if (done)
-        done = phase("kafka", QStringLiteral("kafka"), r.kafka, [&] {
+        done = phase("kafka", QStringLiteral("kafka"), QStringLiteral("kafka"), [&] {
             return measureKafka(
                 o, dbOnly, [this](int events) { return load(events, kThroughputTopic); }, progress);
         });
     if (done && o.burnDown > 0)
-        done = phase("burn-down", QStringLiteral("burn-down"), r.burnDown,
+        done = phase("burn-down", QStringLiteral("burn-down"), QStringLiteral("burn_down"),
                      [this] { return burnDown(); });
     if (!done)
         return done.error();
-    r.rssMbMax = r.burnDown.isEmpty() ? residentMb()
-                                      : r.burnDown.value(QStringLiteral("rss_mb_max")).toDouble();
-    return r;
+    QJsonObject out = roundsJson(rounds);
+    for (auto it = json.begin(); it != json.end(); ++it)
+        out.insert(it.key(), it.value());
+    // The main burn-down figures at the top level too, as before the
+    // burn-down had an object of its own.
+    const QJsonObject burnDown = json.value(QLatin1String("burn_down")).toObject();
+    for (const auto &[key, figure] : {std::pair{"burn_down_events", "events"},
+                                      {"burn_down_first_events_per_s", "first_window_events_per_s"},
+                                      {"burn_down_last_events_per_s", "last_window_events_per_s"},
+                                      {"burn_down_ratio", "ratio"}})
+        if (!burnDown.isEmpty())
+            out.insert(QLatin1String(key), burnDown.value(QLatin1String(figure)));
+    out.insert(QStringLiteral("rss_mb_max"), burnDown.isEmpty()
+                                                 ? rounded(residentMb(), 1)
+                                                 : burnDown.value(QLatin1String("rss_mb_max")));
+    const QList<Check> checks = checkTargets(out);
+    out.insert(QStringLiteral("targets"),
+               checksJson(checks, QStringLiteral("name"), QStringLiteral("value")));
+    out.insert(QStringLiteral("all_targets_pass"), allPass(checks));
+    return out;
 }
 
 } // namespace
 
-core::Result<BenchResults> runBenchmark(const BenchOptions &options, const Progress &report) {
+core::Result<QJsonObject> runBenchmark(const BenchOptions &options, const Progress &report) {
     const Progress progress = report ? report : [](const QString &) {};
     return Benchmark(options, progress).run();
 }

@@ -136,17 +136,4 @@ core::Result<QJsonObject> measureIsolation(BenchCluster &database, const BenchOp
     return result;
 }
 
-QList<Check> isolationChecks(const QJsonObject &isolation) {
-    QList<Check> checks;
-    if (isolation.isEmpty())
-        return checks;
-    for (const auto &[name, key] :
-         {std::pair{QStringLiteral("B beside A answering 503 / B alone"), "a_503_ratio"},
-          {QStringLiteral("B beside A's port closed / B alone"), "a_closed_ratio"},
-          {QStringLiteral("B beside A answering in 2 s / B alone"), "a_slow_ratio"}}) {
-        checks.append(Check::ratio(name, isolation.value(QLatin1String(key)).toDouble(), 0.90));
-    }
-    return checks;
-}
-
 } // namespace outbox::bench

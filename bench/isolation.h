@@ -30,7 +30,4 @@ core::Result<QJsonObject> measureIsolation(BenchCluster &database, const BenchOp
                                            const std::function<DispatchPlan(qint64)> &httpPlan,
                                            const Progress &progress);
 
-// Its targets: B's rate beside a failing A at least 90% of B alone.
-QList<Check> isolationChecks(const QJsonObject &isolation);
-
 } // namespace outbox::bench

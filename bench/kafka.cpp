@@ -67,11 +67,4 @@ core::Result<QJsonObject> measureKafka(const BenchOptions &o,
     return out;
 }
 
-QList<Check> kafkaChecks(const QJsonObject &kafka) {
-    if (kafka.isEmpty())
-        return {};
-    return {Check::ratio(QStringLiteral("Kafka (mock cluster) / database only"),
-                         kafka.value(QLatin1String("ratio")).toDouble(), 0.80)};
-}
-
 } // namespace outbox::bench

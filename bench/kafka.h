@@ -25,7 +25,4 @@ core::Result<QJsonObject> measureKafka(const BenchOptions &o,
                                        const std::function<core::Result<void>(int)> &load,
                                        const Progress &progress);
 
-// The phase's check: ratio >= 80%.
-QList<Check> kafkaChecks(const QJsonObject &kafka);
-
 } // namespace outbox::bench
