@@ -7,6 +7,7 @@
 
 #include "devtools/devrunner.h"
 #include "dispatch/dispatcherhost.h"
+#include "dispatch/retention.h"
 #include "dispatchtesting.h"
 
 #include <QElapsedTimer>
@@ -128,6 +129,48 @@ private Q_SLOTS:
         QCOMPARE(deleted + countStatus(db, QStringLiteral("delivered")), produced);
         QCOMPARE(runner.stats().duplicates, qint64(0));
         QCOMPARE(runner.stats().uniqueIds, qint64(produced));
+    }
+
+    // Retention pauses after each batch (at least 20 ms, and 4 times what the
+    // batch took), so that on a busy outbox it keeps one connection busy a
+    // fifth of the time at most (docs/PERFORMANCE.md, "Retention beside
+    // delivery"). Each batch is audited in its own transaction, stamped with
+    // its start: consecutive batches are a pause apart at least.
+    void batchesArePacedApart() {
+        const QString dbName = m_pg->freshMigratedDatabase();
+        QSqlDatabase db = m_pg->open(dbName, QStringLiteral("retention-pace"));
+        QVERIFY(db.isOpen());
+        constexpr int kBatch = 10;
+        constexpr int kBatches = 6;
+        QVERIFY(sqlExec(db,
+                        QStringLiteral("INSERT INTO outbox_events (id, namespace, topic, payload,"
+                                       " status, attempts, delivered_at, created_at)"
+                                       " SELECT outbox_uuid_v7(), 'old', 'old.event', '{}',"
+                                       "        'delivered', 1, now() - interval '2 days',"
+                                       "        now() - interval '2 days'"
+                                       "   FROM generate_series(1, ?::integer)"),
+                        {kBatch * kBatches}));
+        dispatch::HousekeepingOptions options;
+        options.retainDelivered = core::Millis(86400000);
+        options.retentionBatch = kBatch;
+        options.retentionInterval = core::Millis(3600000); // one pass
+        dispatch::Retention retention(testing::connInfoFor(*m_pg, dbName), options,
+                                      QStringLiteral("retention-pace"));
+        retention.start();
+        QTRY_COMPARE_WITH_TIMEOUT(countStatus(db, QStringLiteral("delivered")), 0, 30000);
+        retention.stop();
+        // The gaps between the batches' starts, in milliseconds (a coarse
+        // timer may fire up to 5% early: 19 ms for the 20 ms pause).
+        const QStringList gaps = testing::sqlColumn(
+            db, QStringLiteral("SELECT round(extract(epoch FROM at - lag(at) OVER (ORDER BY id))"
+                               "             * 1000, 1)"
+                               "  FROM outbox_audit WHERE action = 'retention' AND affected > 0"
+                               "  ORDER BY id OFFSET 1"));
+        QCOMPARE(gaps.size(), kBatches - 1);
+        for (const QString &gap : gaps)
+            QVERIFY2(gap.toDouble() >= 19.0,
+                     qPrintable(QStringLiteral("batches %1 ms apart: %2")
+                                    .arg(gap, gaps.join(QStringLiteral(", ")))));
     }
 };
 
